@@ -1,0 +1,29 @@
+# Two commands for a fresh machine: `make serve` and `make test`. `make setup` is idempotent.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.setup-done
+
+.PHONY: setup serve test bench clean
+
+setup: $(STAMP)
+
+# torch is installed first and pinned: torch==2.13.0 is the CPU wheel on this machine's disk;
+# any other spec would pull gigabytes of CUDA through sentence-transformers.
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check torch==2.13.0
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	touch $(STAMP)
+
+serve: setup
+	HF_HUB_OFFLINE=1 $(VENV)/bin/ai-memory serve
+
+test: setup
+	HF_HUB_OFFLINE=1 $(PY) -m pytest
+
+bench: setup
+	$(PY) benchmarks/writer.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

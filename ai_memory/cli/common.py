@@ -1,0 +1,31 @@
+"""What every verb shares: resolving the config from flags, and a client for the daemon."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ai_memory.client.http import DaemonClient
+from ai_memory.config import Config, load_config
+
+
+def config_from(args: argparse.Namespace, **overrides: Any) -> Config:
+    """The config for this run: --data-dir and --url on top of file and environment."""
+    extra = dict(overrides)
+    if getattr(args, "url", None):
+        extra["client.url"] = args.url
+    return load_config(getattr(args, "data_dir", None), extra)
+
+
+def client_from(config: Config) -> DaemonClient:
+    token = None
+    if config.token_path.exists():
+        token = config.token_path.read_text().strip()
+    return DaemonClient(config.url, token, float(config.get("client.timeout_s")))
+
+
+def print_json(value: Any) -> None:
+    json.dump(value, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")

@@ -1,0 +1,29 @@
+"""``ai-memory serve``: run the daemon in the foreground."""
+
+from __future__ import annotations
+
+import argparse
+
+from ai_memory.cli.common import config_from
+
+HELP = "run the daemon in the foreground (stop with Ctrl-C or SIGTERM)"
+EXAMPLE = "example: ai-memory serve --port 49374 --data-dir ~/.local/share/ai-memory"
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("serve", parents=[common], help=HELP, description=HELP, epilog=EXAMPLE)
+    p.add_argument("--host", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, help="TCP port (default 49374)")
+    p.add_argument("--allow-remote", action="store_true", default=None,
+                   help="allow a non-loopback --host (protect the token!)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ai_memory.server.serve import serve  # heavy: aiohttp, sqlite store
+
+    config = config_from(args, **{
+        "server.host": args.host, "server.port": args.port, "server.allow_remote": args.allow_remote,
+    })
+    serve(config)
+    return 0

@@ -1,0 +1,245 @@
+"""Configuration: the only reader of ``config.toml`` and of ``AI_MEMORY_*`` variables.
+
+Precedence, lowest first: built-in defaults < ``config.toml`` < ``AI_MEMORY_*`` environment <
+CLI flags. Every key is declared once in ``KEYS``; the commented ``data_template/config.toml``
+is checked against it by a test, so the two cannot drift.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ai_memory.core.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PORT = 49374
+
+
+@dataclasses.dataclass(frozen=True)
+class Key:
+    """One configuration key: ``section.name``, its type, default and meaning."""
+
+    section: str
+    name: str
+    type: type
+    default: Any
+    doc: str
+
+    @property
+    def dotted(self) -> str:
+        return f"{self.section}.{self.name}"
+
+    @property
+    def env(self) -> str:
+        return f"AI_MEMORY_{self.section.upper()}_{self.name.upper()}"
+
+
+KEYS: tuple[Key, ...] = (
+    Key("server", "host", str, "127.0.0.1", "address to bind; non-loopback needs allow_remote"),
+    Key("server", "port", int, DEFAULT_PORT, "TCP port of the daemon"),
+    Key("server", "allow_remote", bool, False, "allow binding a non-loopback address"),
+    Key("server", "allowed_origins", list, [], "browser Origins allowed to call the API"),
+    Key("server", "max_body_bytes", int, 10 * 1024 * 1024, "largest accepted request body"),
+    Key("writer", "queue_size", int, 1024, "bound of the write queue; beyond it hooks get 429"),
+    Key("writer", "max_batch", int, 256, "most jobs committed in one group commit"),
+    Key("spool", "drain_interval_s", float, 5.0, "how often the daemon drains spool/"),
+    Key("spool", "max_files", int, 10000, "spool files kept before the oldest are dropped"),
+    Key("spool", "max_age_days", float, 7.0, "spool files older than this are dropped"),
+    Key("client", "url", str, "", "daemon URL for the CLI and hooks; empty: http://<host>:<port>"),
+    Key("client", "timeout_s", float, 10.0, "how long the CLI waits for the daemon"),
+    Key("log", "level", str, "INFO", "log level: DEBUG, INFO, WARNING or ERROR"),
+    Key("log", "keep_days", int, 14, "daily log files kept in logs/"),
+)
+
+_BY_DOTTED = {k.dotted: k for k in KEYS}
+# Short environment names people expect to type, beside the AI_MEMORY_<SECTION>_<KEY> forms.
+_ENV_ALIASES = {
+    "AI_MEMORY_HOST": "server.host", "AI_MEMORY_PORT": "server.port", "AI_MEMORY_URL": "client.url",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """The resolved, immutable configuration of one daemon or CLI run."""
+
+    data_dir: Path
+    values: Mapping[str, Any]
+
+    def get(self, dotted: str) -> Any:
+        return self.values[dotted]
+
+    @property
+    def host(self) -> str:
+        return str(self.values["server.host"])
+
+    @property
+    def port(self) -> int:
+        return int(self.values["server.port"])
+
+    @property
+    def url(self) -> str:
+        """Where clients find the daemon: client.url, else the bound host and port."""
+        explicit = str(self.values["client.url"]).rstrip("/")
+        if explicit:
+            return explicit
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def config_path(self) -> Path:
+        return self.data_dir / "config.toml"
+
+    @property
+    def token_path(self) -> Path:
+        return self.data_dir / "token"
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "db" / "memory.sqlite"
+
+    def sub(self, name: str) -> Path:
+        """A first-level directory of the data dir: wiki, raw, spool, logs, models, db."""
+        return self.data_dir / name
+
+
+def default_data_dir(environ: Mapping[str, str]) -> Path:
+    """``$AI_MEMORY_DATA_DIR``, else ``$XDG_DATA_HOME/ai-memory``, else ``~/.local/share/ai-memory``."""
+    if environ.get("AI_MEMORY_DATA_DIR"):
+        return Path(environ["AI_MEMORY_DATA_DIR"]).expanduser().resolve()
+    xdg = environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return (Path(xdg).expanduser() / "ai-memory").resolve()
+
+
+def coerce(key: Key, raw: Any, source: str) -> Any:
+    """Convert ``raw`` to the key's type or raise ConfigError naming key and expected type."""
+    try:
+        if key.type is bool:
+            return _to_bool(raw)
+        if key.type is list:
+            if isinstance(raw, str):
+                return [part.strip() for part in raw.split(",") if part.strip()]
+            if isinstance(raw, list) and all(isinstance(x, str) for x in raw):
+                return list(raw)
+            raise ValueError
+        if key.type is int:
+            if isinstance(raw, bool) or isinstance(raw, float):
+                raise ValueError
+            return int(raw)
+        if key.type is float:
+            if isinstance(raw, bool):
+                raise ValueError
+            return float(raw)
+        if key.type is str:
+            if not isinstance(raw, str):
+                raise ValueError
+            return raw
+    except (TypeError, ValueError):
+        pass
+    raise ConfigError(
+        f"config key {key.dotted} must be of type {key.type.__name__}",
+        detail=f"got {raw!r} from {source}",
+    )
+
+
+def _to_bool(raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, str) and raw.strip().lower() in {"1", "true", "yes", "on"}:
+        return True
+    if isinstance(raw, str) and raw.strip().lower() in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"cannot parse {path}", detail=str(exc)) from exc
+
+
+def _flatten_file(doc: Mapping[str, Any], path: Path) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for section, table in doc.items():
+        if not isinstance(table, dict):
+            log.warning("unknown config key %r in %s (ignored)", section, path)
+            continue
+        for name, raw in table.items():
+            dotted = f"{section}.{name}"
+            key = _BY_DOTTED.get(dotted)
+            if key is None:
+                log.warning("unknown config key %r in %s (ignored)", dotted, path)
+                continue
+            values[dotted] = coerce(key, raw, str(path))
+    return values
+
+
+def _from_environ(environ: Mapping[str, str]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for key in KEYS:
+        if key.env in environ:
+            values[key.dotted] = coerce(key, environ[key.env], key.env)
+    for env_name, dotted in _ENV_ALIASES.items():
+        if env_name in environ and dotted not in values:
+            values[dotted] = coerce(_BY_DOTTED[dotted], environ[env_name], env_name)
+    return values
+
+
+def load_config(
+    data_dir: str | Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Config:
+    """Resolve the configuration once: defaults < config.toml < environment < overrides.
+
+    ``overrides`` holds CLI flags as dotted keys (``{"server.port": 8080}``); None values are
+    ignored so that argparse defaults never mask the file.
+    """
+    env = os.environ if environ is None else environ
+    root = Path(data_dir).expanduser().resolve() if data_dir else default_data_dir(env)
+    values: dict[str, Any] = {k.dotted: k.default for k in KEYS}
+    values.update(_flatten_file(_read_toml(root / "config.toml"), root / "config.toml"))
+    values.update(_from_environ(env))
+    for dotted, raw in (overrides or {}).items():
+        if raw is None:
+            continue
+        if dotted not in _BY_DOTTED:
+            raise ConfigError(f"unknown config key {dotted}")
+        values[dotted] = coerce(_BY_DOTTED[dotted], raw, "command line")
+    return Config(data_dir=root, values=values)
+
+
+def render_template() -> str:
+    """The commented config.toml listing every key with its default (what data_template holds)."""
+    lines = [
+        "# ai-memory configuration. Every key is shown with its default, commented out.",
+        "# Precedence: defaults < this file < AI_MEMORY_<SECTION>_<KEY> environment < CLI flags.",
+    ]
+    section = None
+    for key in KEYS:
+        if key.section != section:
+            section = key.section
+            lines += ["", f"[{section}]"]
+        lines.append(f"# {key.doc}")
+        lines.append(f"# {key.name} = {_toml_value(key.default)}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, list):
+        return "[" + ", ".join(f'"{v}"' for v in value) + "]"
+    return repr(value)

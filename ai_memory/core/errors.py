@@ -1,0 +1,78 @@
+"""The one exception tree of ai-memory.
+
+    AiMemoryError
+    ├── ConfigError            bad config value or file (CLI exit 2)
+    ├── DataDirLocked          another daemon holds the data dir (CLI exit 1)
+    ├── InputError             a request or payload we refuse (HTTP 4xx)
+    │   ├── PayloadTooLarge    413
+    │   └── UnsupportedMedia   415
+    ├── NotFound               404
+    ├── Conflict               409
+    ├── Overloaded             the writer queue is full (HTTP 429 + Retry-After)
+    ├── StorageError           the write path failed (HTTP 503; the client keeps its copy)
+    │   └── DiskFull           ENOSPC
+    └── DaemonUnavailable      a client could not reach the daemon (CLI exit 1)
+
+Lower-layer errors (sqlite3, OSError, json) are translated into these once, at the layer
+that sees them, with ``raise ... from exc``; the edges translate these into an HTTP status or a
+CLI exit code and never show a traceback to a user.
+"""
+
+from __future__ import annotations
+
+
+class AiMemoryError(Exception):
+    """Base of every error ai-memory raises on purpose."""
+
+    def __init__(self, message: str, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.detail = detail
+
+
+class ConfigError(AiMemoryError):
+    """A configuration value has the wrong type or the file cannot be parsed."""
+
+
+class DataDirLocked(AiMemoryError):
+    """Another daemon is already serving this data dir."""
+
+
+class InputError(AiMemoryError):
+    """The caller sent something we cannot accept."""
+
+
+class PayloadTooLarge(InputError):
+    """The body or batch exceeds its bound."""
+
+
+class UnsupportedMedia(InputError):
+    """The body is not JSON."""
+
+
+class NotFound(AiMemoryError):
+    """The named thing does not exist."""
+
+
+class Conflict(AiMemoryError):
+    """The write collides with an existing record."""
+
+
+class Overloaded(AiMemoryError):
+    """The writer queue is full; retry after ``retry_after`` seconds."""
+
+    def __init__(self, message: str, retry_after: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class StorageError(AiMemoryError):
+    """The durable write failed; nothing was acknowledged."""
+
+
+class DiskFull(StorageError):
+    """The disk holding the data dir is full."""
+
+
+class DaemonUnavailable(AiMemoryError):
+    """The daemon could not be reached or did not answer in time."""

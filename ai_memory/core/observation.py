@@ -1,0 +1,223 @@
+"""Observations: one agent hook event, normalized and sanitized, ready for the store.
+
+``build_observation`` is the only way from a raw hook payload to an ``Observation``; every text
+it keeps has passed ``sanitize``/``sanitize_json``, so the store never sees raw agent text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from ai_memory.core.errors import InputError
+from ai_memory.core.events import EventKind, normalize_event
+from ai_memory.core.ids import new_id
+from ai_memory.core.sanitizer import Sanitized, SanitizedJson, TextKind, cap, sanitize, sanitize_json
+
+# Per-field caps inside the stored payload; everything else is a 2 KiB excerpt.
+FIELD_CAPS: dict[str, TextKind] = {
+    "prompt": TextKind.PROMPT,
+    "compact_summary": TextKind.SUMMARY,
+    "summary": TextKind.SUMMARY,
+    "custom_instructions": TextKind.SUMMARY,
+    "message": TextKind.NOTIFICATION,
+    "last_assistant_message": TextKind.TOOL_IO,
+}
+_AGENT_RE = re.compile(r"^[A-Za-z0-9._-]{1,32}$")
+_KEY_RE = re.compile(r"^[\x21-\x7e]{1,128}$")
+_SESSION_KEYS = ("session_id", "sessionId", "sessionID", "conversation_id", "conversationId")
+_CWD_KEYS = ("cwd", "current_dir", "working_dir", "directory")
+
+
+@dataclass(frozen=True)
+class Observation:
+    """A stored hook event. Text fields are Sanitized by construction."""
+
+    id: str
+    session_id: str
+    agent: str
+    event: EventKind
+    source_event: str
+    project: str | None
+    cwd: str | None
+    host: str | None
+    tool_name: str | None
+    prompt_id: str | None
+    occurred_at: str
+    received_at: str
+    title: Sanitized
+    body: Sanitized
+    payload: SanitizedJson
+    idempotency_key: str | None
+
+    def to_record(self) -> dict[str, Any]:
+        """The JSON-able form used by the raw journal and by reindex."""
+        return {
+            "id": self.id, "session_id": self.session_id, "agent": self.agent,
+            "event": self.event.value, "source_event": self.source_event,
+            "project": self.project, "cwd": self.cwd, "host": self.host,
+            "tool_name": self.tool_name, "prompt_id": self.prompt_id,
+            "occurred_at": self.occurred_at, "received_at": self.received_at,
+            "title": self.title.text, "body": self.body.text, "payload": self.payload.value,
+            "redactions": sorted(set(self.payload.redactions) | set(self.body.redactions)),
+            "idempotency_key": self.idempotency_key,
+        }
+
+
+def utc_iso(moment: datetime) -> str:
+    """Sortable UTC timestamp with microseconds: 2026-11-30T10:00:00.000000Z."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_timestamp(value: Any) -> str:
+    """Accept ISO-8601 (naive means UTC) or epoch seconds/milliseconds; InputError otherwise."""
+    if isinstance(value, bool):
+        raise InputError("invalid timestamp", detail="expected ISO-8601 text or epoch seconds")
+    if isinstance(value, (int, float)):
+        seconds = value / 1000 if value > 1e11 else value
+        try:
+            return utc_iso(datetime.fromtimestamp(seconds, tz=timezone.utc))
+        except (OverflowError, OSError, ValueError) as exc:
+            raise InputError("invalid timestamp", detail=str(exc)) from exc
+    if not isinstance(value, str):
+        raise InputError("invalid timestamp", detail="expected ISO-8601 text")
+    try:
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise InputError("invalid timestamp", detail=f"{value[:64]!r} is not ISO-8601") from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return utc_iso(moment)
+
+
+def _first_str(payload: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    for key in keys:
+        value = payload.get(key)
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
+            return str(value).strip()
+    return None
+
+
+def build_observation(
+    payload: Any,
+    *,
+    agent: str,
+    event_hint: str | None,
+    received_at: datetime,
+    idempotency_key: str | None = None,
+) -> Observation:
+    """Validate, normalize and sanitize one raw hook payload. InputError says what is wrong."""
+    if not isinstance(payload, dict):
+        raise InputError("payload must be a JSON object", detail=f"got {type(payload).__name__}")
+    if not _AGENT_RE.match(agent):
+        raise InputError("invalid agent name", detail="1-32 characters of A-Z a-z 0-9 . _ -")
+    source_event = _first_str(payload, ("hook_event_name", "hookEventName", "event")) or event_hint
+    if not source_event:
+        raise InputError("missing event", detail="send hook_event_name in the body or ?event=")
+    session_id = _first_str(payload, _SESSION_KEYS)
+    if session_id is None:
+        raise InputError("missing session_id", detail="every hook payload needs a session_id")
+    key = idempotency_key or _first_str(payload, ("idempotency_key",))
+    if key is not None and not _KEY_RE.match(key):
+        raise InputError("invalid idempotency key", detail="1-128 printable ASCII characters")
+    stamp = payload.get("timestamp")
+    occurred_at = parse_timestamp(stamp) if stamp is not None else utc_iso(received_at)
+    kind = normalize_event(source_event)
+    if kind is EventKind.POST_TOOL_USE and payload.get("error"):
+        kind = EventKind.TOOL_FAILURE  # Gemini's AfterTool reports failures this way
+    clean = sanitize_json(payload, field_caps=FIELD_CAPS)
+    value = clean.value if isinstance(clean.value, dict) else {}
+    title_text, body_text = describe(kind, value)
+    return Observation(
+        id=new_id(),
+        session_id=sanitize(session_id[:200], TextKind.TITLE).text[:200],
+        agent=agent,
+        event=kind,
+        source_event=source_event[:128],
+        project=_clean_short(value.get("project")),
+        cwd=_clean_path(value, _CWD_KEYS),
+        host=_clean_short(value.get("host") or value.get("hostname")),
+        tool_name=_clean_short(value.get("tool_name") or value.get("toolName")),
+        prompt_id=_clean_short(value.get("prompt_id")),
+        occurred_at=occurred_at,
+        received_at=utc_iso(received_at),
+        title=sanitize(title_text, TextKind.TITLE),
+        body=sanitize(body_text, TextKind.BODY),
+        payload=clean,
+        idempotency_key=key,
+    )
+
+
+def _clean_short(value: Any) -> str | None:
+    if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
+        return str(value).strip()[:200]
+    return None
+
+
+def _clean_path(payload: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    found = _first_str(payload, keys)
+    if found is None:
+        roots = payload.get("workspace_roots") or payload.get("workspacePaths")
+        if isinstance(roots, list) and roots and isinstance(roots[0], str):
+            found = roots[0]
+    return found[:4096] if found else None
+
+
+def _excerpt(value: Any, limit: int = 2048) -> str:
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return cap(text, limit)[0]
+
+
+def describe(kind: EventKind, p: dict[str, Any]) -> tuple[str, str]:
+    """A one-line title and a searchable body for an already-sanitized payload."""
+    tool = str(p.get("tool_name") or p.get("toolName") or "")
+    tool_input = p.get("tool_input") if "tool_input" in p else p.get("toolInput")
+    if kind is EventKind.USER_PROMPT:
+        prompt = _prompt_text(p)
+        return (prompt.strip().splitlines() or ["(empty prompt)"])[0], prompt
+    if kind in (EventKind.PRE_TOOL_USE, EventKind.POST_TOOL_USE, EventKind.TOOL_FAILURE):
+        subject = _tool_subject(tool_input)
+        title = f"{tool}: {subject}" if subject else (tool or kind.value)
+        parts = [f"tool: {tool}", _excerpt(tool_input)]
+        result = p.get("tool_response", p.get("tool_output", p.get("result")))
+        if result is not None:
+            parts += ["---", _excerpt(result)]
+        if p.get("error"):
+            parts += ["error:", _excerpt(p.get("error"))]
+        return title, "\n".join(x for x in parts if x)
+    if kind in (EventKind.PRE_COMPACT, EventKind.POST_COMPACT):
+        text = str(p.get("compact_summary") or p.get("summary") or p.get("custom_instructions") or "")
+        return f"{kind.value}: {p.get('trigger', '')}".strip(": "), text
+    if kind is EventKind.NOTIFICATION:
+        text = str(p.get("message") or p.get("text") or "")
+        return text or "notification", text
+    if kind in (EventKind.STOP, EventKind.SUBAGENT_STOP):
+        text = str(p.get("last_assistant_message") or "")
+        return (text.strip().splitlines() or [kind.value])[0], text
+    if kind is EventKind.SESSION_START:
+        return f"session start ({p.get('source', 'startup')})", _excerpt({k: p.get(k) for k in ("source", "model") if k in p})
+    if kind is EventKind.SESSION_END:
+        return f"session end ({p.get('reason', 'other')})", ""
+    return kind.value if kind is not EventKind.OTHER else str(p.get("hook_event_name", "other")), _excerpt(p)
+
+
+def _prompt_text(p: dict[str, Any]) -> str:
+    value = p.get("prompt", p.get("message", p.get("text", "")))
+    if isinstance(value, list):  # content blocks
+        return "\n".join(str(b.get("text", "")) if isinstance(b, dict) else str(b) for b in value)
+    return str(value)
+
+
+def _tool_subject(tool_input: Any) -> str:
+    if not isinstance(tool_input, dict):
+        return ""
+    for key in ("command", "file_path", "path", "pattern", "url", "query", "description"):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip().splitlines()[0]
+    return ""

@@ -1,0 +1,100 @@
+"""The data dir on disk: first-start layout from data_template/, the token, the serve lock.
+
+Everything ai-memory keeps lives under one directory (default ``~/.local/share/ai-memory``):
+``config.toml``, ``token``, ``wiki/`` (git), ``db/``, ``raw/``, ``spool/``, ``logs/``, ``models/``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import secrets
+import shutil
+from pathlib import Path
+from typing import IO
+
+from ai_memory.core.errors import ConfigError, DataDirLocked
+
+SUBDIRS = ("wiki", "db", "raw", "spool", "spool/bad", "logs", "models")
+TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "data_template"
+
+
+def prepare(data_dir: Path) -> None:
+    """Create whatever is missing of the layout; never touch what already exists."""
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(data_dir, 0o700)
+        for name in SUBDIRS:
+            path = data_dir / name
+            path.mkdir(parents=True, exist_ok=True, mode=0o700)
+            os.chmod(path, 0o700)
+        config = data_dir / "config.toml"
+        if not config.exists():
+            shutil.copyfile(TEMPLATE_DIR / "config.toml", config)
+            os.chmod(config, 0o600)
+        ensure_token(data_dir / "token")
+    except OSError as exc:
+        raise ConfigError(f"cannot lay out the data dir {data_dir}", detail=str(exc)) from exc
+
+
+def ensure_token(path: Path) -> str:
+    """Return the API token, creating a random one with mode 0600 on first use."""
+    if path.exists():
+        return read_token(path)
+    token = secrets.token_urlsafe(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(token + "\n")
+    return token
+
+
+def read_token(path: Path) -> str:
+    return path.read_text().strip()
+
+
+class ServeLock:
+    """An exclusive lock on ``<data_dir>/serve.lock`` holding the pid of the daemon."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.path = data_dir / "serve.lock"
+        self._fh: IO[str] | None = None
+
+    def acquire(self) -> None:
+        fh = open(self.path, "a+")
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            pid = fh.read().strip() or "unknown"
+            fh.close()
+            raise DataDirLocked(
+                f"another ai-memory daemon (pid {pid}) is serving this data dir",
+                detail=str(self.path.parent),
+            ) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        self._fh = fh
+
+    def release(self) -> None:
+        if self._fh is not None:
+            fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
+            self._fh.close()
+            self._fh = None
+
+
+def locked_pid(data_dir: Path) -> int | None:
+    """The pid of the daemon holding the data dir, or None when none does."""
+    path = data_dir / "serve.lock"
+    if not path.exists():
+        return None
+    with open(path, "a+") as fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            text = fh.read().strip()
+            return int(text) if text.isdigit() else -1
+        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    return None

@@ -1,0 +1,38 @@
+"""The aiohttp application: middlewares, routes, and the runtime as a cleanup context."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from ai_memory.runtime import Runtime
+from ai_memory.server import routes_hooks, routes_status
+from ai_memory.server.errors import error_middleware
+from ai_memory.server.keys import RUNTIME
+from ai_memory.server.security import make_security_middleware
+
+
+def create_app(runtime: Runtime) -> web.Application:
+    """Build the app; the runtime starts with the app and stops (draining the writer) with it."""
+    cfg = runtime.config
+    security = make_security_middleware(
+        runtime.token, cfg.host, list(cfg.get("server.allowed_origins")),
+        bool(cfg.get("server.allow_remote")),
+    )
+    app = web.Application(
+        middlewares=[error_middleware, security],
+        client_max_size=int(cfg.get("server.max_body_bytes")),
+    )
+    app[RUNTIME] = runtime
+    app.add_routes(routes_status.routes)
+    app.add_routes(routes_hooks.routes)
+    app.cleanup_ctx.append(_runtime_context)
+    return app
+
+
+async def _runtime_context(app: web.Application) -> AsyncIterator[None]:
+    runtime = app[RUNTIME]
+    await runtime.start()
+    yield
+    await runtime.stop()

@@ -1,0 +1,78 @@
+"""Hook ingress: POST /hook (one event) and POST /hook/batch (the spool drain's path)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timezone
+from typing import Any
+
+from aiohttp import web
+
+from ai_memory.core.errors import AiMemoryError, InputError, PayloadTooLarge
+from ai_memory.core.observation import build_observation
+from ai_memory.server.body import read_json
+from ai_memory.server.errors import status_of
+from ai_memory.server.keys import RUNTIME
+from ai_memory.store.observations import InsertResult, insert_observation
+
+MAX_BATCH = 256
+routes = web.RouteTableDef()
+
+
+async def ingest(request: web.Request, payload: Any, agent: str, event: str | None,
+                 key: str | None) -> InsertResult:
+    """Sanitize one payload and wait until it is durably committed."""
+    runtime = request.app[RUNTIME]
+    obs = build_observation(
+        payload, agent=agent, event_hint=event, received_at=datetime.now(timezone.utc),
+        idempotency_key=key,
+    )
+    return await runtime.writer.submit(insert_observation(obs))
+
+
+@routes.post("/hook")
+async def post_hook(request: web.Request) -> web.Response:
+    payload = await read_json(request)
+    agent = request.query.get("agent", "unknown")
+    result = await ingest(request, payload, agent, request.query.get("event"),
+                          request.headers.get("Idempotency-Key"))
+    status = 200 if result.duplicate else 202
+    if request.query.get("quiet") == "1":
+        # Claude Code's http hooks parse a JSON reply as hook output; {} means "no opinion".
+        return web.json_response({}, status=status)
+    return web.json_response({"id": result.id, "duplicate": result.duplicate}, status=status)
+
+
+def _batch_items(body: Any) -> list[Any]:
+    items = body.get("events") if isinstance(body, dict) else body
+    if not isinstance(items, list):
+        raise InputError("batch must be a JSON list or {\"events\": [...]}")
+    if len(items) > MAX_BATCH:
+        raise PayloadTooLarge("batch too large", detail=f"at most {MAX_BATCH} events per batch")
+    return items
+
+
+async def _one(request: web.Request, item: Any, default_agent: str) -> dict[str, Any]:
+    """An item is a raw payload, or an envelope {agent, event, idempotency_key, payload}."""
+    try:
+        if isinstance(item, dict) and isinstance(item.get("payload"), dict):
+            agent = str(item.get("agent") or default_agent)
+            result = await ingest(request, item["payload"], agent, item.get("event"),
+                                  item.get("idempotency_key"))
+        else:
+            result = await ingest(request, item, default_agent, None, None)
+    except AiMemoryError as exc:
+        out: dict[str, Any] = {"status": status_of(exc), "error": exc.message, "detail": exc.detail}
+        return out
+    return {"status": 200 if result.duplicate else 202, "id": result.id, "duplicate": result.duplicate}
+
+
+@routes.post("/hook/batch")
+async def post_batch(request: web.Request) -> web.Response:
+    items = _batch_items(await read_json(request))
+    agent = request.query.get("agent", "unknown")
+    results = await asyncio.gather(*(_one(request, item, agent) for item in items))
+    for index, result in enumerate(results):
+        result["index"] = index
+    accepted = sum(1 for r in results if r["status"] in (200, 202))
+    return web.json_response({"accepted": accepted, "results": results})

@@ -1,0 +1,55 @@
+"""Health, status, and reading a session's observations back."""
+
+from __future__ import annotations
+
+import platform
+import sqlite3
+import time
+
+from aiohttp import web
+
+import ai_memory
+from ai_memory.core.errors import NotFound
+from ai_memory.server.keys import RUNTIME
+from ai_memory.store.observations import counts, session_exists, session_observations
+
+routes = web.RouteTableDef()
+
+
+@routes.get("/health")
+async def health(request: web.Request) -> web.Response:
+    return web.json_response({"ok": True, "version": ai_memory.__version__})
+
+
+@routes.get("/status")
+async def status(request: web.Request) -> web.Response:
+    runtime = request.app[RUNTIME]
+    stats = runtime.writer.stats
+    numbers = await runtime.reader.run(counts)
+    return web.json_response({
+        "version": ai_memory.__version__,
+        "python": platform.python_version(),
+        "sqlite": sqlite3.sqlite_version,
+        "data_dir": str(runtime.config.data_dir),
+        "pid": __import__("os").getpid(),
+        "uptime_s": round(time.time() - runtime.started_at, 3),
+        "counts": numbers,
+        "writer": {
+            "queue_depth": runtime.writer.depth,
+            "batches": stats.batches,
+            "jobs": stats.jobs,
+            "mean_batch": round(stats.mean_batch, 2),
+            "failed_batches": stats.failed_batches,
+            "last_error": stats.last_error,
+        },
+    })
+
+
+@routes.get("/v1/sessions/{session_id}/observations")
+async def observations(request: web.Request) -> web.Response:
+    runtime = request.app[RUNTIME]
+    session_id = request.match_info["session_id"]
+    if not await runtime.reader.run(lambda c: session_exists(c, session_id)):
+        raise NotFound("no such session", detail=session_id)
+    rows = await runtime.reader.run(lambda c: session_observations(c, session_id))
+    return web.json_response({"session_id": session_id, "observations": rows})

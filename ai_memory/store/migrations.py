@@ -1,0 +1,118 @@
+"""Numbered schema migrations, each applied once in its own transaction and recorded."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timezone
+
+from ai_memory.core.errors import StorageError
+
+# FTS tokenizer shared by every full-text index: diacritics folded, and '_' '-' kept inside
+# tokens so identifiers like snake_case and kebab-case stay whole.
+FTS_TOKENIZE = "unicode61 remove_diacritics 2 tokenchars '_-'"
+
+MIGRATIONS: tuple[tuple[int, str, str], ...] = (
+    (
+        1,
+        "sessions, observations with FTS5, idempotency keys",
+        f"""
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            agent TEXT NOT NULL,
+            project TEXT,
+            cwd TEXT,
+            host TEXT,
+            started_at TEXT NOT NULL,
+            last_event_at TEXT NOT NULL,
+            ended_at TEXT,
+            observation_count INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX sessions_project ON sessions(project, last_event_at);
+
+        CREATE TABLE observations (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            agent TEXT NOT NULL,
+            event TEXT NOT NULL,
+            source_event TEXT,
+            project TEXT,
+            cwd TEXT,
+            tool_name TEXT,
+            prompt_id TEXT,
+            occurred_at TEXT NOT NULL,
+            received_at TEXT NOT NULL,
+            title TEXT NOT NULL,
+            body TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            redactions TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX observations_session ON observations(session_id, occurred_at, rowid);
+        CREATE INDEX observations_project ON observations(project, occurred_at);
+
+        CREATE VIRTUAL TABLE observations_fts USING fts5(
+            title, body, content='observations', content_rowid='rowid',
+            tokenize="{FTS_TOKENIZE}"
+        );
+
+        CREATE TABLE idempotency_keys (
+            key TEXT PRIMARY KEY,
+            observation_id TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        """,
+    ),
+)
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    row = conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()
+    return int(row[0] or 0)
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply every migration newer than the database; return the resulting version.
+
+    A database newer than this code is refused rather than guessed at.
+    """
+    version = current_version(conn)
+    latest = MIGRATIONS[-1][0]
+    if version > latest:
+        raise StorageError(
+            f"database schema v{version} is newer than this ai-memory (v{latest})",
+            detail="upgrade ai-memory or restore an older backup",
+        )
+    for number, name, sql in MIGRATIONS:
+        if number <= version:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _statements(sql):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
+                (number, name, datetime.now(timezone.utc).isoformat()),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        version = number
+    return version
+
+
+def _statements(sql: str) -> list[str]:
+    """Split a migration into statements (sqlite3.complete_statement keeps quoted ';' intact)."""
+    out, buf = [], ""
+    for line in sql.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        out.append(buf.strip())
+    return out

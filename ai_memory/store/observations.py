@@ -1,0 +1,120 @@
+"""Observations and sessions in SQLite: the insert job (for the writer) and the read queries."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from ai_memory.core.events import EventKind
+from ai_memory.core.observation import Observation
+from ai_memory.store.writer import WriteTx
+
+
+@dataclass(frozen=True)
+class InsertResult:
+    id: str
+    duplicate: bool
+
+
+def insert_observation(obs: Observation) -> Any:
+    """A writer job storing one observation (with its FTS row and idempotency key) exactly once."""
+
+    def job(tx: WriteTx) -> InsertResult:
+        record = obs.to_record()
+        duplicate = store_record(tx.conn, record)
+        if duplicate is not None:
+            return InsertResult(id=duplicate, duplicate=True)
+        tx.journal(record)
+        return InsertResult(id=obs.id, duplicate=False)
+
+    return job
+
+
+def store_record(conn: sqlite3.Connection, r: dict[str, Any]) -> str | None:
+    """Insert one journal record; return the original id instead when it is a duplicate.
+
+    Used by the live path and by reindex alike, so a rebuilt database equals the live one.
+    """
+    key = r.get("idempotency_key")
+    if key:
+        row = conn.execute("SELECT observation_id FROM idempotency_keys WHERE key = ?", (key,)).fetchone()
+        if row is not None:
+            return str(row[0])
+    if conn.execute("SELECT 1 FROM observations WHERE id = ?", (r["id"],)).fetchone():
+        return str(r["id"])
+    _upsert_session(conn, r)
+    cur = conn.execute(
+        "INSERT INTO observations(id, session_id, agent, event, source_event, project, cwd,"
+        " tool_name, prompt_id, occurred_at, received_at, title, body, payload, redactions)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            r["id"], r["session_id"], r["agent"], r["event"], r.get("source_event"),
+            r.get("project"), r.get("cwd"), r.get("tool_name"), r.get("prompt_id"),
+            r["occurred_at"], r["received_at"], r["title"], r["body"],
+            json.dumps(r.get("payload"), ensure_ascii=False), ",".join(r.get("redactions") or ()),
+        ),
+    )
+    conn.execute(
+        "INSERT INTO observations_fts(rowid, title, body) VALUES (?, ?, ?)",
+        (cur.lastrowid, r["title"], r["body"]),
+    )
+    if key:
+        conn.execute(
+            "INSERT INTO idempotency_keys(key, observation_id, created_at) VALUES (?, ?, ?)",
+            (key, r["id"], r["received_at"]),
+        )
+    return None
+
+
+def _upsert_session(conn: sqlite3.Connection, r: dict[str, Any]) -> None:
+    ended = r["occurred_at"] if r["event"] == EventKind.SESSION_END.value else None
+    conn.execute(
+        "INSERT INTO sessions(id, agent, project, cwd, host, started_at, last_event_at, ended_at,"
+        " observation_count) VALUES (?,?,?,?,?,?,?,?,1)"
+        " ON CONFLICT(id) DO UPDATE SET"
+        " observation_count = observation_count + 1,"
+        " started_at = MIN(started_at, excluded.started_at),"
+        " last_event_at = MAX(last_event_at, excluded.last_event_at),"
+        " ended_at = COALESCE(excluded.ended_at, ended_at),"
+        " project = COALESCE(project, excluded.project),"
+        " cwd = COALESCE(cwd, excluded.cwd),"
+        " host = COALESCE(host, excluded.host)",
+        (
+            r["session_id"], r["agent"], r.get("project"), r.get("cwd"), r.get("host"),
+            r["occurred_at"], r["occurred_at"], ended,
+        ),
+    )
+
+
+def session_observations(conn: sqlite3.Connection, session_id: str, limit: int = 10000) -> list[dict[str, Any]]:
+    """A session's observations in the order they happened."""
+    rows = conn.execute(
+        "SELECT id, session_id, agent, event, source_event, project, cwd, tool_name, prompt_id,"
+        " occurred_at, received_at, title, body, payload, redactions FROM observations"
+        " WHERE session_id = ? ORDER BY occurred_at, rowid LIMIT ?",
+        (session_id, limit),
+    ).fetchall()
+    out = []
+    for row in rows:
+        item = dict(row)
+        item["payload"] = json.loads(item["payload"])
+        item["redactions"] = [x for x in item["redactions"].split(",") if x]
+        out.append(item)
+    return out
+
+
+def counts(conn: sqlite3.Connection) -> dict[str, int]:
+    sessions = conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
+    observations = conn.execute("SELECT COUNT(*) FROM observations").fetchone()[0]
+    return {"sessions": int(sessions), "observations": int(observations)}
+
+
+def session_exists(conn: sqlite3.Connection, session_id: str) -> bool:
+    return conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is not None
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -1,0 +1,51 @@
+"""Read-only connections on their own threads: reads never wait for the writer or the loop."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+from ai_memory.store.connection import open_read_connection
+
+T = TypeVar("T")
+
+
+class Reader:
+    """A small pool of read-only connections, one per worker thread."""
+
+    def __init__(self, db_path: Path, workers: int = 4) -> None:
+        self._db_path = db_path
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ai-memory-read")
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = open_read_connection(self._db_path)
+            self._local.conn = conn
+            with self._lock:
+                self._connections.append(conn)
+        return conn
+
+    def run_sync(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn`` on a pooled read connection from the calling (non-loop) thread."""
+        return self._executor.submit(lambda: fn(self._conn())).result()
+
+    async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(conn)`` on a reader thread and await its result."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, lambda: fn(self._conn()))
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True)
+        with self._lock:
+            for conn in self._connections:
+                conn.close()
+            self._connections.clear()

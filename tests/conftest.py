@@ -1,0 +1,129 @@
+"""Shared fixtures: a real daemon process on a free port with a temporary data dir."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+FIXTURES = SHARED / "fixtures" / "claude-code-hooks.json"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def cli_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AI_MEMORY_")}
+    env.update({"AI_MEMORY_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1"}, **extra)
+    return env
+
+
+def run_cli(data_dir: Path, *args: str, input: str | None = None, timeout: float = 60,
+            **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ai_memory.cli", *args], input=input, capture_output=True,
+        text=True, timeout=timeout, env=cli_env(data_dir, **env), cwd=REPO,
+    )
+
+
+class Daemon:
+    """``ai-memory serve`` as a real subprocess, plus a raw HTTP helper to talk to it."""
+
+    def __init__(self, data_dir: Path, port: int | None = None, extra_args: tuple[str, ...] = ()) -> None:
+        self.data_dir = data_dir
+        self.port = port or free_port()
+        self.extra_args = extra_args
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def token(self) -> str:
+        return (self.data_dir / "token").read_text().strip()
+
+    def start(self, timeout: float = 30.0) -> "Daemon":
+        log = open(self.data_dir.parent / f"daemon-{self.port}.log", "ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "ai_memory.cli", "serve", "--port", str(self.port), *self.extra_args],
+            env=cli_env(self.data_dir), stdout=log, stderr=log, cwd=REPO,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"daemon exited with {self.proc.returncode}; see {log.name}")
+            try:
+                if self.request("GET", "/health", auth=False)[0] == 200:
+                    return self
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("daemon did not become healthy")
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        return self.proc.wait(timeout=timeout)
+
+    def request(self, method: str, path: str, body: Any = None, *, raw: bytes | None = None,
+                headers: dict[str, str] | None = None, auth: bool = True,
+                timeout: float = 30.0) -> tuple[int, Any, dict[str, str]]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        hdrs = dict(headers or {})
+        if auth:
+            hdrs.setdefault("Authorization", f"Bearer {self.token}")
+        data = raw
+        if body is not None:
+            data = json.dumps(body).encode()
+            hdrs.setdefault("Content-Type", "application/json")
+        try:
+            conn.request(method, path, body=data, headers=hdrs)
+            resp = conn.getresponse()
+            payload = resp.read()
+        finally:
+            conn.close()
+        try:
+            parsed = json.loads(payload) if payload else None
+        except ValueError:
+            parsed = payload
+        return resp.status, parsed, dict(resp.getheaders())
+
+    def post_hook(self, payload: Any, agent: str = "claude", **headers: str) -> tuple[int, Any]:
+        status, body, _ = self.request("POST", f"/hook?agent={agent}", payload, headers=headers or None)
+        return status, body
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def daemon(data_dir: Path) -> Iterator[Daemon]:
+    d = Daemon(data_dir).start()
+    yield d
+    if d.proc and d.proc.poll() is None:
+        d.stop()
+
+
+@pytest.fixture(scope="session")
+def claude_fixtures() -> dict[str, list[dict[str, Any]]]:
+    if not FIXTURES.exists():
+        pytest.skip(f"shared fixtures not found at {FIXTURES} (they live beside the repo in ../shared)")
+    return json.loads(FIXTURES.read_text())
