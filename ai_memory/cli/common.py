@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ai_memory.client.http import DaemonClient
 from ai_memory.config import Config, load_config
+
+if TYPE_CHECKING:
+    from ai_memory.client.http import DaemonClient
 
 
 def config_from(args: argparse.Namespace, **overrides: Any) -> Config:
@@ -19,7 +21,9 @@ def config_from(args: argparse.Namespace, **overrides: Any) -> Config:
     return load_config(getattr(args, "data_dir", None), extra)
 
 
-def client_from(config: Config) -> DaemonClient:
+def client_from(config: Config) -> "DaemonClient":
+    from ai_memory.client.http import DaemonClient  # http.client is slow to import: not on the hook path
+
     token = None
     if config.token_path.exists():
         token = config.token_path.read_text().strip()

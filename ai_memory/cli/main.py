@@ -12,10 +12,10 @@ import sys
 from collections.abc import Sequence
 
 from ai_memory import __version__
-from ai_memory.cli import serve, status
+from ai_memory.cli import hook, serve, status
 from ai_memory.core.errors import AiMemoryError, ConfigError
 
-VERBS = (serve, status)
+VERBS = (serve, status, hook)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -108,6 +109,8 @@ def build_observation(
     event_hint: str | None,
     received_at: datetime,
     idempotency_key: str | None = None,
+    host: str | None = None,
+    project_resolver: Callable[[str], str] | None = None,
 ) -> Observation:
     """Validate, normalize and sanitize one raw hook payload. InputError says what is wrong."""
     if not isinstance(payload, dict):
@@ -131,15 +134,19 @@ def build_observation(
     clean = sanitize_json(payload, field_caps=FIELD_CAPS)
     value = clean.value if isinstance(clean.value, dict) else {}
     title_text, body_text = describe(kind, value)
+    cwd = _clean_path(value, _CWD_KEYS)
+    project = _clean_short(value.get("project"))
+    if project is None and cwd and project_resolver is not None:
+        project = project_resolver(cwd)
     return Observation(
         id=new_id(),
         session_id=sanitize(session_id[:200], TextKind.TITLE).text[:200],
         agent=agent,
         event=kind,
         source_event=source_event[:128],
-        project=_clean_short(value.get("project")),
-        cwd=_clean_path(value, _CWD_KEYS),
-        host=_clean_short(value.get("host") or value.get("hostname")),
+        project=project,
+        cwd=cwd,
+        host=_clean_short(host or value.get("host") or value.get("hostname")),
         tool_name=_clean_short(value.get("tool_name") or value.get("toolName")),
         prompt_id=_clean_short(value.get("prompt_id")),
         occurred_at=occurred_at,

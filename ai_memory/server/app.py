@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from ai_memory.runtime import Runtime
-from ai_memory.server import routes_hooks, routes_status
+from ai_memory.server import routes_briefing, routes_hooks, routes_status
 from ai_memory.server.errors import error_middleware
 from ai_memory.server.keys import RUNTIME
 from ai_memory.server.security import make_security_middleware
@@ -27,6 +27,7 @@ def create_app(runtime: Runtime) -> web.Application:
     app[RUNTIME] = runtime
     app.add_routes(routes_status.routes)
     app.add_routes(routes_hooks.routes)
+    app.add_routes(routes_briefing.routes)
     app.cleanup_ctx.append(_runtime_context)
     return app
 

@@ -3,31 +3,26 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timezone
 from typing import Any
 
 from aiohttp import web
 
 from ai_memory.core.errors import AiMemoryError, InputError, PayloadTooLarge
-from ai_memory.core.observation import build_observation
 from ai_memory.server.body import read_json
 from ai_memory.server.errors import status_of
 from ai_memory.server.keys import RUNTIME
-from ai_memory.store.observations import InsertResult, insert_observation
+from ai_memory.ingest.hooks import ingest_event
+from ai_memory.store.observations import InsertResult
 
 MAX_BATCH = 256
 routes = web.RouteTableDef()
 
 
 async def ingest(request: web.Request, payload: Any, agent: str, event: str | None,
-                 key: str | None) -> InsertResult:
+                 key: str | None, host: str | None = None) -> InsertResult:
     """Sanitize one payload and wait until it is durably committed."""
-    runtime = request.app[RUNTIME]
-    obs = build_observation(
-        payload, agent=agent, event_hint=event, received_at=datetime.now(timezone.utc),
-        idempotency_key=key,
-    )
-    return await runtime.writer.submit(insert_observation(obs))
+    return await ingest_event(request.app[RUNTIME].writer, payload, agent=agent, event=event,
+                              idempotency_key=key, host=host)
 
 
 @routes.post("/hook")
@@ -35,7 +30,7 @@ async def post_hook(request: web.Request) -> web.Response:
     payload = await read_json(request)
     agent = request.query.get("agent", "unknown")
     result = await ingest(request, payload, agent, request.query.get("event"),
-                          request.headers.get("Idempotency-Key"))
+                          request.headers.get("Idempotency-Key"), request.query.get("host"))
     status = 200 if result.duplicate else 202
     if request.query.get("quiet") == "1":
         # Claude Code's http hooks parse a JSON reply as hook output; {} means "no opinion".
@@ -58,7 +53,7 @@ async def _one(request: web.Request, item: Any, default_agent: str) -> dict[str,
         if isinstance(item, dict) and isinstance(item.get("payload"), dict):
             agent = str(item.get("agent") or default_agent)
             result = await ingest(request, item["payload"], agent, item.get("event"),
-                                  item.get("idempotency_key"))
+                                  item.get("idempotency_key"), item.get("host"))
         else:
             result = await ingest(request, item, default_agent, None, None)
     except AiMemoryError as exc:
@@ -76,3 +71,18 @@ async def post_batch(request: web.Request) -> web.Response:
         result["index"] = index
     accepted = sum(1 for r in results if r["status"] in (200, 202))
     return web.json_response({"accepted": accepted, "results": results})
+
+
+@routes.post("/hook/envelope")
+async def post_envelope(request: web.Request) -> web.Response:
+    """One spool envelope {agent, event, idempotency_key, host, os, payload}: the hook clients' path."""
+    envelope = await read_json(request)
+    if not isinstance(envelope, dict) or not isinstance(envelope.get("payload"), dict):
+        raise InputError("not an envelope", detail="expected {agent, event, idempotency_key, payload: {...}}")
+    result = await ingest_event(
+        request.app[RUNTIME].writer, envelope["payload"], agent=str(envelope.get("agent") or "unknown"),
+        event=envelope.get("event") or None, idempotency_key=envelope.get("idempotency_key"),
+        host=envelope.get("host"), client_os=envelope.get("os"),
+    )
+    return web.json_response({"stored": True, "id": result.id, "duplicate": result.duplicate},
+                             status=200 if result.duplicate else 202)

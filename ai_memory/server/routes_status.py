@@ -34,6 +34,7 @@ async def status(request: web.Request) -> web.Response:
         "pid": __import__("os").getpid(),
         "uptime_s": round(time.time() - runtime.started_at, 3),
         "counts": numbers,
+        "spool": runtime.spool.as_dict(),
         "writer": {
             "queue_depth": runtime.writer.depth,
             "batches": stats.batches,

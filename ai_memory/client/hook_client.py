@@ -1,0 +1,118 @@
+"""The Python hook client: spool the event, deliver it in a detached child, print the agent's reply.
+
+Standard library only, and only the light parts of it: this runs on every agent hook, so its
+import path must stay far from aiohttp, torch or the store (a test guards this).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+from urllib.parse import quote, urlsplit
+
+CAPTURE_BUDGET_S = 0.15
+BRIEFING_BUDGET_S = 1.0
+SESSION_START = {"SessionStart", "session-start", "sessionStart"}
+
+
+def spool_event(spool_dir: Path, envelope: dict[str, object]) -> Path:
+    """Write the envelope atomically (temp + rename, mode 0600); the daemon drains what stays."""
+    spool_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    stamp = f"{int(time.time() * 1000):013d}-{os.getpid()}"
+    tmp = spool_dir / f".tmp-{stamp}.part"
+    final = spool_dir / f"{stamp}.json"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(json.dumps(envelope).encode())
+    os.replace(tmp, final)
+    return final
+
+
+def post(url: str, path: str, token: str, body: bytes, budget_s: float) -> tuple[int, bytes]:
+    """One HTTP/1.1 POST over a raw socket, all of it within ``budget_s``; (0, b"") on failure."""
+    parts = urlsplit(url)
+    deadline = time.monotonic() + budget_s
+    head = (
+        f"POST {parts.path.rstrip('/')}{path} HTTP/1.1\r\nHost: {parts.hostname}\r\n"
+        f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode()
+    try:
+        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 80), timeout=budget_s) as sock:
+            sock.sendall(head + body)
+            chunks = []
+            while True:
+                sock.settimeout(max(0.001, deadline - time.monotonic()))
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+    except OSError:
+        return 0, b""
+    raw = b"".join(chunks)
+    header, _, payload = raw.partition(b"\r\n\r\n")
+    try:
+        status = int(header.split(b" ", 2)[1])
+    except (IndexError, ValueError):
+        return 0, b""
+    return status, payload
+
+
+def deliver_detached(url: str, token: str, spool_file: Path) -> None:
+    """Fork a child that posts the spool file and removes it on success; the parent returns at once."""
+    try:
+        pid = os.fork()
+    except OSError:
+        return  # no fork: the daemon's spool drain delivers it
+    if pid:
+        return
+    try:
+        os.setsid()
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        status, _ = post(url, "/hook/envelope", token, spool_file.read_bytes(), CAPTURE_BUDGET_S)
+        if status in (200, 202):
+            spool_file.unlink(missing_ok=True)
+    finally:
+        os._exit(0)
+
+
+def run_hook(*, agent: str, event: str | None, stdin: bytes, url: str, token: str,
+             spool_dir: Path, out=sys.stdout) -> int:
+    """Everything ``ai-memory hook`` does; always returns 0."""
+    try:
+        payload = json.loads(stdin) if stdin.strip() else {}
+    except ValueError:
+        payload = {"unparsed_input": stdin.decode("utf-8", "replace")}
+    if not isinstance(payload, dict):
+        payload = {"value": payload}
+    name = event or str(payload.get("hook_event_name") or "")
+    host = socket.gethostname()
+    envelope = {
+        "agent": agent, "event": name or None, "host": host, "os": sys.platform,
+        "idempotency_key": f"{host}-{os.getpid()}-{time.time_ns()}", "payload": payload,
+    }
+    try:
+        spool_file = spool_event(spool_dir, envelope)
+    except OSError:
+        spool_file = None
+    if name in SESSION_START:
+        _print_briefing(url, token, agent, payload, out)
+    else:
+        out.write("{}\n")
+    out.flush()
+    if spool_file is not None:
+        deliver_detached(url, token, spool_file)
+    return 0
+
+
+def _print_briefing(url: str, token: str, agent: str, payload: dict[str, object], out) -> None:
+    status, body = post(url, f"/v1/briefing?agent={quote(agent)}&format=hook", token,
+                        json.dumps(payload).encode(), BRIEFING_BUDGET_S)
+    if status == 200 and body.strip().startswith(b"{"):
+        out.write(body.decode("utf-8", "replace").strip() + "\n")

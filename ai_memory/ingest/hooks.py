@@ -1,0 +1,44 @@
+"""From a raw hook payload to a durable observation: the one path used by /hook and the spool drain."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from functools import lru_cache
+from typing import Any
+
+from ai_memory.client.project import resolve_project
+from ai_memory.core.observation import build_observation
+from ai_memory.store.observations import InsertResult, insert_observation
+from ai_memory.store.writer import Writer
+
+
+@lru_cache(maxsize=1024)
+def project_of(cwd: str) -> str:
+    """The project name for a working directory (cached: it is read on every event)."""
+    return resolve_project(cwd).name
+
+
+async def ingest_event(
+    writer: Writer,
+    payload: Any,
+    *,
+    agent: str,
+    event: str | None = None,
+    idempotency_key: str | None = None,
+    host: str | None = None,
+    client_os: str | None = None,
+    wait_for_room: bool = False,
+) -> InsertResult:
+    """Sanitize one payload and return once it is durably committed.
+
+    ``wait_for_room`` is for internal callers (the spool drain) that may wait for the queue;
+    hooks get Overloaded (429) instead, so the agent is never held up.
+    """
+    if isinstance(payload, dict) and client_os and "os" not in payload:
+        payload = {**payload, "os": str(client_os)[:64]}
+    obs = build_observation(
+        payload, agent=agent, event_hint=event, received_at=datetime.now(timezone.utc),
+        idempotency_key=idempotency_key, host=host, project_resolver=project_of,
+    )
+    job = insert_observation(obs)
+    return await (writer.submit_wait(job) if wait_for_room else writer.submit(job))

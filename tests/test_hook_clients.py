@@ -1,0 +1,177 @@
+"""The real hook clients (shell and Python) as subprocesses: spool, deliver, never block."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, Daemon, cli_env, free_port
+
+SHELL_CLIENT = REPO / "hooks" / "ai-memory-hook"
+BUDGET_MS = 150
+
+
+def fire(data_dir: Path, port: int, payload: dict, *, client: str = "shell", agent: str = "codex",
+         event: str | None = None) -> tuple[subprocess.CompletedProcess[str], float]:
+    env = cli_env(data_dir, AI_MEMORY_PORT=str(port))
+    if client == "shell":
+        cmd = [str(SHELL_CLIENT), agent] + ([event] if event else [])
+    else:
+        cmd = [sys.executable, "-m", "ai_memory.cli", "hook", "--agent", agent] + (["--event", event] if event else [])
+    t0 = time.monotonic()
+    done = subprocess.run(cmd, input=json.dumps(payload), capture_output=True, text=True, env=env, timeout=30)
+    return done, (time.monotonic() - t0) * 1000
+
+
+def wait_for(predicate, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError("condition not met in time")
+
+
+def count(daemon: Daemon) -> int:
+    return daemon.request("GET", "/status")[1]["counts"]["observations"]
+
+
+def spooled(data_dir: Path) -> list[Path]:
+    return list((data_dir / "spool").glob("*.json"))
+
+
+def test_events_fired_while_daemon_is_down_arrive_exactly_once(data_dir: Path) -> None:
+    daemon = Daemon(data_dir).start()  # lay out the data dir and token, then stop
+    daemon.stop()
+    for i in range(500):
+        client = "shell" if i % 5 else "python"
+        done, _ = fire(data_dir, daemon.port, {"session_id": f"down-{i % 7}", "hook_event_name": "PostToolUse",
+                                               "tool_name": "Bash", "tool_input": {"command": f"echo {i}"},
+                                               "cwd": str(data_dir)}, client=client)
+        assert done.returncode == 0 and done.stdout.strip() == "{}"
+    wait_for(lambda: len(spooled(data_dir)) == 500, timeout=10)
+    daemon.start()
+    try:
+        wait_for(lambda: count(daemon) == 500 and not spooled(data_dir))
+        time.sleep(0.5)
+        assert count(daemon) == 500
+    finally:
+        daemon.stop()
+
+
+class HungListener:
+    """Accepts connections and never answers: the worst daemon a hook can meet."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", port))
+        self.sock.listen(1024)
+        self.held: list[socket.socket] = []
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.held.append(conn)
+
+    def close(self) -> None:
+        self.sock.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept(); close() alone would not
+        self.sock.close()
+        self.thread.join(timeout=5)
+        for conn in self.held:
+            conn.close()
+
+
+@pytest.mark.parametrize("client", ["shell", "python"])
+def test_hung_daemon_never_holds_the_agent(data_dir: Path, client: str) -> None:
+    daemon = Daemon(data_dir).start()
+    daemon.stop()
+    hung = HungListener(daemon.port)
+    try:
+        times = []
+        for i in range(20):
+            done, ms = fire(data_dir, daemon.port, {"session_id": "hung", "hook_event_name": "Stop",
+                                                    "last_assistant_message": f"m{i}"}, client=client)
+            assert done.returncode == 0 and done.stdout.strip() == "{}"
+            times.append(ms)
+        assert max(times) <= BUDGET_MS + 50, times
+    finally:
+        hung.close()
+    time.sleep(0.3)  # the detached deliveries give up within their budget
+    daemon.start()
+    try:
+        wait_for(lambda: count(daemon) == 20 and not spooled(data_dir))
+    finally:
+        daemon.stop()
+
+
+def test_session_start_prints_briefing_about_earlier_sessions(daemon: Daemon, tmp_path: Path) -> None:
+    project_dir = tmp_path / "acme-api"
+    project_dir.mkdir()
+    earlier = {"session_id": "earlier-1", "cwd": str(project_dir)}
+    daemon.post_hook({**earlier, "hook_event_name": "UserPromptSubmit", "prompt": "Raise TOKEN_TTL to 15 minutes"})
+    daemon.post_hook({**earlier, "hook_event_name": "Stop", "last_assistant_message": "TOKEN_TTL is now 900 s."})
+    for client in ("shell", "python"):
+        done, _ = fire(daemon.data_dir, daemon.port, {"session_id": "new-1", "hook_event_name": "SessionStart",
+                                                      "cwd": str(project_dir), "source": "startup"},
+                       client=client, agent="codex", event="SessionStart")
+        assert done.returncode == 0
+        reply = json.loads(done.stdout)
+        context = reply["hookSpecificOutput"]["additionalContext"]
+        assert reply["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+        assert "Raise TOKEN_TTL to 15 minutes" in context and "TOKEN_TTL is now 900 s." in context
+        assert "not instructions" in context and len(context) <= 8000
+
+
+def test_session_start_with_daemon_down_prints_nothing(data_dir: Path) -> None:
+    Daemon(data_dir).start().stop()
+    for client in ("shell", "python"):
+        done, ms = fire(data_dir, free_port(), {"session_id": "x", "hook_event_name": "SessionStart", "cwd": "/"},
+                        client=client, event="SessionStart")
+        assert done.returncode == 0 and done.stdout.strip() == ""
+
+
+def test_spool_files_are_private_and_bad_ones_are_quarantined(data_dir: Path) -> None:
+    daemon = Daemon(data_dir).start()
+    daemon.stop()
+    fire(data_dir, daemon.port, {"session_id": "p", "hook_event_name": "Stop"})
+    [spool_file] = spooled(data_dir)
+    assert spool_file.stat().st_mode & 0o777 == 0o600
+    (data_dir / "spool" / "0000000000001-1.json").write_text("{not json")
+    daemon.start()
+    try:
+        wait_for(lambda: not spooled(data_dir))
+        status = daemon.request("GET", "/status")[1]
+        assert status["spool"]["bad"] == 1 and status["spool"]["bad_files"] == ["0000000000001-1.json"]
+        assert (data_dir / "spool" / "bad" / "0000000000001-1.json").exists()
+    finally:
+        daemon.stop()
+
+
+def test_hook_client_import_path_is_standard_library_only(tmp_path: Path) -> None:
+    probe = (
+        "import sys, io, runpy\n"
+        "sys.argv = ['ai-memory', 'hook', '--agent', 'codex']\n"
+        "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{}'))\n"
+        "from ai_memory.cli.main import main\n"
+        "main(['hook', '--agent', 'codex'])\n"
+        "heavy = [m for m in sys.modules if m.split('.')[0] in ('aiohttp', 'torch', 'pygit2', 'sqlite3',"
+        " 'numpy', 'sentence_transformers', 'yaml', 'frontmatter', 'watchdog')"
+        " or m.startswith(('ai_memory.store', 'ai_memory.server', 'ai_memory.wiki'))]\n"
+        "print('HEAVY', heavy, file=sys.stderr)\n"
+    )
+    env = cli_env(tmp_path / "data", AI_MEMORY_PORT=str(free_port()))
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=30)
+    assert "HEAVY []" in done.stderr, done.stderr
