@@ -24,7 +24,7 @@ UNINSTALL_HELP = "remove ai-memory's hooks from an agent's settings, keeping eve
 EXAMPLE = "example: ai-memory {verb} --agent claude --scope project --dry-run"
 CODEX_TRUST_NOTE = ("note: Codex skips new or changed hooks until you trust them: "
                     "open /hooks in Codex and trust the ai-memory hooks")
-DRY_RUN_TOKEN = "<token from {path}>"
+DRY_RUN_TOKEN = "<created on install>"
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -62,7 +62,7 @@ def _install(target: settings.Target, config: Config, dry_run: bool) -> int:
         print(f"warning: {settings.HOOK_SOURCE} not found; {target.hook_command} is not installed",
               file=sys.stderr)
     _report(changes)
-    if target.agent == "codex":
+    if target.agent == "codex" and any(change.changed for change in changes):
         print(CODEX_TRUST_NOTE)
     return 0
 
@@ -81,7 +81,7 @@ def _token(config: Config, dry_run: bool) -> str:
     path = config.token_path
     try:
         if dry_run:
-            return datadir.read_token(path) if path.exists() else DRY_RUN_TOKEN.format(path=path)
+            return datadir.read_token(path) if path.exists() else DRY_RUN_TOKEN
         config.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         return datadir.ensure_token(path)
     except OSError as exc:

@@ -1,0 +1,413 @@
+"""Agent settings files: merge ai-memory's hooks into Claude Code, Codex and Gemini CLI settings.
+
+Every agent nests hooks the same way: event → matcher groups → handlers. We only ever touch
+*our* handlers (an http handler posting to the daemon's ``/hook`` or carrying
+``AI_MEMORY_TOKEN``; a command handler running ``ai-memory-hook``): install replaces them in
+place or appends one matcher group per event, uninstall removes them and whatever group, event
+or ``hooks`` object that removal left empty. Everything else — other keys, other groups,
+other handlers, key order — survives byte for byte in meaning, so a second install is a
+no-op and uninstall gives back the user's file.
+
+Planning is pure (``plan_install``/``plan_uninstall`` return ``FileChange``s); ``apply_changes``
+writes them atomically after a timestamped backup of any file whose content changes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import shlex
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ai_memory.core.errors import ConfigError, StorageError
+
+AGENTS = ("claude", "codex", "gemini")
+SCOPES = ("user", "project")
+TOKEN_ENV = "AI_MEMORY_TOKEN"
+HOOK_CLIENT = "ai-memory-hook"
+HOOK_SOURCE = Path(__file__).resolve().parents[2] / "hooks" / HOOK_CLIENT
+
+# Claude Code: http straight to the daemon; SessionStart accepts no http, so it runs the client.
+CLAUDE_HTTP_EVENTS = (
+    "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PreCompact",
+    "PostCompact", "Notification", "Stop", "SubagentStart", "SubagentStop", "SessionEnd",
+)
+CODEX_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact",
+                "PostCompact", "Stop")
+GEMINI_EVENTS = ("SessionStart", "SessionEnd", "BeforeAgent", "AfterAgent", "BeforeTool",
+                 "AfterTool", "PreCompress", "Notification")
+HTTP_TIMEOUT_S = 5
+START_TIMEOUT_S = 10
+GEMINI_NAME = "ai-memory"
+
+_FILES = {  # agent → (user file under $HOME, project file under the project dir)
+    "claude": (".claude/settings.json", ".claude/settings.json"),
+    "codex": (".codex/hooks.json", ".codex/hooks.json"),
+    "gemini": (".gemini/settings.json", ".gemini/settings.json"),
+}
+CLAUDE_LOCAL = ".claude/settings.local.json"
+
+Handler = dict[str, Any]
+Doc = dict[str, Any]
+_TOKEN_VALUE = re.compile(rf'("{TOKEN_ENV}"\s*:\s*)"(?:[^"\\]|\\.)*"')
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where and what to install: the agent, the scope and the daemon's coordinates."""
+
+    agent: str
+    scope: str
+    home: Path
+    project_dir: Path
+    url: str
+    data_dir: Path
+
+    def __post_init__(self) -> None:
+        if self.agent not in AGENTS:
+            raise ConfigError(f"unknown agent {self.agent!r}", detail=f"choose {', '.join(AGENTS)}")
+        if self.scope not in SCOPES:
+            raise ConfigError(f"unknown scope {self.scope!r}", detail=f"choose {', '.join(SCOPES)}")
+
+    @property
+    def settings_path(self) -> Path:
+        user, project = _FILES[self.agent]
+        return self.home / user if self.scope == "user" else self.project_dir / project
+
+    @property
+    def hook_command(self) -> Path:
+        return hook_client_path(self.data_dir)
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One settings file before and after; ``before`` is None when the file does not exist."""
+
+    path: Path
+    before: str | None
+    after: str | None  # None: leave the file alone
+    private: bool = False  # holds the token: written with mode 0600
+    notes: tuple[str, ...] = ()  # what the user should know about this file
+
+    @property
+    def changed(self) -> bool:
+        return self.after is not None and self.after != self.before
+
+
+def hook_client_path(data_dir: Path) -> Path:
+    return data_dir / "bin" / HOOK_CLIENT
+
+
+def install_hook_client(data_dir: Path, source: Path = HOOK_SOURCE) -> Path | None:
+    """Copy the shell hook client to ``<data_dir>/bin``; None (writing nothing) if it is missing."""
+    dest = hook_client_path(data_dir)
+    try:
+        if not source.is_file():
+            return None
+        dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not dest.exists() or dest.read_bytes() != source.read_bytes():
+            shutil.copyfile(source, dest)
+        dest.chmod(0o755)
+    except OSError as exc:
+        raise StorageError(f"cannot install the hook client at {dest}", detail=str(exc)) from exc
+    return dest
+
+
+# ---- what our handlers look like ------------------------------------------------------------
+
+def wanted_handlers(target: Target) -> dict[str, Handler]:
+    """Event name → the one handler ai-memory wants there, for ``target.agent``."""
+    # The client finds its data dir in $AI_MEMORY_DATA_DIR (else the default): pin ours.
+    client = (f"AI_MEMORY_DATA_DIR={shlex.quote(str(target.data_dir))} "
+              f"{shlex.quote(str(target.hook_command))}")
+
+    def command(agent: str, event: str) -> str:
+        return f"{client} {agent} {event}"
+
+    if target.agent == "claude":
+        wanted = {"SessionStart": {"type": "command", "command": command("claude", "SessionStart"),
+                                   "timeout": START_TIMEOUT_S}}
+        for event in CLAUDE_HTTP_EVENTS:
+            wanted[event] = {
+                "type": "http", "url": f"{target.url}/hook?agent=claude&quiet=1",
+                "headers": {"Authorization": f"Bearer ${TOKEN_ENV}"},
+                "allowedEnvVars": [TOKEN_ENV], "timeout": HTTP_TIMEOUT_S,
+            }
+        return wanted
+    if target.agent == "codex":
+        return {e: {"type": "command", "command": command("codex", e),
+                    "timeout": START_TIMEOUT_S if e == "SessionStart" else HTTP_TIMEOUT_S}
+                for e in CODEX_EVENTS}
+    return {e: {"type": "command", "command": command("gemini", e), "name": GEMINI_NAME,
+                "timeout": 1000 * (START_TIMEOUT_S if e == "SessionStart" else HTTP_TIMEOUT_S)}
+            for e in GEMINI_EVENTS}
+
+
+def is_ours(handler: Any, url: str) -> bool:
+    """True for a handler an ai-memory install wrote (whatever port or data dir it used then)."""
+    if not isinstance(handler, dict):
+        return False
+    command = handler.get("command")
+    if isinstance(command, str) and HOOK_CLIENT in command:
+        return True
+    if handler.get("type") != "http":
+        return False
+    allowed = handler.get("allowedEnvVars")
+    return str(handler.get("url", "")).startswith(f"{url}/hook?") or (
+        isinstance(allowed, list) and TOKEN_ENV in allowed)
+
+
+# ---- pure merges ----------------------------------------------------------------------------
+
+def merge_hooks(doc: Doc, wanted: dict[str, Handler], ours: Callable[[Any], bool]) -> Doc:
+    """``doc`` with exactly ``wanted`` as our handlers (``{}`` removes them all)."""
+    hooks = doc.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ConfigError("the settings file's \"hooks\" is not a JSON object")
+    merged: Doc = {}
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):  # e.g. Gemini's legacy "enabled": true; not ours
+            merged[event] = groups
+            continue
+        new_groups = _merge_event(groups, wanted.get(event), ours)
+        if new_groups or not groups:
+            merged[event] = new_groups
+    for event, handler in wanted.items():
+        if event not in merged:
+            merged[event] = [{"hooks": [handler]}]
+    out = dict(doc)
+    if merged or (not hooks and "hooks" in doc):
+        out["hooks"] = merged
+    else:
+        out.pop("hooks", None)
+    return out
+
+
+def _merge_event(groups: list[Any], handler: Handler | None,
+                 ours: Callable[[Any], bool]) -> list[Any]:
+    """One event's groups with our first handler replaced in place and any others dropped."""
+    placed = False
+    result: list[Any] = []
+    for group in groups:
+        if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+            result.append(group)
+            continue
+        kept: list[Any] = []
+        for item in group["hooks"]:
+            if not ours(item):
+                kept.append(item)
+            elif handler is not None and not placed:
+                kept.append(handler)
+                placed = True
+        if kept or not group["hooks"]:
+            result.append({**group, "hooks": kept})
+    if handler is not None and not placed:
+        result.append({"hooks": [handler]})
+    return result
+
+
+def _set_in(doc: Doc, section: str, key: str, value: Any) -> Doc:
+    """``doc[section][key] = value``, keeping every other key of ``section`` and their order."""
+    current = doc.get(section, {})
+    if not isinstance(current, dict):
+        raise ConfigError(f"the settings file's \"{section}\" is not a JSON object")
+    return {**doc, section: {**current, key: value}}
+
+
+def _unset_in(doc: Doc, section: str, key: str) -> Doc:
+    """Remove ``doc[section][key]``; drop ``section`` if that removal left it empty."""
+    current = doc.get(section)
+    if not isinstance(current, dict) or key not in current:
+        return doc
+    rest = {k: v for k, v in current.items() if k != key}
+    out = dict(doc)
+    if rest:
+        out[section] = rest
+    else:
+        del out[section]
+    return out
+
+
+def _add_to_list(doc: Doc, key: str, value: str) -> Doc:
+    """Append ``value`` to the list ``doc[key]`` only if the user already has that list."""
+    current = doc.get(key)
+    if isinstance(current, list) and value not in current:
+        return {**doc, key: [*current, value]}
+    return doc
+
+
+def _drop_from_list(doc: Doc, key: str, value: str) -> Doc:
+    current = doc.get(key)
+    if isinstance(current, list) and value in current:
+        return {**doc, key: [v for v in current if v != value]}
+    return doc
+
+
+# ---- per-agent documents --------------------------------------------------------------------
+
+def install_doc(doc: Doc, target: Target, token: str | None) -> Doc:
+    """The agent's main settings file with our hooks (and, where it lives there, the token)."""
+    out = merge_hooks(doc, wanted_handlers(target), lambda h: is_ours(h, target.url))
+    if target.agent == "claude":
+        # An allow-list set in this file would silently block our http hooks; extend it.
+        out = _add_to_list(out, "allowedHttpHookUrls", f"{target.url}/hook*")
+        out = _add_to_list(out, "httpHookAllowedEnvVars", TOKEN_ENV)
+        if target.scope == "user" and token is not None:
+            out = _set_in(out, "env", TOKEN_ENV, token)
+    elif target.agent == "gemini":
+        out = _set_in(out, "hooksConfig", "enabled", True)
+    return out
+
+
+def uninstall_doc(doc: Doc, target: Target) -> Doc:
+    """The agent's main settings file without anything ai-memory put there."""
+    out = merge_hooks(doc, {}, lambda h: is_ours(h, target.url))
+    if target.agent == "claude":
+        out = _drop_from_list(out, "allowedHttpHookUrls", f"{target.url}/hook*")
+        out = _drop_from_list(out, "httpHookAllowedEnvVars", TOKEN_ENV)
+        out = _unset_in(out, "env", TOKEN_ENV)
+    elif target.agent == "gemini" and "hooks" not in out and \
+            isinstance(out.get("hooksConfig"), dict) and out["hooksConfig"].get("enabled") is True:
+        out = _unset_in(out, "hooksConfig", "enabled")  # no hooks left: the flag is moot
+    return out
+
+
+def install_notes(doc: Doc, target: Target) -> tuple[str, ...]:
+    """What the user must know about installing into ``doc`` (settings that override ours)."""
+    notes = []
+    path = target.settings_path
+    if target.agent == "claude" and doc.get("disableAllHooks") is True:
+        notes.append(f"{path} sets disableAllHooks: no hook runs until it is removed")
+    allowed = doc.get("allowedHttpHookUrls")
+    if target.agent == "claude" and isinstance(allowed, list) and f"{target.url}/hook*" not in allowed:
+        notes.append(f"added {target.url}/hook* to allowedHttpHookUrls in {path}")
+    config = doc.get("hooksConfig")
+    if target.agent == "gemini" and isinstance(config, dict) and config.get("enabled") is False:
+        notes.append(f"{path} had hooksConfig.enabled = false; set it to true for ai-memory")
+    return tuple(notes)
+
+
+def plan_install(target: Target, token: str | None) -> list[FileChange]:
+    """The file changes that install our hooks; nothing is written."""
+    main_path = target.settings_path
+    before, doc = read_settings(main_path)
+    private = target.agent == "claude" and target.scope == "user" and token is not None
+    changes = [_change(main_path, before, doc, install_doc(doc, target, token), private,
+                       install_notes(doc, target))]
+    if target.agent == "claude" and target.scope == "project" and token is not None:
+        local = target.project_dir / CLAUDE_LOCAL
+        before, doc = read_settings(local)
+        changes.append(_change(local, before, doc, _set_in(doc, "env", TOKEN_ENV, token), True))
+    return changes
+
+
+def plan_uninstall(target: Target) -> list[FileChange]:
+    """The file changes that remove our hooks; files that do not exist are left alone."""
+    paths = [target.settings_path]
+    if target.agent == "claude" and target.scope == "project":
+        paths.append(target.project_dir / CLAUDE_LOCAL)
+    changes = []
+    for path in paths:
+        before, doc = read_settings(path)
+        new = uninstall_doc(doc, target) if path == paths[0] else _unset_in(doc, "env", TOKEN_ENV)
+        changes.append(_change(path, before, doc, new, False) if before is not None
+                       else FileChange(path, None, None))
+    return changes
+
+
+def _change(path: Path, before: str | None, old: Doc, new: Doc, private: bool,
+            notes: tuple[str, ...] = ()) -> FileChange:
+    if before is not None and new == old:  # nothing to do: keep the user's bytes
+        return FileChange(path, before, before, private, notes)
+    return FileChange(path, before, render(new), private, notes)
+
+
+# ---- files ----------------------------------------------------------------------------------
+
+def render(doc: Doc) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def read_settings(path: Path) -> tuple[str | None, Doc]:
+    """The file's text (None if absent) and its JSON object ({} for an empty file)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}", detail=str(exc)) from exc
+    if not text.strip():
+        return text, {}
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"cannot parse {path}; fix or move it first", detail=str(exc)) from exc
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{path} does not hold a JSON object")
+    return text, doc
+
+
+def unified_diff(change: FileChange) -> str:
+    """A unified diff of the change, with the token's value masked on both sides."""
+    before = _redact(change.before or "")
+    after = _redact(change.after if change.after is not None else change.before or "")
+    name = str(change.path)
+    return "".join(difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True),
+        fromfile=name if change.before is not None else "/dev/null", tofile=name))
+
+
+def _redact(text: str) -> str:
+    return _TOKEN_VALUE.sub(r'\1"<redacted>"', text)
+
+
+def apply_changes(changes: Iterable[FileChange], stamp: str) -> list[tuple[FileChange, Path | None]]:
+    """Write every changed file atomically; back up existing ones to ``<file>.bak-<stamp>``."""
+    done = []
+    for change in changes:
+        if not change.changed:
+            continue
+        real = change.path.resolve() if change.path.is_symlink() else change.path
+        backup = _backup(real, stamp) if change.before is not None else None
+        assert change.after is not None
+        _write_atomic(real, change.after, change.private)
+        done.append((change, backup))
+    return done
+
+
+def _backup(path: Path, stamp: str) -> Path:
+    backup = path.with_name(f"{path.name}.bak-{stamp}")
+    n = 1
+    while backup.exists():
+        backup, n = path.with_name(f"{path.name}.bak-{stamp}.{n}"), n + 1
+    try:
+        shutil.copy2(path, backup)
+    except OSError as exc:
+        raise StorageError(f"cannot back up {path}", detail=str(exc)) from exc
+    return backup
+
+
+def _write_atomic(path: Path, text: str, private: bool) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = 0o600 if private else (path.stat().st_mode & 0o777 if path.exists() else 0o644)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, mode)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise StorageError(f"cannot write {path}", detail=str(exc)) from exc

@@ -1,0 +1,316 @@
+"""install-hooks / uninstall-hooks: merge into real settings files, keep the user's, undo exactly."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ai_memory.client import agent_settings as settings
+from conftest import run_cli
+
+SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "schemas" / "claude-code-settings.schema.json"
+URL = "http://127.0.0.1:49374"
+
+USER_CLAUDE: dict[str, Any] = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(npm test)"], "deny": ["Read(.env)"]},
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "~/bin/guard.sh", "timeout": 30}]}],
+        "Stop": [{"hooks": [{"type": "http", "url": "https://hooks.example.com/stop", "timeout": 3}]}],
+    },
+    "statusLine": {"type": "command", "command": "echo hi"},
+    "env": {"EDITOR": "vim"},
+}
+USER_GEMINI: dict[str, Any] = {
+    "ui": {"theme": "GitHub"},
+    "hooksConfig": {"disabled": ["noisy"]},
+    "hooks": {"BeforeTool": [{"matcher": "run_shell_command", "hooks": [
+        {"type": "command", "command": "./lint.sh", "name": "lint", "timeout": 2000}]}]},
+}
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    (tmp_path / "home").mkdir()
+    return tmp_path / "home"
+
+
+def cli(data_dir: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return run_cli(data_dir, *args, HOME=str(home))
+
+
+def write_json(path: Path, doc: dict[str, Any], indent: int = 4) -> bytes:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=indent))
+    return path.read_bytes()
+
+
+def load(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text())
+
+
+def handlers(doc: dict[str, Any], event: str) -> list[dict[str, Any]]:
+    return [h for group in doc["hooks"].get(event, []) for h in group["hooks"]]
+
+
+def ours(doc: dict[str, Any], event: str) -> list[dict[str, Any]]:
+    return [h for h in handlers(doc, event) if settings.is_ours(h, URL)]
+
+
+def backups(path: Path) -> list[Path]:
+    return sorted(path.parent.glob(path.name + ".bak-*"))
+
+
+def target(agent: str, home: Path, data_dir: Path, scope: str = "user",
+           project: Path | None = None, url: str = URL) -> settings.Target:
+    return settings.Target(agent, scope, home, project or home, url, data_dir)
+
+
+def test_claude_install_keeps_every_user_setting(home: Path, data_dir: Path) -> None:
+    path = home / ".claude" / "settings.json"
+    write_json(path, USER_CLAUDE)
+    result = cli(data_dir, home, "install-hooks", "--agent", "claude")
+    assert result.returncode == 0, result.stderr
+    doc = load(path)
+    for key in ("model", "permissions", "statusLine"):
+        assert doc[key] == USER_CLAUDE[key]
+    assert doc["hooks"]["PreToolUse"][0] == USER_CLAUDE["hooks"]["PreToolUse"][0]
+    assert doc["hooks"]["Stop"][0] == USER_CLAUDE["hooks"]["Stop"][0]
+    assert doc["env"] == {"EDITOR": "vim", "AI_MEMORY_TOKEN": (data_dir / "token").read_text().strip()}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600  # it now holds the token
+    for event in settings.CLAUDE_HTTP_EVENTS:
+        [handler] = ours(doc, event)
+        assert handler["type"] == "http" and handler["url"] == f"{URL}/hook?agent=claude&quiet=1"
+        assert handler["headers"] == {"Authorization": "Bearer $AI_MEMORY_TOKEN"}
+        assert handler["allowedEnvVars"] == ["AI_MEMORY_TOKEN"] and handler["timeout"] <= 10
+    [start] = ours(doc, "SessionStart")
+    assert start["type"] == "command" and start["timeout"] == 10
+    assert start["command"].endswith(f"{data_dir}/bin/ai-memory-hook claude SessionStart")
+    assert f"AI_MEMORY_DATA_DIR={data_dir}" in start["command"]
+    assert f"updated {path}" in result.stdout
+
+
+def test_install_twice_is_byte_identical_and_backs_up_once(home: Path, data_dir: Path) -> None:
+    path = home / ".claude" / "settings.json"
+    original = write_json(path, USER_CLAUDE)
+    assert cli(data_dir, home, "install-hooks", "--agent", "claude").returncode == 0
+    first = path.read_bytes()
+    [backup] = backups(path)
+    assert backup.read_bytes() == original
+    second = cli(data_dir, home, "install-hooks", "--agent", "claude")
+    assert second.returncode == 0 and f"unchanged {path}" in second.stdout
+    assert path.read_bytes() == first and first.endswith(b"}\n")
+    assert len(backups(path)) == 1
+
+
+def test_uninstall_restores_the_users_settings(home: Path, data_dir: Path) -> None:
+    path = home / ".claude" / "settings.json"
+    write_json(path, USER_CLAUDE)
+    assert cli(data_dir, home, "install-hooks", "--agent", "claude").returncode == 0
+    result = cli(data_dir, home, "uninstall-hooks", "--agent", "claude")
+    assert result.returncode == 0, result.stderr
+    assert load(path) == USER_CLAUDE
+    assert list(load(path)) == list(USER_CLAUDE)  # key order too
+
+
+def test_install_into_a_missing_file_and_uninstall_leaves_empty_object(home: Path, data_dir: Path) -> None:
+    path = home / ".claude" / "settings.json"
+    assert cli(data_dir, home, "install-hooks", "--agent", "claude").returncode == 0
+    assert backups(path) == []
+    assert cli(data_dir, home, "uninstall-hooks", "--agent", "claude").returncode == 0
+    assert path.read_text() == "{}\n"
+
+
+def test_dry_run_writes_nothing_and_prints_a_diff(home: Path, data_dir: Path) -> None:
+    path = home / ".claude" / "settings.json"
+    original = write_json(path, USER_CLAUDE)
+    result = cli(data_dir, home, "install-hooks", "--agent", "claude", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert f"--- {path}" in result.stdout and f"+++ {path}" in result.stdout
+    assert '+            "url": "http://127.0.0.1:49374/hook?agent=claude&quiet=1",' in result.stdout
+    assert path.read_bytes() == original and backups(path) == []
+    assert not data_dir.exists()  # not even the token or the hook client
+    # after a real install, an uninstall dry run shows the removal and the token stays hidden
+    assert cli(data_dir, home, "install-hooks", "--agent", "claude").returncode == 0
+    installed = path.read_bytes()
+    undo = cli(data_dir, home, "uninstall-hooks", "--agent", "claude", "--dry-run")
+    token = (data_dir / "token").read_text().strip()
+    assert '-    "AI_MEMORY_TOKEN": "<redacted>"' in undo.stdout and token not in undo.stdout
+    assert path.read_bytes() == installed
+
+
+@pytest.mark.parametrize("scope", ["user", "project"])
+def test_claude_result_validates_against_the_schema(scope: str, home: Path, data_dir: Path,
+                                                    tmp_path: Path) -> None:
+    if not SCHEMA.exists():
+        pytest.skip(f"Claude Code settings schema not found at {SCHEMA} (it lives in ../shared)")
+    jsonschema = pytest.importorskip("jsonschema")
+    validator = jsonschema.Draft7Validator(json.loads(SCHEMA.read_text()))
+    project = tmp_path / "proj"
+    base = home if scope == "user" else project
+    write_json(base / ".claude" / "settings.json", USER_CLAUDE)
+    result = cli(data_dir, home, "install-hooks", "--agent", "claude", "--scope", scope,
+                 "--project-dir", str(project))
+    assert result.returncode == 0, result.stderr
+    for name in ("settings.json", "settings.local.json"):
+        if (base / ".claude" / name).exists():
+            errors = [e.message for e in validator.iter_errors(load(base / ".claude" / name))]
+            assert errors == [], name
+
+
+def test_project_scope_keeps_the_token_out_of_the_committable_file(home: Path, data_dir: Path,
+                                                                   tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    shared = project / ".claude" / "settings.json"
+    write_json(shared, USER_CLAUDE)
+    args = ("--agent", "claude", "--scope", "project", "--project-dir", str(project))
+    result = cli(data_dir, home, "install-hooks", *args)
+    assert result.returncode == 0, result.stderr
+    token = (data_dir / "token").read_text().strip()
+    assert token not in shared.read_text() and load(shared)["env"] == {"EDITOR": "vim"}
+    local = project / ".claude" / "settings.local.json"
+    assert load(local) == {"env": {"AI_MEMORY_TOKEN": token}}
+    assert stat.S_IMODE(local.stat().st_mode) == 0o600
+    assert not (home / ".claude").exists()
+    assert cli(data_dir, home, "uninstall-hooks", *args).returncode == 0
+    assert load(shared) == USER_CLAUDE and load(local) == {}
+
+
+def test_codex_gets_command_hooks_in_seconds_and_a_trust_note(home: Path, data_dir: Path) -> None:
+    result = cli(data_dir, home, "install-hooks", "--agent", "codex")
+    assert result.returncode == 0, result.stderr
+    assert "/hooks" in result.stdout and "trust" in result.stdout
+    doc = load(home / ".codex" / "hooks.json")
+    assert list(doc["hooks"]) == list(settings.CODEX_EVENTS)
+    assert "SessionEnd" not in doc["hooks"] and "Notification" not in doc["hooks"]
+    for event in settings.CODEX_EVENTS:
+        [handler] = handlers(doc, event)
+        assert handler["type"] == "command" and 1 <= handler["timeout"] <= 10  # seconds
+        assert handler["command"].endswith(f"bin/ai-memory-hook codex {event}")
+    assert cli(data_dir, home, "uninstall-hooks", "--agent", "codex").returncode == 0
+    assert load(home / ".codex" / "hooks.json") == {}
+
+
+def test_gemini_gets_its_own_events_in_milliseconds(home: Path, data_dir: Path) -> None:
+    path = home / ".gemini" / "settings.json"
+    write_json(path, USER_GEMINI, indent=2)
+    result = cli(data_dir, home, "install-hooks", "--agent", "gemini")
+    assert result.returncode == 0, result.stderr
+    doc = load(path)
+    assert doc["ui"] == USER_GEMINI["ui"]
+    assert doc["hooksConfig"] == {"disabled": ["noisy"], "enabled": True}
+    assert doc["hooks"]["BeforeTool"][0] == USER_GEMINI["hooks"]["BeforeTool"][0]
+    assert set(doc["hooks"]) == set(settings.GEMINI_EVENTS)
+    for event in settings.GEMINI_EVENTS:
+        [handler] = [h for h in handlers(doc, event) if h.get("name") == "ai-memory"]
+        assert handler["type"] == "command" and handler["timeout"] >= 1000  # milliseconds
+        assert handler["command"].endswith(f"bin/ai-memory-hook gemini {event}")
+    assert "tools" not in doc  # tools.enableHooks is gone from Gemini CLI and fails validation
+    assert cli(data_dir, home, "uninstall-hooks", "--agent", "gemini").returncode == 0
+    # the user's hooks are back exactly; the enable flag stays while they still have hooks
+    assert load(path) == {**USER_GEMINI, "hooksConfig": {"disabled": ["noisy"], "enabled": True}}
+
+
+def test_gemini_uninstall_drops_the_flag_only_when_no_hooks_remain(home: Path, data_dir: Path) -> None:
+    path = home / ".gemini" / "settings.json"
+    write_json(path, {"ui": {"theme": "GitHub"}})
+    assert cli(data_dir, home, "install-hooks", "--agent", "gemini").returncode == 0
+    assert load(path)["hooksConfig"] == {"enabled": True}
+    assert cli(data_dir, home, "uninstall-hooks", "--agent", "gemini").returncode == 0
+    assert load(path) == {"ui": {"theme": "GitHub"}}
+
+
+def test_gemini_hooks_switched_off_are_switched_on_with_a_note(home: Path, data_dir: Path) -> None:
+    path = home / ".gemini" / "settings.json"
+    write_json(path, {"hooksConfig": {"enabled": False}})
+    [change] = settings.plan_install(target("gemini", home, data_dir), None)
+    assert json.loads(change.after or "")["hooksConfig"] == {"enabled": True}
+    assert any("hooksConfig.enabled" in note for note in change.notes)
+
+
+def test_reinstall_on_another_port_replaces_ours_in_place(home: Path, data_dir: Path) -> None:
+    path = home / ".claude" / "settings.json"
+    write_json(path, USER_CLAUDE)
+    settings.apply_changes(settings.plan_install(target("claude", home, data_dir), "t1"), "s1")
+    moved = target("claude", home, data_dir / "elsewhere", url="http://127.0.0.1:50000")
+    settings.apply_changes(settings.plan_install(moved, "t2"), "s2")
+    doc = load(path)
+    stop = doc["hooks"]["Stop"]
+    assert stop[0] == USER_CLAUDE["hooks"]["Stop"][0] and len(stop) == 2
+    assert stop[1]["hooks"][0]["url"] == "http://127.0.0.1:50000/hook?agent=claude&quiet=1"
+    [start] = handlers(doc, "SessionStart")
+    assert "elsewhere" in start["command"] and doc["env"]["AI_MEMORY_TOKEN"] == "t2"
+    settings.apply_changes(settings.plan_uninstall(moved), "s3")
+    assert load(path) == USER_CLAUDE
+
+
+def test_users_handler_in_our_group_survives_uninstall(home: Path, data_dir: Path) -> None:
+    path = home / ".claude" / "settings.json"
+    settings.apply_changes(settings.plan_install(target("claude", home, data_dir), "t"), "s1")
+    doc = load(path)
+    mine = {"type": "command", "command": "notify-send done"}
+    doc["hooks"]["Stop"][0]["hooks"].append(mine)  # the user edits our group by hand
+    write_json(path, doc)
+    settings.apply_changes(settings.plan_uninstall(target("claude", home, data_dir)), "s2")
+    assert load(path) == {"hooks": {"Stop": [{"hooks": [mine]}]}}
+
+
+def test_an_allow_list_in_the_file_is_extended_and_restored(home: Path, data_dir: Path) -> None:
+    path = home / ".claude" / "settings.json"
+    user = {"allowedHttpHookUrls": ["https://hooks.example.com/*"], "httpHookAllowedEnvVars": ["X"]}
+    write_json(path, user)
+    result = cli(data_dir, home, "install-hooks", "--agent", "claude")
+    doc = load(path)
+    assert doc["allowedHttpHookUrls"] == ["https://hooks.example.com/*", f"{URL}/hook*"]
+    assert doc["httpHookAllowedEnvVars"] == ["X", "AI_MEMORY_TOKEN"]
+    assert "allowedHttpHookUrls" in result.stdout
+    assert cli(data_dir, home, "uninstall-hooks", "--agent", "claude").returncode == 0
+    assert load(path) == user
+
+
+def test_a_symlinked_settings_file_stays_a_symlink(home: Path, data_dir: Path, tmp_path: Path) -> None:
+    real = tmp_path / "dotfiles" / "claude-settings.json"
+    write_json(real, {"model": "opus"})
+    (home / ".claude").mkdir()
+    (home / ".claude" / "settings.json").symlink_to(real)
+    assert cli(data_dir, home, "install-hooks", "--agent", "claude").returncode == 0
+    assert (home / ".claude" / "settings.json").is_symlink()
+    assert "hooks" in load(real) and len(backups(real)) == 1
+
+
+def test_unparseable_settings_fail_in_one_line_and_stay_untouched(home: Path, data_dir: Path) -> None:
+    path = home / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text('{"model": "opus",,}')
+    result = cli(data_dir, home, "install-hooks", "--agent", "claude")
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1 and "cannot parse" in result.stderr
+    assert path.read_text() == '{"model": "opus",,}' and backups(path) == []
+
+
+def test_hook_client_is_copied_when_present(tmp_path: Path) -> None:
+    source = tmp_path / "src" / "ai-memory-hook"
+    data_dir = tmp_path / "data"
+    assert settings.install_hook_client(data_dir, source) is None
+    assert not data_dir.exists()
+    source.parent.mkdir()
+    source.write_text("#!/bin/sh\necho '{}'\n")
+    dest = settings.install_hook_client(data_dir, source)
+    assert dest == data_dir / "bin" / "ai-memory-hook" and dest.read_bytes() == source.read_bytes()
+    assert os.access(dest, os.X_OK)
+
+
+def test_install_copies_the_repos_hook_client(home: Path, data_dir: Path) -> None:
+    assert cli(data_dir, home, "install-hooks", "--agent", "gemini").returncode == 0
+    dest = data_dir / "bin" / "ai-memory-hook"
+    if not settings.HOOK_SOURCE.exists():
+        assert not dest.exists()
+        return
+    assert dest.read_bytes() == settings.HOOK_SOURCE.read_bytes() and os.access(dest, os.X_OK)
