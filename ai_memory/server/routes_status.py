@@ -11,7 +11,7 @@ from aiohttp import web
 import ai_memory
 from ai_memory.core.errors import NotFound
 from ai_memory.server.keys import RUNTIME
-from ai_memory.store.observations import counts, session_exists, session_observations
+from ai_memory.store.observations import agents_last_seen, counts, session_exists, session_observations
 
 routes = web.RouteTableDef()
 
@@ -26,6 +26,7 @@ async def status(request: web.Request) -> web.Response:
     runtime = request.app[RUNTIME]
     stats = runtime.writer.stats
     numbers = await runtime.reader.run(counts)
+    agents = await runtime.reader.run(agents_last_seen)
     return web.json_response({
         "version": ai_memory.__version__,
         "python": platform.python_version(),
@@ -34,6 +35,7 @@ async def status(request: web.Request) -> web.Response:
         "pid": __import__("os").getpid(),
         "uptime_s": round(time.time() - runtime.started_at, 3),
         "counts": numbers,
+        "agents": agents,
         "spool": runtime.spool.as_dict(),
         "writer": {
             "queue_depth": runtime.writer.depth,

@@ -112,6 +112,12 @@ def counts(conn: sqlite3.Connection) -> dict[str, int]:
     return {"sessions": int(sessions), "observations": int(observations)}
 
 
+def agents_last_seen(conn: sqlite3.Connection) -> dict[str, str]:
+    """The time of the last event from each agent."""
+    rows = conn.execute("SELECT agent, MAX(last_event_at) FROM sessions GROUP BY agent").fetchall()
+    return {str(r[0]): str(r[1]) for r in rows}
+
+
 def session_exists(conn: sqlite3.Connection, session_id: str) -> bool:
     return conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is not None
 
