@@ -169,7 +169,7 @@ def _named_kind(name: str, value: str, strength: int) -> str:
 
 
 def _assignment(text: str, m: re.Match[str]) -> Found:
-    if m.group("hval") is not None:
+    if m.lastgroup == "hval":
         return _auth_value(text, m)
     start = _name_start(text, m.start())
     name = text[start:m.end("kw")]
@@ -200,7 +200,7 @@ def _dash(text: str, m: re.Match[str]) -> Found:
     if kind == "flag":
         found = judge_value(value, 2, "=" in m.group(0)[:m.start(kind) - m.start()])
         return None if found is None else (m.start(kind) + found[0], m.start(kind) + found[1], "secret_assignment")
-    if kind == "user":  # docker -u 1000:1000 is a uid:gid, not a credential
+    if kind in ("user", "user2"):  # docker -u 1000:1000 is a uid:gid, not a credential
         password = value.partition(":")[2]
         if ("curl" in line or "http" in line) and len(password) >= 4 and not is_placeholder(password):
             return m.start(kind), m.end(kind), "auth_header"
@@ -259,8 +259,9 @@ def _url_credentials(text: str, m: re.Match[str]) -> Found:
 
 
 def _bearer_or_basic(text: str, m: re.Match[str]) -> Found:
-    value = text[m.start(1):m.end(1)]
-    if m.group(0)[1] == "e":  # bearer
+    group = 1 if m.group(1) is not None else 2
+    value = text[m.start(group):m.end(group)]
+    if group == 1:  # bearer
         ok = not is_placeholder(value) and (looks_random(value, 16) or value.count(".") == 2)
         return (m.start(1), m.end(1), "auth_header") if ok else None
     try:  # a bare "Basic xxx" is a credential only if xxx decodes to user:password
@@ -268,7 +269,7 @@ def _bearer_or_basic(text: str, m: re.Match[str]) -> Found:
     except (binascii.Error, UnicodeDecodeError, ValueError):
         return None
     ok = ":" in decoded and decoded.isprintable()
-    return (m.start(1), m.end(1), "auth_header") if ok else None
+    return (m.start(2), m.end(2), "auth_header") if ok else None
 
 
 # ---------------------------------------------------------------- the rules, most specific first
@@ -349,7 +350,7 @@ REDACTION_KINDS: frozenset[str] = frozenset(
 # Token runs: the characters any token format is made of. A run shorter than 20 holds no token.
 _RUN_TABLE = bytes(ord("a") if chr(b) in string.ascii_letters + string.digits + "_.:+/=%-" else ord(" ")
                    for b in range(256))
-_RUN = re.compile(b"a{20,}")
+_RUN = re.compile(b"a" * 20 + b"*")  # spelled out, so re finds it by literal search
 
 
 def _token_runs(text: str) -> str:
