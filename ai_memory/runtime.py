@@ -1,4 +1,8 @@
-"""The runtime: builds and owns every long-lived part of the daemon from a Config."""
+"""The runtime: builds and owns every long-lived part of the daemon from a Config.
+
+Background work (spool drain, git commits, the watcher, the reconciler, idle sessions) lives
+in tasks created by ``start`` and cancelled and awaited by ``stop``: no orphans.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +10,22 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ai_memory import datadir
 from ai_memory.config import Config
 from ai_memory.core.errors import AiMemoryError
+from ai_memory.ingest.sessions import SessionCompiler
 from ai_memory.ingest.spool import SpoolStats, drain_once
+from ai_memory.store.observations import InsertResult
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer
+from ai_memory.wiki.git import Committer
 from ai_memory.wiki.repo import ensure_repo
+from ai_memory.wiki.service import Wiki
+from ai_memory.wiki.watcher import WikiWatcher
 
 log = logging.getLogger(__name__)
 
@@ -27,9 +38,14 @@ class Runtime:
     token: str
     writer: Writer
     reader: Reader
+    wiki: Wiki
+    sessions: SessionCompiler
+    watcher: WikiWatcher | None
     started_at: float = field(default_factory=time.time)
     spool: SpoolStats = field(default_factory=SpoolStats)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    _oneshots: set[asyncio.Task[object]] = field(default_factory=set)
+    _maintenance: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     @classmethod
     def build(cls, config: Config) -> "Runtime":
@@ -37,48 +53,101 @@ class Runtime:
         datadir.prepare(config.data_dir)
         ensure_repo(config.sub("wiki"))
         writer = Writer(
-            config.db_path,
-            config.sub("raw"),
-            queue_size=int(config.get("writer.queue_size")),
-            max_batch=int(config.get("writer.max_batch")),
+            config.db_path, config.sub("raw"),
+            queue_size=int(config.get("writer.queue_size")), max_batch=int(config.get("writer.max_batch")),
         )
+        reader = Reader(config.db_path)
+        committer = Committer(config.sub("wiki"), float(config.get("wiki.commit_window_s")))
+        wiki = Wiki(config.sub("wiki"), writer, reader, committer)
         return cls(
-            config=config,
-            token=datadir.read_token(config.token_path),
-            writer=writer,
-            reader=Reader(config.db_path),
+            config=config, token=datadir.read_token(config.token_path), writer=writer, reader=reader,
+            wiki=wiki, sessions=SessionCompiler(wiki, reader, float(config.get("sessions.idle_minutes"))),
+            watcher=WikiWatcher(wiki) if config.get("wiki.watch") else None,
         )
 
     async def start(self) -> None:
         await self.writer.start()  # migrates the schema before any reader opens the file
-        self._tasks.append(asyncio.create_task(self._drain_spool_forever(), name="spool-drain"))
+        report = await self.wiki.reconcile()  # edits made while the daemon was down
+        if report.changed:
+            log.info("start-up reconcile: %d indexed, %d removed", len(report.indexed), len(report.removed))
+        self._spawn(self.wiki.committer.run(), "git-commits")
+        if self.watcher is not None:
+            self.watcher.start()
+            self._spawn(self.watcher.run(), "wiki-watcher")
+        self._spawn(self._every("spool.drain_interval_s", self.drain_spool), "spool-drain")
+        self._spawn(self._every("wiki.reconcile_interval_s", self.wiki.reconcile, first_wait=True), "reconcile")
+        self._spawn(self._every("wiki.reconcile_interval_s", self.sessions.finalize_idle), "idle-sessions")
         log.info("data dir %s ready", self.config.data_dir)
 
+    def _spawn(self, coro: Awaitable[None], name: str) -> None:
+        self._tasks.append(asyncio.create_task(coro, name=name))  # type: ignore[arg-type]
+
     async def stop(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+        for task in list(self._oneshots):
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(task, timeout=10)
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        await self.wiki.committer.flush()
+        self.reader.close()  # readers first: the writer's close is then the last, and clears the WAL
         await self.writer.stop()
-        self.reader.close()
+
+    def notice(self, result: InsertResult) -> None:
+        """Called after an event is stored: a session-end compiles the session in the background."""
+        if result.event == "session-end" and not result.duplicate:
+            task = asyncio.create_task(self._finalize_quietly(result.session_id))
+            self._oneshots.add(task)
+            task.add_done_callback(self._oneshots.discard)
+
+    async def _finalize_quietly(self, session_id: str) -> None:
+        try:
+            await self.sessions.finalize(session_id)
+        except Exception:  # logged; the idle pass retries it later
+            log.exception("could not compile session %s", session_id)
+
+    async def reindex(self) -> dict[str, object]:
+        """Rebuild the database from files and journal while serving; swap it in atomically."""
+        from ai_memory.wiki.reindex import catch_up, rebuild, swap_in
+
+        async with self._maintenance:
+            db, wiki, raw = self.config.db_path, self.config.sub("wiki"), self.config.sub("raw")
+            report = await asyncio.to_thread(rebuild, wiki, raw, db)
+            await self.writer.suspend()  # drains and commits what is queued; new writes get 503
+            try:
+                self.reader.reset()
+                late = await asyncio.to_thread(catch_up, Path(report.path), raw)
+                await asyncio.to_thread(swap_in, Path(report.path), db)
+            finally:
+                await self.writer.resume()
+            await self.wiki.reconcile()  # pages written while we rebuilt
+        return {"pages": report.pages, "broken_pages": report.broken_pages,
+                "observations": report.observations + late.observations,
+                "handoffs_kept": report.handoffs_kept}
 
     async def drain_spool(self) -> int:
         return await drain_once(
             self.writer, self.config.sub("spool"),
             max_files=int(self.config.get("spool.max_files")),
             max_age_days=float(self.config.get("spool.max_age_days")),
-            stats=self.spool,
+            stats=self.spool, on_stored=self.notice,
         )
 
-    async def _drain_spool_forever(self) -> None:
-        """Drain at start, then every spool.drain_interval_s; a failure waits for the next turn."""
-        interval = float(self.config.get("spool.drain_interval_s"))
+    async def _every(self, interval_key: str, fn: Callable[[], Awaitable[object]], first_wait: bool = False) -> None:
+        """Run ``fn`` now (or after one interval) and then every interval; failures wait a turn."""
+        interval = float(self.config.get(interval_key))
+        if first_wait:
+            await asyncio.sleep(interval)
         while True:
             try:
-                delivered = await self.drain_spool()
-                if delivered:
-                    log.info("spool: delivered %d events", delivered)
+                async with self._maintenance:
+                    await fn()
             except AiMemoryError as exc:
-                log.warning("spool drain failed: %s", exc.message)
+                log.warning("%s failed: %s", getattr(fn, "__name__", fn), exc.message)
+            except Exception:
+                log.exception("%s failed", getattr(fn, "__name__", fn))
             await asyncio.sleep(interval)

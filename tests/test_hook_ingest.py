@@ -108,7 +108,7 @@ def test_status_reports_counts_and_writer(daemon: Daemon) -> None:
         daemon.post_hook({"session_id": "s", "hook_event_name": "UserPromptSubmit", "prompt": str(i)})
     status, body, _ = daemon.request("GET", "/status")
     assert status == 200
-    assert body["counts"] == {"sessions": 1, "observations": 3}
+    assert body["counts"] == {"sessions": 1, "observations": 3, "pages": 0}
     assert body["writer"]["batches"] >= 1 and body["writer"]["mean_batch"] >= 1
     assert body["data_dir"] == str(daemon.data_dir.resolve())
     assert "sqlite" in body and body["uptime_s"] >= 0

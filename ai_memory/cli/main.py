@@ -12,10 +12,12 @@ import sys
 from collections.abc import Sequence
 
 from ai_memory import __version__
-from ai_memory.cli import doctor, hook, import_transcripts, install_hooks, serve, status
+from ai_memory.cli import (
+    doctor, finalize_session, hook, import_transcripts, install_hooks, reindex, serve, status,
+)
 from ai_memory.core.errors import AiMemoryError, ConfigError
 
-VERBS = (serve, status, hook, install_hooks, import_transcripts, doctor)
+VERBS = (serve, status, hook, install_hooks, import_transcripts, doctor, reindex, finalize_session)
 
 
 class _Parser(argparse.ArgumentParser):

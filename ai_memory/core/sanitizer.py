@@ -26,9 +26,13 @@ TITLE_CHARS = 80
 DEPTH_LIMIT = 64
 _KEY_LIMIT_BYTES = 256
 _MARKER = "\n…[truncated {} bytes]…\n"
+_PRECUT_MARGIN = 65536
+_SECRET_VALUE = "[REDACTED:secret_assignment]"
 _REDACTED_PREFIX = b"[REDACTED:"
 _UNSAFE = re.compile("[\x00\ud800-\udfff]")  # NUL and lone surrogates: not storable as UTF-8 text
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\s]+")
+# Every secret format is 20+ characters or needs a space, "=", ":" or ">"; this text has neither.
+_INERT = re.compile(r"[\w./-]*")
 
 
 class TextKind(enum.Enum):
@@ -86,6 +90,8 @@ class SanitizedJson:
 
 def redact(text: str) -> tuple[str, list[str]]:
     """Replace every secret in text by `[REDACTED:<kind>]`; return the new text and the kinds found."""
+    if len(text) < 20 and _INERT.fullmatch(text):  # most JSON keys and short values: nothing to find
+        return text, []
     spans = scan(text)
     if not spans:
         return text, []
@@ -120,10 +126,15 @@ def _marker_around(data: bytes, pos: int) -> tuple[int, int] | None:
 def cap(text: str, limit_bytes: int) -> tuple[str, bool]:
     """Keep head and tail within limit_bytes of UTF-8 (never splitting a character), joined by a marker
     like `\\n…[truncated 12345 bytes]…\\n`; marker counted inside the limit. Return (text, was_cut)."""
+    return _cap(text, limit_bytes, 0)
+
+
+def _cap(text: str, limit_bytes: int, dropped: int) -> tuple[str, bool]:
+    """cap(), for a text whose middle already lost `dropped` bytes (counted in the marker)."""
     data = text.encode("utf-8", "surrogatepass")
-    if len(data) <= limit_bytes:
+    if len(data) <= limit_bytes and not dropped:
         return text, False
-    budget = limit_bytes - len(_MARKER.format(len(data)).encode())  # digits of the total bound the count
+    budget = limit_bytes - len(_MARKER.format(len(data) + dropped).encode())  # digits of the total bound the count
     if budget < 8:  # no room for a marker: keep what head fits
         head = _char_start(data, max(0, limit_bytes))
         return data[:head].decode("utf-8", "surrogatepass"), True
@@ -134,7 +145,7 @@ def cap(text: str, limit_bytes: int) -> tuple[str, bool]:
         head = span[0]
     if (span := _marker_around(data, tail)) is not None:
         tail = span[1]
-    marker = _MARKER.format(tail - head)
+    marker = _MARKER.format(tail - head + dropped)
     return (data[:head] + marker.encode() + data[tail:]).decode("utf-8", "surrogatepass"), True
 
 
@@ -169,24 +180,42 @@ def _storable(text: str) -> str:
     return text
 
 
-def _clean(text: str, kind: TextKind) -> tuple[str, list[str], bool, str]:
-    """(capped text, kinds, was cut, redacted uncapped text)."""
+def _precut(text: str, kind: TextKind) -> tuple[str, int]:
+    """The head and tail of text that a cap for kind could keep, plus a margin, and the UTF-8 bytes
+    dropped between them. Redacting 5 MB to keep 2 KB is waste; the margin is larger than any secret
+    (an 8192-bit RSA key is 6.5 KB), so none can straddle this cut and survive the cap."""
+    window = kind.limit + _PRECUT_MARGIN
+    if kind is TextKind.TITLE:  # a title keeps only its head
+        return (text, 0) if len(text) <= window else (text[:window], len(text[window:].encode("utf-8", "surrogatepass")))
+    if len(text) <= 2 * window + 1:
+        return text, 0
+    middle = text[window:-window]
+    # the "\n" keeps the two halves from gluing into one token; it falls in the part cap removes
+    return text[:window] + "\n" + text[-window:], len(middle.encode("utf-8", "surrogatepass")) - 1
+
+
+def _clean(text: str, kind: TextKind) -> tuple[str, list[str], bool, str, int]:
+    """(capped text, kinds, was cut, redacted text before the cap, bytes dropped before redaction)."""
+    text, dropped = _precut(text, kind)
     full, kinds = redact(_storable(text))
-    out, cut = _title(full) if kind is TextKind.TITLE else cap(full, kind.limit)
-    return out, kinds, cut, full
+    if kind is TextKind.TITLE:
+        out, cut = _title(full)
+        return out, kinds, cut or dropped > 0, full, dropped
+    out, cut = _cap(full, kind.limit, dropped)
+    return out, kinds, cut, full, dropped
 
 
 def sanitize(text: str, kind: TextKind = TextKind.BODY) -> Sanitized:
     """redact() FIRST, then cap for the kind (a secret longer than the cap must still be redacted)."""
     if not isinstance(text, str):
         raise TypeError(f"sanitize() takes str, not {type(text).__name__}")
-    out, kinds, cut, _ = _clean(text, kind)
+    out, kinds, cut, _, _ = _clean(text, kind)
     return Sanitized(out, tuple(kinds), cut, _key=_MINT)
 
 
 # ---------------------------------------------------------------- JSON values
 
-_Slot = tuple[object, object, str, TextKind]  # container, key or index, redacted full text, kind
+_Slot = tuple[object, object, str, TextKind, int]  # container, key or index, redacted text, kind, bytes dropped
 
 
 class _Walk:
@@ -198,30 +227,38 @@ class _Walk:
         self.kinds: list[str] = []
         self.truncated = False
         self.slots: list[_Slot] = []
+        self.size_bound = 0  # json.dumps(result) is no longer than this; skips the dump when it fits
+
+    def _count(self, text: str) -> None:
+        # escaped, an ASCII character takes at most 6 bytes (\u001f), any other at most 12 (a surrogate pair)
+        self.size_bound += (6 if text.isascii() else 12) * len(text) + 8
 
     def string(self, text: str, kind: TextKind, parent: object, key: object) -> str:
-        out, kinds, cut, full = _clean(text, kind)
+        out, kinds, cut, full, dropped = _clean(text, kind)
+        self._count(out)
         self.kinds += kinds
         self.truncated |= cut
         if cut or len(full) > 64:
-            self.slots.append((parent, key, full, kind))
+            self.slots.append((parent, key, full, kind, dropped))
         return out
 
     def key(self, name: str) -> str:
-        if len(name) <= 3:  # too short to hold a secret; most keys are short
-            return name
         full, kinds = redact(_storable(name))
         self.kinds += kinds
-        return cap(full, _KEY_LIMIT_BYTES)[0]
+        key = cap(full, _KEY_LIMIT_BYTES)[0]
+        self._count(key)
+        return key
 
     def value(self, value: object, kind: TextKind, depth: int, parent: object, key: object) -> object:
         self.nodes_left -= 1
+        self.size_bound += 32  # brackets, separators, a number's digits (longer ints counted below)
         if isinstance(value, str):
             return self.string(value, kind, parent, key)
         if value is None or isinstance(value, bool):
             return value
         if isinstance(value, int):
             if value.bit_length() <= 4000:  # int -> str has a 4300-digit limit
+                self.size_bound += value.bit_length() // 3
                 return value
             self.truncated = True
             return "[NUMBER-TOO-LARGE]"
@@ -234,7 +271,9 @@ class _Walk:
             return self.mapping(value, kind, depth + 1)
         if isinstance(value, (list, tuple)):
             return self.sequence(value, kind, depth + 1)
-        return f"[UNSUPPORTED:{type(value).__name__}]"
+        marker = f"[UNSUPPORTED:{type(value).__name__}]"
+        self._count(marker)
+        return marker
 
     def mapping(self, value: dict, kind: TextKind, depth: int) -> dict:
         out: dict[str, object] = {}
@@ -247,7 +286,8 @@ class _Walk:
             key = self.key(name)
             child_kind = self.field_caps.get(name, kind)
             if isinstance(item, str) and item and not _is_marker(item) and name_strength(name) == 2:
-                out[key] = "[REDACTED:secret_assignment]"  # {"password": ...}: the name says it all
+                out[key] = _SECRET_VALUE  # {"password": ...}: the name says it all
+                self._count(_SECRET_VALUE)
                 self.kinds.append("secret_assignment")
                 self.nodes_left -= 1
             else:
@@ -289,6 +329,8 @@ def sanitize_json(value: object, *, field_caps: Mapping[str, TextKind] | None = 
     walk = _Walk(field_caps or {}, max(1, total_limit_bytes // 3 + 1))
     holder: list[object] = [None]
     holder[0] = walk.value(value, default_kind, 0, holder, 0)
+    if walk.size_bound <= total_limit_bytes and not walk.truncated:
+        return SanitizedJson(holder[0], tuple(walk.kinds), False, _key=_MINT)
     result, shrunk = _fit_total(holder, walk.slots, total_limit_bytes)
     return SanitizedJson(result, tuple(walk.kinds), walk.truncated or shrunk, _key=_MINT)
 
@@ -302,27 +344,37 @@ def _fit_total(holder: list[object], slots: list[_Slot], limit: int) -> tuple[ob
     size = _dumped_len(holder[0])
     if size <= limit:
         return holder[0], False
-    for _ in range(8):
-        current = [(slot, len(json.dumps(slot[0][slot[1]])) - 2) for slot in slots]  # type: ignore[index]
-        level = _water_level([n for _, n in current], size - limit)
-        for (parent, key, full, kind), length in current:
-            if length > level:
-                text = parent[key]  # type: ignore[index]
-                escaped_per_byte = length / max(1, len(text.encode("utf-8", "surrogatepass")))
-                parent[key] = _shrink(full, kind, int(level / escaped_per_byte))  # type: ignore[index]
-        size = _dumped_len(holder[0])
-        if size <= limit or level <= 64:
-            break
+    # Shrink strings only if that can be enough; if the entries are too many, keep the strings whole.
+    if sum(max(0, _escaped_len(slot) - 64) for slot in slots) >= size - limit:
+        for _ in range(8):  # escaping makes sizes approximate; a few rounds converge
+            lengths = [_escaped_len(slot) for slot in slots]
+            level = _water_level(lengths, size - limit)
+            for slot, length in zip(slots, lengths):
+                if length > level:
+                    _shrink(slot, length, level)
+            size = _dumped_len(holder[0])
+            if size <= limit or level <= 64:
+                break
     if size <= limit:
         return holder[0], True
     fitted, _ = _fit(holder[0], limit)
     return (None if fitted is _NO_FIT else fitted), True
 
 
-def _shrink(full: str, kind: TextKind, limit_bytes: int) -> str:
+def _escaped_len(slot: _Slot) -> int:
+    parent, key = slot[0], slot[1]
+    return len(json.dumps(parent[key])) - 2  # type: ignore[index]
+
+
+def _shrink(slot: _Slot, length: int, level: int) -> None:
+    """Re-cap the slot's string from its redacted text, so that it escapes to about `level` bytes."""
+    parent, key, full, kind, dropped = slot
+    current: str = parent[key]  # type: ignore[index]
+    limit = max(0, int(level * len(current.encode("utf-8", "surrogatepass")) / max(1, length)))
     if kind is TextKind.TITLE:
-        return _title(full)[0][: max(1, limit_bytes)]
-    return cap(full, max(0, limit_bytes))[0]
+        parent[key] = _title(full)[0][:max(1, limit)]  # type: ignore[index]
+    else:
+        parent[key] = _cap(full, limit, dropped)[0]  # type: ignore[index]
 
 
 def _water_level(lengths: list[int], excess: int) -> int:
@@ -344,18 +396,7 @@ _DICT_MARK = len(', "_truncated": true')
 def _fit(value: object, budget: int) -> tuple[object, int]:
     """value, trimmed greedily to serialize within budget bytes, and its size; _NO_FIT if impossible."""
     if isinstance(value, dict):
-        out: dict[str, object] = {}
-        used = 2
-        for key, item in value.items():
-            cost = len(json.dumps(key)) + 2 + (2 if out else 0)
-            child, size = _fit(item, budget - used - cost - _DICT_MARK) if key != "_truncated" else (_NO_FIT, 0)
-            if child is _NO_FIT:
-                size = used + _DICT_MARK - (2 if not out else 0)
-                out["_truncated"] = True
-                return (out, size) if size <= budget else (_NO_FIT, 0)
-            out[key] = child
-            used += cost + size
-        return (out, used) if used <= budget else (_NO_FIT, 0)
+        return _fit_dict(value, budget)
     if isinstance(value, list):
         return _fit_list(value, budget)
     size = _dumped_len(value)
@@ -367,6 +408,26 @@ def _fit(value: object, budget: int) -> tuple[object, int]:
             text = cap(text, len(text.encode("utf-8", "surrogatepass")) * budget // size - 1)[0]
         return (text, size) if text else (_NO_FIT, 0)
     return _NO_FIT, 0
+
+
+def _fit_dict(value: dict, budget: int) -> tuple[object, int]:
+    out: dict[str, object] = {}
+    used = 2  # {}; every entry reserves room for a closing `, "_truncated": true`
+    cut = value.get("_truncated") is True  # the walk already dropped entries here
+    for key, item in value.items():
+        if key == "_truncated" and cut:
+            continue
+        cost = len(json.dumps(key)) + 2 + (2 if out else 0)
+        child, size = _fit(item, budget - used - cost - _DICT_MARK)
+        if child is _NO_FIT:
+            cut = True
+            break
+        out[key] = child
+        used += cost + size
+    if cut:
+        used += _DICT_MARK - (0 if out else 2)
+        out["_truncated"] = True
+    return (out, used) if used <= budget else (_NO_FIT, 0)
 
 
 def _fit_list(value: list, budget: int) -> tuple[object, int]:

@@ -13,12 +13,14 @@ import json
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ai_memory.core.errors import InputError
 from ai_memory.ingest.hooks import ingest_event
+from ai_memory.store.observations import InsertResult
 from ai_memory.store.writer import Writer
 
 log = logging.getLogger(__name__)
@@ -82,7 +84,8 @@ def _quarantine(path: Path, reason: str, stats: SpoolStats) -> None:
     log.warning("spool: moved %s to spool/bad/ (%s)", path.name, reason)
 
 
-async def _deliver(writer: Writer, path: Path, stats: SpoolStats) -> bool:
+async def _deliver(writer: Writer, path: Path, stats: SpoolStats,
+                   on_stored: Callable[[InsertResult], None] | None) -> bool:
     """Deliver one spool file; True when it is now stored (new or duplicate) and removed."""
     try:
         envelope = json.loads(path.read_bytes())
@@ -105,6 +108,8 @@ async def _deliver(writer: Writer, path: Path, stats: SpoolStats) -> bool:
         _quarantine(path, exc.message, stats)
         return False
     path.unlink(missing_ok=True)
+    if on_stored is not None:
+        on_stored(result)
     if result.duplicate:
         stats.duplicates += 1
     else:
@@ -113,7 +118,8 @@ async def _deliver(writer: Writer, path: Path, stats: SpoolStats) -> bool:
 
 
 async def drain_once(writer: Writer, spool_dir: Path, *, max_files: int, max_age_days: float,
-                     stats: SpoolStats, chunk: int = 128) -> int:
+                     stats: SpoolStats, chunk: int = 128,
+                     on_stored: Callable[[InsertResult], None] | None = None) -> int:
     """Deliver every spooled event once; return how many are now stored.
 
     Files go in chunks submitted together, so one group commit carries many of them.
@@ -121,7 +127,7 @@ async def drain_once(writer: Writer, spool_dir: Path, *, max_files: int, max_age
     files = _enforce_caps(spool_files(spool_dir), max_files, max_age_days * 86400, stats)
     done = 0
     for start in range(0, len(files), chunk):
-        results = await asyncio.gather(*(_deliver(writer, p, stats) for p in files[start:start + chunk]))
+        results = await asyncio.gather(*(_deliver(writer, p, stats, on_stored) for p in files[start:start + chunk]))
         done += sum(results)
     stats.last_drain_at = time.time()
     stats.backlog = len(spool_files(spool_dir))

@@ -21,8 +21,11 @@ routes = web.RouteTableDef()
 async def ingest(request: web.Request, payload: Any, agent: str, event: str | None,
                  key: str | None, host: str | None = None) -> InsertResult:
     """Sanitize one payload and wait until it is durably committed."""
-    return await ingest_event(request.app[RUNTIME].writer, payload, agent=agent, event=event,
-                              idempotency_key=key, host=host)
+    runtime = request.app[RUNTIME]
+    result = await ingest_event(runtime.writer, payload, agent=agent, event=event,
+                                idempotency_key=key, host=host)
+    runtime.notice(result)
+    return result
 
 
 @routes.post("/hook")
@@ -79,10 +82,12 @@ async def post_envelope(request: web.Request) -> web.Response:
     envelope = await read_json(request)
     if not isinstance(envelope, dict) or not isinstance(envelope.get("payload"), dict):
         raise InputError("not an envelope", detail="expected {agent, event, idempotency_key, payload: {...}}")
+    runtime = request.app[RUNTIME]
     result = await ingest_event(
-        request.app[RUNTIME].writer, envelope["payload"], agent=str(envelope.get("agent") or "unknown"),
+        runtime.writer, envelope["payload"], agent=str(envelope.get("agent") or "unknown"),
         event=envelope.get("event") or None, idempotency_key=envelope.get("idempotency_key"),
         host=envelope.get("host"), client_os=envelope.get("os"),
     )
+    runtime.notice(result)
     return web.json_response({"stored": True, "id": result.id, "duplicate": result.duplicate},
                              status=200 if result.duplicate else 202)

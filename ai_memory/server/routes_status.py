@@ -11,6 +11,7 @@ from aiohttp import web
 import ai_memory
 from ai_memory.core.errors import NotFound
 from ai_memory.server.keys import RUNTIME
+from ai_memory.store.pages import broken_pages, page_count
 from ai_memory.store.observations import agents_last_seen, counts, session_exists, session_observations
 
 routes = web.RouteTableDef()
@@ -27,6 +28,8 @@ async def status(request: web.Request) -> web.Response:
     stats = runtime.writer.stats
     numbers = await runtime.reader.run(counts)
     agents = await runtime.reader.run(agents_last_seen)
+    numbers["pages"] = await runtime.reader.run(page_count)
+    broken = await runtime.reader.run(broken_pages)
     return web.json_response({
         "version": ai_memory.__version__,
         "python": platform.python_version(),
@@ -36,6 +39,8 @@ async def status(request: web.Request) -> web.Response:
         "uptime_s": round(time.time() - runtime.started_at, 3),
         "counts": numbers,
         "agents": agents,
+        "wiki": {"broken_pages": broken, "commits": runtime.wiki.committer.commits,
+                 "sessions_compiled": runtime.sessions.compiled},
         "spool": runtime.spool.as_dict(),
         "writer": {
             "queue_depth": runtime.writer.depth,

@@ -62,6 +62,85 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         );
         """,
     ),
+    (
+        2,
+        "wiki pages with FTS5, entities, links; handoffs; compiled sessions",
+        f"""
+        CREATE TABLE pages (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            project TEXT NOT NULL,
+            type TEXT NOT NULL,
+            title TEXT NOT NULL,
+            tier TEXT NOT NULL,
+            summary TEXT NOT NULL DEFAULT '',
+            body TEXT NOT NULL,
+            frontmatter TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            created TEXT,
+            updated TEXT,
+            session_id TEXT,
+            agent TEXT,
+            pinned INTEGER NOT NULL DEFAULT 0,
+            expires_at TEXT,
+            supersedes TEXT,
+            superseded_by TEXT,
+            problems TEXT NOT NULL DEFAULT '[]',
+            indexed_at TEXT NOT NULL,
+            access_count INTEGER NOT NULL DEFAULT 0,
+            last_access_at TEXT
+        );
+        CREATE INDEX pages_project ON pages(project, type);
+        CREATE INDEX pages_session ON pages(session_id);
+
+        CREATE VIRTUAL TABLE pages_fts USING fts5(
+            title, summary, body, tokenize="{FTS_TOKENIZE}"
+        );
+
+        CREATE TABLE page_entities (
+            page_id INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+            entity TEXT NOT NULL,
+            display TEXT NOT NULL,
+            source TEXT NOT NULL,
+            PRIMARY KEY (page_id, entity)
+        );
+        CREATE INDEX page_entities_entity ON page_entities(entity);
+
+        CREATE TABLE links (
+            src_id INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+            target TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            PRIMARY KEY (src_id, target, kind)
+        );
+        CREATE INDEX links_target ON links(target);
+
+        CREATE TABLE handoffs (
+            id TEXT PRIMARY KEY,
+            session_id TEXT,
+            project TEXT,
+            cwd TEXT,
+            from_agent TEXT,
+            to_agent TEXT,
+            summary TEXT NOT NULL DEFAULT '',
+            open_questions TEXT NOT NULL DEFAULT '[]',
+            files_touched TEXT NOT NULL DEFAULT '[]',
+            next_steps TEXT NOT NULL DEFAULT '[]',
+            kind TEXT NOT NULL DEFAULT 'auto',
+            state TEXT NOT NULL DEFAULT 'open',
+            page_path TEXT,
+            created_at TEXT NOT NULL,
+            accepted_at TEXT,
+            accepted_by_session TEXT
+        );
+        CREATE UNIQUE INDEX handoffs_auto_session ON handoffs(session_id) WHERE kind = 'auto';
+        CREATE INDEX handoffs_project ON handoffs(project, state, created_at);
+
+        ALTER TABLE sessions ADD COLUMN page_path TEXT;
+        ALTER TABLE sessions ADD COLUMN compiled_at TEXT;
+        """,
+    ),
 )
 
 

@@ -17,6 +17,8 @@ from ai_memory.store.writer import WriteTx
 class InsertResult:
     id: str
     duplicate: bool
+    session_id: str = ""
+    event: str = ""
 
 
 def insert_observation(obs: Observation) -> Any:
@@ -26,9 +28,9 @@ def insert_observation(obs: Observation) -> Any:
         record = obs.to_record()
         duplicate = store_record(tx.conn, record)
         if duplicate is not None:
-            return InsertResult(id=duplicate, duplicate=True)
+            return InsertResult(id=duplicate, duplicate=True, session_id=obs.session_id, event=obs.event.value)
         tx.journal(record)
-        return InsertResult(id=obs.id, duplicate=False)
+        return InsertResult(id=obs.id, duplicate=False, session_id=obs.session_id, event=obs.event.value)
 
     return job
 

@@ -23,13 +23,15 @@ class Reader:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self._generation = 0
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ai-memory-read")
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
-        if conn is None:
+        if conn is None or getattr(self._local, "generation", -1) != self._generation:
             conn = open_read_connection(self._db_path)
             self._local.conn = conn
+            self._local.generation = self._generation
             with self._lock:
                 self._connections.append(conn)
         return conn
@@ -42,6 +44,14 @@ class Reader:
         """Run ``fn(conn)`` on a reader thread and await its result."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, lambda: fn(self._conn()))
+
+    def reset(self) -> None:
+        """Close every connection; each worker opens a fresh one on its next read (a new file)."""
+        with self._lock:
+            self._generation += 1
+            for conn in self._connections:
+                conn.close()
+            self._connections.clear()
 
     def close(self) -> None:
         self._executor.shutdown(wait=True)

@@ -126,15 +126,30 @@ class Writer:
 
     async def stop(self) -> None:
         """Drain what is queued, commit it, then close the connection."""
+        await self.suspend()
+        self._executor.shutdown(wait=True)
+
+    async def suspend(self) -> None:
+        """Drain and commit what is queued, then close the connection (submit now fails with 503).
+
+        Used around maintenance that replaces the database file; ``resume`` reopens it.
+        """
         if self._pump is not None and not self._pump.done():
             await self._queue.put(_STOP)
             await self._pump
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._executor, self._close)
-        self._executor.shutdown(wait=True)
+
+    async def resume(self) -> None:
+        await self.start()
 
     def _close(self) -> None:
         if self._conn is not None:
+            try:
+                self._conn.execute("PRAGMA busy_timeout=0")  # never wait for a straggling reader here
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as exc:  # a reader still open: the WAL stays, which is safe
+                log.debug("checkpoint at close skipped: %s", exc)
             self._conn.close()
             self._conn = None
         if self._journal is not None:

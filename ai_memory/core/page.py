@@ -1,0 +1,149 @@
+"""Wiki pages: markdown with YAML frontmatter, parsed leniently and rendered back.
+
+Files are the truth, and people edit them by hand, so ``parse_page`` never raises: a broken
+page (bad YAML, binary, huge, not UTF-8) is read as far as possible and carries its problems.
+Unknown frontmatter keys are kept verbatim.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+PAGE_TYPES = ("Session Summary", "Decision", "Gotcha", "Procedure", "Concept", "Rule", "Note",
+              "Preference", "Fact")
+TIERS = ("episodic", "semantic", "procedural")
+RELATIONS = ("causes", "fixes", "contradicts")
+FAMILIES = ("sessions", "decisions", "gotchas", "procedures", "concepts", "notes", "rules")
+GLOBAL_PROJECT = "_global"
+MAX_PAGE_BYTES = 1024 * 1024
+DEFAULT_TIER = {"Session Summary": "episodic", "Procedure": "procedural", "Rule": "procedural"}
+
+_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^---[ \t]*(?:\r?\n|\Z)", re.S | re.M)
+_HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.M)
+_WIKILINK = re.compile(r"\[\[([^\[\]|#]+)(?:#[^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
+_MDLINK = re.compile(r"\[[^\]]*\]\(([^)\s]+\.md)(?:#[^)]*)?\)")
+
+
+@dataclass(frozen=True)
+class ParsedPage:
+    """What the index needs from one page file."""
+
+    path: str
+    meta: dict[str, Any]
+    body: str
+    type: str
+    title: str
+    tier: str
+    project: str
+    summary: str
+    tags: list[str]
+    entities: list[str]
+    links: list[tuple[str, str]]  # (target, kind): kind is link or a relation name
+    content_hash: str
+    problems: list[str] = field(default_factory=list)
+
+    def get(self, key: str) -> Any:
+        return self.meta.get(key)
+
+
+def content_hash(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
+
+def split_frontmatter(text: str) -> tuple[dict[str, Any], str, list[str]]:
+    """(frontmatter, body, problems); a page without frontmatter has an empty dict."""
+    match = _FRONTMATTER.match(text)
+    if not match:
+        return {}, text, []
+    body = text[match.end():]
+    try:
+        meta = yaml.safe_load(match.group(1))
+    except yaml.YAMLError as exc:
+        return {}, body, [f"bad frontmatter: {str(exc).splitlines()[0]}"]
+    if meta is None:
+        return {}, body, []
+    if not isinstance(meta, dict):
+        return {}, body, ["bad frontmatter: not a mapping"]
+    return {str(k): v for k, v in meta.items()}, body, []
+
+
+def _str_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, (str, int, float)):
+        return [str(value)]
+    if isinstance(value, list):
+        return [str(v) for v in value if isinstance(v, (str, int, float))]
+    return []
+
+
+def _relations(meta: dict[str, Any], problems: list[str]) -> list[tuple[str, str]]:
+    raw = meta.get("relations")
+    if raw is None:
+        return []
+    if not isinstance(raw, dict):
+        problems.append("relations is not a mapping (skipped)")
+        return []
+    links = []
+    for kind, targets in raw.items():
+        if kind not in RELATIONS:
+            problems.append(f"unknown relation {kind!r} (skipped)")
+            continue
+        links += [(t, str(kind)) for t in _str_list(targets)]
+    return links
+
+
+def body_links(body: str) -> list[tuple[str, str]]:
+    """Wikilinks ``[[x]]`` (``[[project:path]]`` across projects) and relative markdown links."""
+    found = [(m.group(1).strip(), "link") for m in _WIKILINK.finditer(body)]
+    found += [(m.group(1).strip(), "link") for m in _MDLINK.finditer(body) if "://" not in m.group(1)]
+    return found
+
+
+def decode(raw: bytes, problems: list[str]) -> str:
+    if b"\x00" in raw[:8192]:
+        problems.append("binary file")
+        return ""
+    if len(raw) > MAX_PAGE_BYTES:
+        problems.append(f"too large ({len(raw)} bytes; indexed the first {MAX_PAGE_BYTES})")
+        raw = raw[:MAX_PAGE_BYTES]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        problems.append("not UTF-8 (undecodable bytes replaced)")
+        return raw.decode("utf-8", "replace")
+
+
+def parse_page(path: str, raw: bytes) -> ParsedPage:
+    """Parse a page file; never raises. ``path`` is relative to the wiki, with '/' separators."""
+    problems: list[str] = []
+    text = decode(raw, problems)
+    meta, body, fm_problems = split_frontmatter(text)
+    problems += fm_problems
+    page_type = str(meta.get("type") or "")
+    if page_type not in PAGE_TYPES:
+        problems.append("missing type" if not page_type else f"unknown type {page_type!r}")
+        page_type = page_type or "Note"
+    heading = _HEADING.search(body)
+    stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+    title = str(meta.get("title") or (heading.group(1) if heading else stem))[:200]
+    tier = str(meta.get("tier") or DEFAULT_TIER.get(page_type, "semantic"))
+    project = str(meta.get("project") or (path.split("/", 1)[0] if "/" in path else GLOBAL_PROJECT))
+    return ParsedPage(
+        path=path, meta=meta, body=body, type=page_type, title=title, tier=tier, project=project,
+        summary=str(meta.get("summary") or "")[:2000], tags=_str_list(meta.get("tags")),
+        entities=_str_list(meta.get("entities")),
+        links=_relations(meta, problems) + body_links(body),
+        content_hash=content_hash(raw), problems=problems,
+    )
+
+
+def render_page(meta: dict[str, Any], body: str) -> str:
+    """Frontmatter (keys in the given order) and body, as the file's text."""
+    dumped = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
+    return f"---\n{dumped}---\n{body if body.startswith(chr(10)) else chr(10) + body}"

@@ -1,0 +1,106 @@
+"""The full-text stream: FTS5 queries built from natural language or identifiers.
+
+Terms are OR-joined (BM25 rewards pages matching more of them), stopwords are dropped for
+natural-language queries, identifiers (snake_case, kebab-case, paths, CamelCase) are kept
+whole and also matched by prefix.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+
+STOPWORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being below
+between both but by can could did do does doing down during each few for from further had has have
+having he her here hers herself him himself his how i if in into is it its itself just me more most
+my myself no nor not now of off on once only or other our ours ourselves out over own same she
+should so some such than that the their theirs them themselves then there these they this those
+through to too under until up very was we were what when where which while who whom why will with
+would you your yours yourself yourselves did does done get got tell told said say says thing things
+ever also like likely would could might much many one ones lot lots kind sort anything something
+""".split())
+
+_TOKEN = re.compile(r"[\w][\w./-]*[\w]|[\w]", re.UNICODE)
+_IDENTIFIER = re.compile(r"[_./-]|[a-z][A-Z]")
+# Weights for the columns of pages_fts(title, summary, body).
+PAGE_WEIGHTS = (4.0, 2.0, 1.0)
+
+
+@dataclass(frozen=True)
+class FtsHit:
+    rowid: int
+    score: float  # higher is better (negated bm25)
+
+
+def make_snippet(text: str, terms: list[str], width: int = 160) -> str:
+    """A window of ``text`` around the first query term, with the term in [brackets].
+
+    Done here rather than with FTS5's snippet(), which is quadratic in the number of matches
+    (seconds on a page that repeats a word thousands of times).
+    """
+    head = text[:200_000]
+    lowered = head.lower()
+    best = -1
+    found = ""
+    for term in terms:
+        pos = lowered.find(term.lower())
+        if pos != -1 and (best == -1 or pos < best):
+            best, found = pos, head[pos:pos + len(term)]
+    if best == -1:
+        return " ".join(head[:width].split())
+    start = max(0, best - width // 3)
+    window = head[start:best] + "[" + found + "]" + head[best + len(found):best + len(found) + width]
+    prefix = "… " if start else ""
+    return prefix + " ".join(window.split())
+
+
+def query_terms(text: str) -> list[str]:
+    """Distinct search terms: stopwords dropped unless nothing else is left."""
+    tokens = [t for t in _TOKEN.findall(text) if t]
+    kept = [t for t in tokens if t.lower() not in STOPWORDS or _IDENTIFIER.search(t)]
+    chosen = kept or tokens
+    seen: dict[str, str] = {}
+    for token in chosen:
+        seen.setdefault(token.lower(), token)
+    return list(seen.values())[:32]
+
+
+def match_expression(text: str) -> str | None:
+    """An FTS5 MATCH expression: quoted terms OR-joined; identifiers also as prefix."""
+    parts = []
+    for term in query_terms(text):
+        quoted = '"' + term.replace('"', '""') + '"'
+        parts.append(quoted)
+        if _IDENTIFIER.search(term) or len(term) >= 4:
+            parts.append(quoted + "*")
+    return " OR ".join(parts) if parts else None
+
+
+def search_pages(conn: sqlite3.Connection, text: str, limit: int = 50) -> list[FtsHit]:
+    expr = match_expression(text)
+    if expr is None:
+        return []
+    w = PAGE_WEIGHTS
+    try:
+        rows = conn.execute(
+            f"SELECT rowid, -bm25(pages_fts, {w[0]}, {w[1]}, {w[2]}) AS score"
+            " FROM pages_fts WHERE pages_fts MATCH ?"
+            " ORDER BY score DESC LIMIT ?", (expr, limit)).fetchall()
+    except sqlite3.OperationalError:
+        return []
+    return [FtsHit(int(r[0]), float(r[1])) for r in rows]
+
+
+def search_observations(conn: sqlite3.Connection, text: str, limit: int = 20) -> list[FtsHit]:
+    expr = match_expression(text)
+    if expr is None:
+        return []
+    try:
+        rows = conn.execute(
+            "SELECT rowid, -bm25(observations_fts, 2.0, 1.0) AS score FROM observations_fts"
+            " WHERE observations_fts MATCH ? ORDER BY score DESC LIMIT ?", (expr, limit)).fetchall()
+    except sqlite3.OperationalError:
+        return []
+    return [FtsHit(int(r[0]), float(r[1])) for r in rows]

@@ -1,0 +1,127 @@
+"""Wiki pages in SQLite: the index rows of a page (row, FTS, entities, links) and their reads.
+
+Every write here is a writer job, so a page's rows change in one transaction: the index is
+never half-updated. The rows are derived from the file; the file is the truth.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from ai_memory.core.entities import extract_entities, normalize_entity
+from ai_memory.core.page import ParsedPage
+from ai_memory.store.writer import WriteTx
+
+ENTITY_LIMIT = 80
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What the index believes about a file: enough to notice an external change cheaply."""
+
+    content_hash: str
+    mtime_ns: int
+    size: int
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def index_page_rows(conn: sqlite3.Connection, page: ParsedPage, mtime_ns: int, size: int) -> int:
+    """Replace every index row of ``page.path`` with rows for this version; return the page id."""
+    remove_page_rows(conn, page.path)
+    meta = page.meta
+    cur = conn.execute(
+        "INSERT INTO pages(path, project, type, title, tier, summary, body, frontmatter, content_hash,"
+        " mtime_ns, size, created, updated, session_id, agent, pinned, expires_at, supersedes,"
+        " superseded_by, problems, indexed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            page.path, page.project, page.type, page.title, page.tier, page.summary, page.body,
+            json.dumps(meta, default=str, ensure_ascii=False), page.content_hash, mtime_ns, size,
+            _text(meta.get("created")), _text(meta.get("updated")), _text(meta.get("session_id")),
+            _text(meta.get("agent")), 1 if meta.get("pinned") else 0, _text(meta.get("expires_at")),
+            _text(meta.get("supersedes")), _text(meta.get("superseded_by")),
+            json.dumps(page.problems), _now(),
+        ),
+    )
+    page_id = int(cur.lastrowid)
+    conn.execute("INSERT INTO pages_fts(rowid, title, summary, body) VALUES (?,?,?,?)",
+                 (page_id, page.title, page.summary, page.body))
+    _insert_entities(conn, page_id, page)
+    conn.executemany("INSERT OR IGNORE INTO links(src_id, target, kind) VALUES (?,?,?)",
+                     [(page_id, target, kind) for target, kind in page.links])
+    return page_id
+
+
+def _insert_entities(conn: sqlite3.Connection, page_id: int, page: ParsedPage) -> None:
+    seen: dict[str, tuple[str, str]] = {}
+    declared = [(e, "frontmatter") for e in page.entities] + [(t, "tag") for t in page.tags]
+    extracted = [(e, "text") for e in extract_entities(f"{page.title}\n{page.summary}\n{page.body[:20000]}")]
+    for display, source in declared + extracted:
+        key = normalize_entity(display)
+        if key and key not in seen and len(seen) < ENTITY_LIMIT:
+            seen[key] = (display[:200], source)
+    conn.executemany(
+        "INSERT INTO page_entities(page_id, entity, display, source) VALUES (?,?,?,?)",
+        [(page_id, key, display, source) for key, (display, source) in seen.items()],
+    )
+
+
+def remove_page_rows(conn: sqlite3.Connection, path: str) -> bool:
+    row = conn.execute("SELECT id FROM pages WHERE path = ?", (path,)).fetchone()
+    if row is None:
+        return False
+    conn.execute("DELETE FROM pages_fts WHERE rowid = ?", (row[0],))
+    conn.execute("DELETE FROM pages WHERE id = ?", (row[0],))
+    return True
+
+
+def index_page(page: ParsedPage, mtime_ns: int, size: int):
+    """A writer job indexing one page version."""
+
+    def job(tx: WriteTx) -> int:
+        return index_page_rows(tx.conn, page, mtime_ns, size)
+
+    return job
+
+
+def remove_page(path: str):
+    """A writer job removing a page that no longer exists on disk."""
+
+    def job(tx: WriteTx) -> bool:
+        return remove_page_rows(tx.conn, path)
+
+    return job
+
+
+def file_states(conn: sqlite3.Connection) -> dict[str, FileState]:
+    rows = conn.execute("SELECT path, content_hash, mtime_ns, size FROM pages").fetchall()
+    return {r[0]: FileState(r[1], int(r[2]), int(r[3])) for r in rows}
+
+
+def broken_pages(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    rows = conn.execute("SELECT path, problems FROM pages WHERE problems != '[]' ORDER BY path").fetchall()
+    return [{"path": r[0], "problems": json.loads(r[1])} for r in rows]
+
+
+def page_count(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0])
+
+
+def get_page(conn: sqlite3.Connection, path: str) -> dict[str, Any] | None:
+    row = conn.execute("SELECT * FROM pages WHERE path = ?", (path,)).fetchone()
+    if row is None:
+        return None
+    page = dict(row)
+    page["frontmatter"] = json.loads(page["frontmatter"])
+    page["problems"] = json.loads(page["problems"])
+    return page

@@ -1,0 +1,91 @@
+"""Committing the wiki to git (pygit2): many page writes in a short window become one commit.
+
+History is never rewritten: we only ever add commits on top of HEAD. The stock git CLI can
+read everything we write (``git log``, ``git fsck``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from pathlib import Path
+
+import pygit2
+
+from ai_memory.wiki.files import is_page_path
+from ai_memory.wiki.repo import ensure_repo, signature
+
+log = logging.getLogger(__name__)
+
+
+def commit_all(wiki_dir: Path, message: str) -> str | None:
+    """Stage every change in the work tree (adds, edits, deletions) and commit; None if clean."""
+    repo = ensure_repo(wiki_dir)
+    status = repo.status()
+    changed = sorted(p for p, flags in status.items() if flags != pygit2.GIT_STATUS_IGNORED)
+    if not changed:
+        return None
+    index = repo.index
+    index.read()
+    for path in changed:
+        if (wiki_dir / path).exists():
+            index.add(path)
+        else:
+            index.remove(path)
+    index.write()
+    tree = index.write_tree()
+    parents = [] if repo.head_is_unborn else [repo.head.target]
+    if parents and repo[parents[0]].tree_id == tree:
+        return None
+    sig = signature()
+    body = "\n".join(f"- {p}" for p in changed[:200])
+    more = f"\n- ... and {len(changed) - 200} more" if len(changed) > 200 else ""
+    oid = repo.create_commit("HEAD", sig, sig, f"{message}\n\n{body}{more}\n", tree, parents)
+    return str(oid)
+
+
+class Committer:
+    """Collects commit requests and makes one commit per quiet window, off the event loop."""
+
+    def __init__(self, wiki_dir: Path, window_s: float = 0.5) -> None:
+        self._wiki = wiki_dir
+        self._window = window_s
+        self._reasons: list[str] = []
+        self._event = asyncio.Event()
+        self._lock = threading.Lock()  # one git writer at a time (the CLI may commit too)
+        self.commits = 0
+
+    def request(self, reason: str) -> None:
+        """Ask for a commit soon; reasons within one window share a commit message."""
+        if reason not in self._reasons:
+            self._reasons.append(reason)
+        self._event.set()
+
+    async def run(self) -> None:
+        """The background task: wait for requests, let the window pass, commit."""
+        while True:
+            await self._event.wait()
+            await asyncio.sleep(self._window)
+            await self.flush()
+
+    async def flush(self) -> None:
+        self._event.clear()
+        reasons, self._reasons = self._reasons, []
+        if not reasons:
+            return
+        message = reasons[0] if len(reasons) == 1 else f"ai-memory: {len(reasons)} changes ({'; '.join(reasons[:5])})"
+        try:
+            oid = await asyncio.to_thread(self._commit, message)
+        except pygit2.GitError as exc:
+            log.error("git commit failed: %s", exc)
+            return
+        if oid:
+            self.commits += 1
+
+    def _commit(self, message: str) -> str | None:
+        with self._lock:
+            return commit_all(self._wiki, message)
+
+
+__all__ = ["Committer", "commit_all", "is_page_path"]

@@ -1,0 +1,191 @@
+"""Rebuilding the derived database from the truth: page files and the raw journal.
+
+``rebuild`` writes a brand-new database file next to the live one (the one place besides the
+writer that opens a writable connection: to a file nobody else can see yet); ``swap_in``
+replaces the live file atomically. ``check`` changes nothing and lists every difference.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+from ai_memory.core.page import parse_page
+from ai_memory.store.connection import open_read_connection, open_write_connection
+from ai_memory.store.migrations import migrate
+from ai_memory.store.observations import store_record
+from ai_memory.store.pages import index_page_rows
+from ai_memory.store.raw_log import iter_records
+from ai_memory.wiki.files import fsync_dir, iter_pages
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RebuildReport:
+    pages: int = 0
+    broken_pages: int = 0
+    observations: int = 0
+    duplicates: int = 0
+    handoffs_kept: int = 0
+    path: str = ""
+
+
+def _progress(iterable, desc: str, show: bool):
+    return tqdm(iterable, desc=desc, unit=" files" if "page" in desc else " events", file=sys.stderr,
+                disable=not show, leave=False)
+
+
+def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool = False) -> RebuildReport:
+    """Build ``<db>.rebuild`` from files and journal; the live database is only read."""
+    new = db_path.with_name(db_path.name + ".rebuild")
+    for stale in (new, new.with_name(new.name + "-wal"), new.with_name(new.name + "-shm")):
+        stale.unlink(missing_ok=True)
+    report = RebuildReport(path=str(new))
+    conn = open_write_connection(new)
+    try:
+        migrate(conn)
+        conn.execute("BEGIN IMMEDIATE")
+        for rel, path in _progress(list(iter_pages(wiki_dir)), "pages", show_progress):
+            try:
+                st = path.stat()
+                page = parse_page(rel, path.read_bytes())
+            except OSError as exc:
+                log.warning("reindex: cannot read %s: %s", rel, exc)
+                continue
+            index_page_rows(conn, page, st.st_mtime_ns, st.st_size)
+            report.pages += 1
+            report.broken_pages += bool(page.problems)
+        replay_journal(conn, raw_dir, report, show_progress)
+        conn.execute(
+            "UPDATE sessions SET page_path = (SELECT p.path FROM pages p WHERE p.session_id = sessions.id"
+            " AND p.type = 'Session Summary' LIMIT 1)")
+        conn.execute("UPDATE sessions SET compiled_at = last_event_at WHERE page_path IS NOT NULL")
+        conn.execute("COMMIT")
+        report.handoffs_kept = _copy_state(conn, db_path)
+    finally:
+        conn.close()
+    return report
+
+
+def replay_journal(conn: sqlite3.Connection, raw_dir: Path, report: RebuildReport, show: bool = False) -> None:
+    """Insert every journaled observation not yet present (ids and idempotency keys dedupe)."""
+    for record in _progress(iter_records(raw_dir), "observations", show):
+        try:
+            duplicate = store_record(conn, record)
+        except (KeyError, sqlite3.Error) as exc:
+            log.warning("reindex: skipped a journal record: %s", exc)
+            continue
+        if duplicate is None:
+            report.observations += 1
+        else:
+            report.duplicates += 1
+
+
+def _copy_state(conn: sqlite3.Connection, old_db: Path) -> int:
+    """Handoff states are not in the files: carry them over from the old database when it reads."""
+    if not old_db.exists():
+        return 0
+    try:
+        conn.execute("ATTACH DATABASE ? AS old", (f"file:{old_db}?mode=ro",))
+    except sqlite3.Error:
+        return 0
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        cur = conn.execute("INSERT OR IGNORE INTO handoffs SELECT * FROM old.handoffs")
+        conn.execute("COMMIT")
+        return cur.rowcount
+    except sqlite3.Error as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        log.warning("reindex: could not carry handoffs over from the old database: %s", exc)
+        return 0
+    finally:
+        try:
+            conn.execute("DETACH DATABASE old")
+        except sqlite3.Error:
+            pass
+
+
+def catch_up(new_db: Path, raw_dir: Path) -> RebuildReport:
+    """Replay the journal into the new file again: events stored while it was being built."""
+    report = RebuildReport(path=str(new_db))
+    conn = open_write_connection(new_db)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        replay_journal(conn, raw_dir, report)
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    return report
+
+
+def swap_in(new_db: Path, db_path: Path) -> None:
+    """Replace the live database with the rebuilt one. Every connection must be closed.
+
+    The old file's -wal and -shm go first: SQLite would otherwise replay a foreign WAL.
+    """
+    for side in ("-wal", "-shm"):
+        db_path.with_name(db_path.name + side).unlink(missing_ok=True)
+    os.replace(new_db, db_path)
+    fsync_dir(db_path.parent)
+
+
+@dataclass
+class Drift:
+    differences: list[str] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not self.differences
+
+
+def check(wiki_dir: Path, raw_dir: Path, db_path: Path) -> Drift:
+    """Every difference between the files (pages, journal) and the index; changes nothing."""
+    drift = Drift()
+    if not db_path.exists():
+        drift.differences.append(f"database missing: {db_path}")
+        return drift
+    try:
+        conn = open_read_connection(db_path)
+        indexed = {r[0]: r[1] for r in conn.execute("SELECT path, content_hash FROM pages")}
+        stored = {r[0] for r in conn.execute("SELECT id FROM observations")}
+    except sqlite3.Error as exc:
+        drift.differences.append(f"database unreadable: {exc}")
+        return drift
+    conn.close()
+    on_disk = dict(iter_pages(wiki_dir))
+    for rel, path in sorted(on_disk.items()):
+        if rel not in indexed:
+            drift.differences.append(f"page not indexed: {rel}")
+        elif parse_page(rel, path.read_bytes()).content_hash != indexed[rel]:
+            drift.differences.append(f"page changed since indexed: {rel}")
+    for rel in sorted(set(indexed) - set(on_disk)):
+        drift.differences.append(f"indexed page has no file: {rel}")
+    expected = _journal_ids(raw_dir)
+    for oid in sorted(expected - stored)[:1000]:
+        drift.differences.append(f"journaled observation missing from index: {oid}")
+    for oid in sorted(stored - expected)[:1000]:
+        drift.differences.append(f"indexed observation not in the journal: {oid}")
+    return drift
+
+
+def _journal_ids(raw_dir: Path) -> set[str]:
+    """The ids reindex would store: the first record per idempotency key, each id once."""
+    keys: set[str] = set()
+    ids: set[str] = set()
+    for record in iter_records(raw_dir):
+        key = record.get("idempotency_key")
+        if key:
+            if key in keys:
+                continue
+            keys.add(key)
+        if "id" in record:
+            ids.add(str(record["id"]))
+    return ids

@@ -1,0 +1,134 @@
+"""The wiki as a service: write a page (file, index rows, commit) and bring the index in step
+with the files (one path, or a full reconcile).
+
+Files win. ``sync_path`` and ``reconcile`` only ever read files and change index rows; they
+never write a page. Changes they find (edits made in Obsidian, vim, git checkout, ...) are
+committed to git as external edits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ai_memory.core.page import ParsedPage, parse_page
+from ai_memory.store.pages import FileState, file_states, index_page_rows, remove_page, remove_page_rows
+from ai_memory.store.reader import Reader
+from ai_memory.store.writer import Writer, WriteTx
+from ai_memory.wiki.files import atomic_write, is_page_path, iter_pages
+from ai_memory.wiki.git import Committer
+
+log = logging.getLogger(__name__)
+ExtraRows = Callable[[WriteTx, int], Any]
+
+
+@dataclass
+class ReconcileReport:
+    indexed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.indexed or self.removed)
+
+
+class Wiki:
+    """Owns page writes and the file→index direction of the wiki."""
+
+    def __init__(self, wiki_dir: Path, writer: Writer, reader: Reader, committer: Committer) -> None:
+        self.dir = wiki_dir
+        self.writer = writer
+        self.reader = reader
+        self.committer = committer
+        self._sync_lock = asyncio.Lock()
+
+    async def write_page(self, rel: str, text: str, reason: str, extra: ExtraRows | None = None) -> ParsedPage:
+        """Write a page atomically, then its index rows (and ``extra`` rows) in one transaction."""
+        data = text.encode("utf-8")
+        path = self.dir / rel
+        st = await asyncio.to_thread(atomic_write, path, data)
+        page = parse_page(rel, data)
+
+        def job(tx: WriteTx) -> None:
+            page_id = index_page_rows(tx.conn, page, st.st_mtime_ns, st.st_size)
+            if extra is not None:
+                extra(tx, page_id)
+
+        await self.writer.submit_wait(job)
+        self.committer.request(reason)
+        return page
+
+    async def sync_path(self, rel: str, known: FileState | None = None, *, lookup: bool = True) -> str:
+        """Bring one path's index rows in step with its file: 'indexed', 'removed' or 'unchanged'."""
+        if not is_page_path(rel):
+            return "unchanged"
+        if lookup:
+            states = await self.reader.run(lambda c: _state_of(c, rel))
+            known = states
+        path = self.dir / rel
+        try:
+            st = path.stat()
+            data = await asyncio.to_thread(path.read_bytes)
+        except (FileNotFoundError, NotADirectoryError):
+            if known is None:
+                return "unchanged"
+            await self.writer.submit_wait(remove_page(rel))
+            return "removed"
+        except OSError as exc:
+            log.warning("cannot read %s: %s", rel, exc)
+            return "unchanged"
+        page = parse_page(rel, data)
+        if known is not None and known.content_hash == page.content_hash:
+            return "unchanged"
+
+        def job(tx: WriteTx) -> None:
+            index_page_rows(tx.conn, page, st.st_mtime_ns, st.st_size)
+
+        await self.writer.submit_wait(job)
+        if page.problems:
+            log.warning("page %s indexed with problems: %s", rel, "; ".join(page.problems))
+        return "indexed"
+
+    async def reconcile(self) -> ReconcileReport:
+        """Compare every file with the index (mtime and size first, then content hash)."""
+        async with self._sync_lock:
+            report = ReconcileReport()
+            states = await self.reader.run(file_states)
+            on_disk = await asyncio.to_thread(lambda: {rel: p for rel, p in iter_pages(self.dir)})
+            for rel, path in on_disk.items():
+                known = states.get(rel)
+                if known is not None and _same_stat(path, known):
+                    report.unchanged += 1
+                    continue
+                outcome = await self.sync_path(rel, known, lookup=False)
+                if outcome == "indexed":
+                    report.indexed.append(rel)
+                else:
+                    report.unchanged += 1
+            for rel in sorted(set(states) - set(on_disk)):
+                await self.writer.submit_wait(remove_page(rel))
+                report.removed.append(rel)
+            if report.changed:
+                self.committer.request("external edit: reconciled files changed outside ai-memory")
+            return report
+
+    async def remove_rows(self, rel: str) -> None:
+        await self.writer.submit_wait(lambda tx: remove_page_rows(tx.conn, rel))
+
+
+def _same_stat(path: Path, known: FileState) -> bool:
+    try:
+        st = path.stat()
+    except OSError:
+        return False
+    return st.st_mtime_ns == known.mtime_ns and st.st_size == known.size
+
+
+def _state_of(conn, rel: str) -> FileState | None:
+    row = conn.execute("SELECT content_hash, mtime_ns, size FROM pages WHERE path = ?", (rel,)).fetchone()
+    return None if row is None else FileState(row[0], int(row[1]), int(row[2]))

@@ -1,0 +1,89 @@
+"""The watcher: file-system events on wiki/ become paths to re-sync, debounced. It never writes.
+
+watchdog calls us on its own thread; we hand each relevant path to the event loop, where a
+consumer waits for a quiet moment (editors write in several steps: temp file, rename, chmod)
+and then asks the Wiki to sync each path once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
+from ai_memory.wiki.files import is_page_path, relative
+from ai_memory.wiki.service import Wiki
+
+log = logging.getLogger(__name__)
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, wiki_dir: Path, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str]) -> None:
+        self._dir, self._loop, self._queue = wiki_dir, loop, queue
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        for raw in (event.src_path, getattr(event, "dest_path", "")):
+            if not raw:
+                continue
+            rel = relative(self._dir, Path(str(raw)))
+            if rel and (is_page_path(rel) or event.is_directory):
+                self._loop.call_soon_threadsafe(self._queue.put_nowait, rel)
+
+
+class WikiWatcher:
+    """Owns the watchdog observer and the debouncing consumer task."""
+
+    def __init__(self, wiki: Wiki, debounce_s: float = 0.15) -> None:
+        self._wiki = wiki
+        self._debounce = debounce_s
+        self._queue: asyncio.Queue[str] = asyncio.Queue()
+        self._observer: Observer | None = None
+        self.synced = 0
+
+    def start(self) -> None:
+        handler = _Handler(self._wiki.dir, asyncio.get_running_loop(), self._queue)
+        self._observer = Observer()
+        self._observer.schedule(handler, str(self._wiki.dir), recursive=True)
+        self._observer.daemon = True
+        self._observer.start()
+
+    def stop(self) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=5)
+            self._observer = None
+
+    async def run(self) -> None:
+        """Consume paths: gather a burst, wait until it is quiet, then sync each path once."""
+        while True:
+            pending = {await self._queue.get()}
+            while True:
+                try:
+                    pending.add(await asyncio.wait_for(self._queue.get(), timeout=self._debounce))
+                except asyncio.TimeoutError:
+                    break
+            await self._sync(pending)
+
+    async def _sync(self, paths: set[str]) -> None:
+        changed = []
+        for rel in sorted(paths):
+            if not rel.endswith(".md"):
+                # a directory moved or deleted: let the reconciler compare everything
+                report = await self._wiki.reconcile()
+                changed += report.indexed + report.removed
+                continue
+            try:
+                outcome = await self._wiki.sync_path(rel)
+            except Exception:  # a page that cannot be synced must not stop the watcher
+                log.exception("watcher could not sync %s", rel)
+                continue
+            if outcome != "unchanged":
+                changed.append(rel)
+        if changed:
+            self.synced += len(changed)
+            self._wiki.committer.request(f"external edit: {', '.join(sorted(set(changed))[:5])}")

@@ -1,0 +1,118 @@
+"""The index is derived: reindex rebuilds it from files and journal, --check finds drift."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import sqlite3
+import subprocess
+from pathlib import Path
+
+from conftest import Daemon, run_cli
+from wiki_helpers import git, page_text, search_paths, wait_until
+
+
+def counts(db: Path) -> tuple[int, int, int]:
+    conn = sqlite3.connect(db)
+    return tuple(conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]  # type: ignore[return-value]
+                 for t in ("pages", "sessions", "observations"))
+
+
+def seed(daemon: Daemon, n_pages: int = 20) -> None:
+    wiki = daemon.data_dir / "wiki"
+    for i in range(n_pages):
+        path = wiki / "acme-api" / "notes" / f"note-{i}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(page_text(f"Note {i}", f"Body of note {i} mentions zircon{i}."))
+    for s in range(3):
+        for i in range(5):
+            daemon.post_hook({"session_id": f"s{s}", "hook_event_name": "UserPromptSubmit",
+                              "prompt": f"prompt {i} of session {s}", "cwd": "/home/dev/acme-api"})
+    wait_until(lambda: counts(daemon.data_dir / "db" / "memory.sqlite")[0] == n_pages, timeout=10)
+
+
+def test_deleted_database_is_rebuilt_from_files_and_journal(daemon: Daemon) -> None:
+    seed(daemon)
+    db = daemon.data_dir / "db" / "memory.sqlite"
+    before = counts(db)
+    daemon.stop()
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    done = run_cli(daemon.data_dir, "reindex", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["pages"] == before[0]
+    assert counts(db) == before
+    assert run_cli(daemon.data_dir, "reindex", "--check").returncode == 0
+
+
+def test_corrupted_database_is_rebuilt(daemon: Daemon) -> None:
+    seed(daemon, 5)
+    db = daemon.data_dir / "db" / "memory.sqlite"
+    before = counts(db)
+    daemon.stop()
+    db.write_bytes(b"this is not a database" * 100)
+    assert run_cli(daemon.data_dir, "reindex", "--check").returncode == 1
+    assert run_cli(daemon.data_dir, "reindex").returncode == 0
+    assert counts(db) == before
+    restarted = Daemon(daemon.data_dir).start()
+    try:
+        assert "acme-api/notes/note-3.md" in search_paths(restarted, "zircon3")
+    finally:
+        restarted.stop()
+
+
+def test_reindex_while_the_daemon_runs(daemon: Daemon) -> None:
+    seed(daemon, 5)
+    before = counts(daemon.data_dir / "db" / "memory.sqlite")
+    done = run_cli(daemon.data_dir, "reindex", "--json", "--url", daemon.url)
+    assert done.returncode == 0, done.stderr
+    assert counts(daemon.data_dir / "db" / "memory.sqlite") == before
+    status, _ = daemon.post_hook({"session_id": "after", "hook_event_name": "Stop", "cwd": "/tmp"})
+    assert status == 202
+    assert "acme-api/notes/note-2.md" in search_paths(daemon, "zircon2")
+
+
+def test_kill_9_between_rename_and_index_commit_reconciles_on_start(daemon: Daemon) -> None:
+    seed(daemon, 3)
+    daemon.stop(signal.SIGKILL)
+    # the file landed (rename done) but its index rows never committed
+    path = daemon.data_dir / "wiki" / "acme-api" / "notes" / "late.md"
+    path.write_text(page_text("Late", "written just before the crash: obsidianfox"))
+    restarted = Daemon(daemon.data_dir).start()
+    try:
+        assert "acme-api/notes/late.md" in search_paths(restarted, "obsidianfox")
+        wait_until(lambda: git(daemon.data_dir / "wiki", "status", "--porcelain").strip() == "", timeout=5)
+    finally:
+        restarted.stop()
+    assert run_cli(daemon.data_dir, "reindex", "--check").returncode == 0
+
+
+def test_random_external_changes_leave_no_drift(daemon: Daemon) -> None:
+    rng = random.Random(7)
+    notes = daemon.data_dir / "wiki" / "acme-api" / "notes"
+    notes.mkdir(parents=True, exist_ok=True)
+    alive: list[Path] = []
+    for i in range(1000):
+        action = rng.random()
+        if alive and action < 0.25:
+            victim = alive.pop(rng.randrange(len(alive)))
+            victim.unlink()
+        elif alive and action < 0.6:
+            target = rng.choice(alive)
+            target.write_text(page_text(target.stem, f"edit {i} word{rng.randrange(10**6)}"))
+        else:
+            path = notes / f"r{i}.md"
+            path.write_text(page_text(f"r{i}", f"create {i}"))
+            alive.append(path)
+    db = daemon.data_dir / "db" / "memory.sqlite"
+
+    def settled() -> bool:
+        return run_cli(daemon.data_dir, "reindex", "--check").returncode == 0
+
+    wait_until(settled, timeout=60, step=0.5)
+    assert counts(db)[0] == len(alive)
+    wait_until(lambda: git(daemon.data_dir / "wiki", "status", "--porcelain").strip() == "", timeout=10)
+    fsck = subprocess.run(["git", "-C", str(daemon.data_dir / "wiki"), "fsck", "--strict"],
+                          capture_output=True, text=True)
+    assert fsck.returncode == 0, fsck.stderr

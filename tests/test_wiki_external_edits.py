@@ -1,0 +1,122 @@
+"""Edits made outside ai-memory (vim, Obsidian, sed -i, delete + recreate, git checkout) are
+searchable within 2 s and committed; broken pages are reported and never crash anything."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import Daemon
+from wiki_helpers import git, page_text, search_paths, wait_until
+
+REL = "acme-api/notes/deploy.md"
+
+
+@pytest.fixture
+def wiki_daemon(daemon: Daemon) -> Daemon:
+    path = daemon.data_dir / "wiki" / REL
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page_text("Deploy notes", "We deploy with blueharbor on Fridays."))
+    wait_until(lambda: REL in search_paths(daemon, "blueharbor"), timeout=5)
+    return daemon
+
+
+def committed_clean(wiki: Path) -> bool:
+    return git(wiki, "status", "--porcelain").strip() == ""
+
+
+def assert_edit_lands(daemon: Daemon, word: str) -> None:
+    took = wait_until(lambda: REL in search_paths(daemon, word), timeout=2.0)
+    assert took <= 2.0
+    wait_until(lambda: committed_clean(daemon.data_dir / "wiki"), timeout=5)
+    assert "external edit" in git(daemon.data_dir / "wiki", "log", "-1", "--format=%s")
+
+
+def test_vim_style_write_temp_and_rename(wiki_daemon: Daemon) -> None:
+    path = wiki_daemon.data_dir / "wiki" / REL
+    swap = path.parent / ".deploy.md.swp"
+    swap.write_bytes(b"\x00vim swap")
+    tmp = path.parent / "4913"
+    tmp.write_text("")
+    tmp.unlink()
+    backup = path.parent / "deploy.md~"
+    os.replace(path, backup)
+    path.write_text(page_text("Deploy notes", "We deploy with greenlagoon now."))
+    backup.unlink()
+    swap.unlink()
+    assert_edit_lands(wiki_daemon, "greenlagoon")
+
+
+def test_vim_in_place_truncate_and_write(wiki_daemon: Daemon) -> None:
+    path = wiki_daemon.data_dir / "wiki" / REL
+    with open(path, "r+") as fh:
+        fh.truncate(0)
+        fh.write(page_text("Deploy notes", "Truncated in place: amberfalcon."))
+    assert_edit_lands(wiki_daemon, "amberfalcon")
+
+
+def test_obsidian_style_edit(wiki_daemon: Daemon) -> None:
+    wiki = wiki_daemon.data_dir / "wiki"
+    (wiki / ".obsidian").mkdir(exist_ok=True)
+    (wiki / ".obsidian" / "workspace.json").write_text("{}")
+    new = wiki / "acme-api" / "notes" / "Untitled.md"
+    new.write_text("")
+    os.replace(new, wiki / "acme-api" / "notes" / "Runbook.md")
+    (wiki / "acme-api" / "notes" / "Runbook.md").write_text(page_text("Runbook", "Restart the violetcomet worker."))
+    took = wait_until(lambda: "acme-api/notes/Runbook.md" in search_paths(wiki_daemon, "violetcomet"), timeout=2.0)
+    assert took <= 2.0
+    wait_until(lambda: committed_clean(wiki), timeout=5)
+    assert ".obsidian" not in git(wiki, "log", "--name-only", "--format=")
+
+
+def test_sed_in_place(wiki_daemon: Daemon) -> None:
+    path = wiki_daemon.data_dir / "wiki" / REL
+    subprocess.run(["sed", "-i", "s/blueharbor/silverkettle/", str(path)], check=True)
+    assert_edit_lands(wiki_daemon, "silverkettle")
+    assert REL not in search_paths(wiki_daemon, "blueharbor")
+
+
+def test_delete_then_recreate(wiki_daemon: Daemon) -> None:
+    path = wiki_daemon.data_dir / "wiki" / REL
+    path.unlink()
+    wait_until(lambda: REL not in search_paths(wiki_daemon, "blueharbor"), timeout=2.0)
+    path.write_text(page_text("Deploy notes", "Recreated: copperridge."))
+    assert_edit_lands(wiki_daemon, "copperridge")
+
+
+def test_git_checkout_of_an_older_version(wiki_daemon: Daemon) -> None:
+    wiki = wiki_daemon.data_dir / "wiki"
+    wait_until(lambda: committed_clean(wiki), timeout=5)
+    path = wiki / REL
+    path.write_text(page_text("Deploy notes", "Second version: indigotrail."))
+    assert_edit_lands(wiki_daemon, "indigotrail")
+    first = git(wiki, "log", "--format=%H", "--", REL).split()[-1]
+    git(wiki, "checkout", first, "--", REL)
+    assert_edit_lands(wiki_daemon, "blueharbor")
+    assert REL not in search_paths(wiki_daemon, "indigotrail")
+
+
+@pytest.mark.parametrize("name, data, reason", [
+    ("bad-yaml.md", b"---\ntitle: [unclosed\n---\nbody text quartzmoth\n", "bad frontmatter"),
+    ("binary.md", b"\x00\x01\x02binary", "binary file"),
+    ("latin1.md", "---\ntype: Note\n---\ncaf\xe9 quartzmoth".encode("latin-1"), "not UTF-8"),
+    ("huge.md", b"---\ntype: Note\n---\n" + b"quartzmoth " * 120000, "too large"),
+])
+def test_broken_pages_are_reported_and_indexed_as_far_as_possible(daemon: Daemon, name: str, data: bytes,
+                                                                  reason: str) -> None:
+    path = daemon.data_dir / "wiki" / "acme-api" / "notes" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+    def reported() -> bool:
+        broken = daemon.request("GET", "/status")[1]["wiki"]["broken_pages"]
+        return any(b["path"].endswith(name) and any(reason in p for p in b["problems"]) for b in broken)
+
+    wait_until(reported, timeout=5)
+    if reason != "binary file":
+        assert f"acme-api/notes/{name}" in search_paths(daemon, "quartzmoth")
+    assert daemon.request("GET", "/health", auth=False)[0] == 200
