@@ -24,7 +24,7 @@ B64URL = ALNUM + "-_"
 B64 = ALNUM + "+/"
 HEX = "0123456789abcdef"
 UPPER_NUM = string.ascii_uppercase + string.digits
-PASSWORD_SYMBOLS = "!%^*-_+=.~#"
+PASSWORD_SYMBOLS = "!%^*-_+=.~#&"
 SKIPPED_DIRS = {"test", "tests", "idlelib", "lib2to3", "site-packages", "dist-packages"}
 CHUNK_LINES = 30
 
@@ -74,7 +74,8 @@ _Factory = Callable[[_Draw], str]
 KINDS: dict[str, tuple[list[_Factory], list[str]]] = {
     "aws_access_key": (
         [lambda d: d.rng.choice(["AKIA", "ASIA", "AKIA", "AGPA", "AIDA", "AROA"]) + d.s(UPPER_NUM, 16)],
-        ["aws_access_key_id = {s}", "export AWS_ACCESS_KEY_ID={s}", '{{"AccessKeyId": "{s}", "Expiration": "2025-01-01"}}',
+        ["aws_access_key_id = {s}", "export AWS_ACCESS_KEY_ID={s}",
+         '{{"AccessKeyId": "{s}", "Expiration": "2025-01-01"}}',
          "2024-05-01 12:00:01 INFO botocore.credentials using key {s} from env", '"UserId": "{s}",',
          "aws sts get-caller-identity  # key {s}"]),
     "aws_secret_key": (
@@ -113,7 +114,8 @@ KINDS: dict[str, tuple[list[_Factory], list[str]]] = {
     "slack_webhook": (
         [lambda d: f"T{d.s(UPPER_NUM, 8)}/B{d.s(UPPER_NUM, 10)}/{d.s(ALNUM, 24)}"],
         ["SLACK_WEBHOOK_URL=https://hooks.slack.com/services/{s}",
-         "curl -X POST -H 'Content-type: application/json' --data '{{\"text\":\"deployed\"}}' https://hooks.slack.com/services/{s}",
+         "curl -X POST -H 'Content-type: application/json' --data '{{\"text\":\"deployed\"}}' "
+         "https://hooks.slack.com/services/{s}",
          '{{"webhook_url": "https://hooks.slack.com/services/{s}"}}']),
     "stripe_key": (
         [lambda d: d.rng.choice(["sk_live_", "sk_test_", "rk_live_"]) + d.s(ALNUM, d.rng.choice([24, 99])),
@@ -145,7 +147,8 @@ KINDS: dict[str, tuple[list[_Factory], list[str]]] = {
         [lambda d: _b64url_json({"alg": d.rng.choice(["HS256", "RS256"]), "typ": "JWT"}) + "."
          + _b64url_json({"sub": d.uuid(), "name": "Jane Doe", "iat": d.rng.randint(1_600_000_000, 1_800_000_000)})
          + "." + d.s(B64URL, 43)],
-        ["Authorization: Bearer {s}", "Set-Cookie: session={s}; Path=/; HttpOnly", "GET /callback?id_token={s} HTTP/1.1",
+        ["Authorization: Bearer {s}", "Set-Cookie: session={s}; Path=/; HttpOnly",
+         "GET /callback?id_token={s} HTTP/1.1",
          '{{"id_token": "{s}", "expires_in": 3600}}', "WARN auth: expired token {s} for user 42"]),
     "auth_header": (
         [lambda d: d.s(ALNUM, d.rng.randint(32, 64)), lambda d: d.s(ALNUM, 8) + "." + d.s(ALNUM + "-_", 40)],
@@ -155,9 +158,11 @@ KINDS: dict[str, tuple[list[_Factory], list[str]]] = {
          "sending request with Bearer {s} to upstream", "Authorization: Token {s}"]),
     "url_credentials": (
         [lambda d: d.password()],
-        ["DATABASE_URL=postgres://app:{s}@db.internal:5432/app", "mongodb+srv://admin:{s}@cluster0.ab1cd.mongodb.net/prod",
-         "REDIS_URL=redis://:{s}@cache:6379/0", "amqp://guest:{s}@rabbitmq:5672/", "https://deploy:{s}@git.example.com/acme/ops.git",
-         'engine = create_engine("postgresql+psycopg2://report:{s}@10.0.0.5/metrics")', "mysql://root:{s}@localhost/shop"]),
+        ["DATABASE_URL=postgres://app:{s}@db.internal:5432/app",
+         "mongodb+srv://admin:{s}@cluster0.ab1cd.mongodb.net/prod", "REDIS_URL=redis://:{s}@cache:6379/0",
+         "amqp://guest:{s}@rabbitmq:5672/", "https://deploy:{s}@git.example.com/acme/ops.git",
+         'engine = create_engine("postgresql+psycopg2://report:{s}@10.0.0.5/metrics")',
+         "mysql://root:{s}@localhost/shop"]),
     "npm_token": (
         [lambda d: "npm_" + d.s(ALNUM, 36)],
         ["//registry.npmjs.org/:_authToken={s}", "NPM_TOKEN={s}", "npm config set //registry.npmjs.org/:_authToken {s}",
@@ -186,7 +191,8 @@ KINDS: dict[str, tuple[list[_Factory], list[str]]] = {
          "AZURE_STORAGE_CONNECTION_STRING='DefaultEndpointsProtocol=https;AccountName=x;AccountKey={s}'"]),
     "azure_sas_token": (
         [lambda d: urllib.parse.quote(d.b64bytes(32), safe="")],
-        ["https://acme.blob.core.windows.net/backups/db.bak?sv=2022-11-02&ss=b&srt=co&sp=rl&se=2025-01-01T00:00:00Z&spr=https&sig={s}",
+        ["https://acme.blob.core.windows.net/backups/db.bak?sv=2022-11-02&ss=b&srt=co&sp=rl"
+         "&se=2025-01-01T00:00:00Z&spr=https&sig={s}",
          "BlobEndpoint=https://acme.blob.core.windows.net/;SharedAccessSignature=sv=2022-11-02&ss=b&sp=r&sig={s}",
          "azcopy copy 'https://acme.blob.core.windows.net/c/f.txt?sp=r&st=2024-01-01&sv=2022-11-02&sr=b&sig={s}' ."]),
     "heroku_key": (
@@ -247,7 +253,8 @@ def _pem_samples(d: _Draw) -> Iterator[SecretSample]:
         elif style == 1:  # a service-account JSON: the newlines are escaped
             escaped = json.dumps(block + "\n")[1:-1]
             yield SecretSample("private_key", json.dumps(body)[1:-1],
-                               f'{{"type": "service_account", "private_key": "{escaped}", "client_email": "x@y"}}', "json")
+                               f'{{"type": "service_account", "private_key": "{escaped}", "client_email": "x@y"}}',
+                               "json")
         elif style == 2:
             yield SecretSample("private_key", body, f'KEY = """{block}"""\n', "python")
         elif style == 3:  # cut by an upstream truncation: no END line

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+import string
 import time
 
 import pytest
@@ -253,7 +254,8 @@ FIELD_CAPS = {"prompt": TextKind.PROMPT, "compact_summary": TextKind.SUMMARY,
 def test_sanitize_json_redacts_values_keys_and_secret_named_fields() -> None:
     payload = {
         "tool_input": {"command": f"curl -H 'Authorization: Bearer {GITHUB_TOKEN}' https://api.github.com"},
-        "env": {"password": "hunter2", "api_key": "x", "token_type": "bearer", "password_hint": "pet name", "secret": ""},
+        "env": {"password": "hunter2", "api_key": "x", "token_type": "bearer", "password_hint": "pet name",
+                "secret": ""},
         GITHUB_TOKEN: "a token as a key",
         "list": [1, 2.5, True, None, {"client_secret": "abc"}],
     }
@@ -330,7 +332,7 @@ def test_sanitize_json_of_a_bare_string_or_scalar() -> None:
 
 @settings(max_examples=400, deadline=None)
 @given(before=st.text(max_size=3000), after=st.text(max_size=3000), kind=st.sampled_from(list(TextKind)),
-       body=st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", min_size=36, max_size=40),
+       body=st.text(alphabet=string.ascii_letters + string.digits, min_size=36, max_size=40),
        prefix=st.sampled_from(["ghp_", "gho_", "ghu_", "ghs_", "ghr_"]))
 def test_sanitize_never_raises_caps_and_removes_an_inserted_token(
         before: str, after: str, kind: TextKind, body: str, prefix: str) -> None:
@@ -352,7 +354,8 @@ def test_any_code_point_comes_out_as_valid_utf8(text: str, kind: TextKind) -> No
 
 @settings(max_examples=300, deadline=None)
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=300),
-                    lambda inner: st.lists(inner, max_size=8) | st.dictionaries(st.text(max_size=20), inner, max_size=8),
+                    lambda inner: st.lists(inner, max_size=8)
+                    | st.dictionaries(st.text(max_size=20), inner, max_size=8),
                     max_leaves=60),
        st.integers(min_value=64, max_value=4096))
 def test_sanitize_json_never_raises_and_fits(value: object, limit: int) -> None:

@@ -4,7 +4,9 @@
 issue and PR references, packages named by install/import commands, code identifiers
 (snake_case, CamelCase, dotted.names) and capitalised proper names. One compiled alternation
 scans the text once; at each position the first alternative that matches wins, so a path is
-never also split into the dotted name inside it. ``normalize_entity`` is the key for matching.
+never also split into the dotted name inside it. A lone capitalised word that opens a sentence
+("Raise the TTL") counts only when the text also uses it mid-sentence. ``normalize_entity`` is
+the key for matching and deduplication.
 """
 
 from __future__ import annotations
@@ -14,40 +16,42 @@ import re
 __all__ = ["extract_entities", "normalize_entity"]
 
 MAX_SCAN_CHARS = 200_000  # longer texts are scanned up to here: entities come early or repeat
+MAX_ENTITY_CHARS = 256  # a longer "path" or "name" is data, not an entity
 _EXTS = (
     "py|pyi|ipynb|ts|tsx|js|jsx|mjs|cjs|json|jsonl|md|mdx|rst|txt|toml|ya?ml|ini|cfg|conf|env|lock|"
     "sql|rs|go|java|kt|kts|scala|rb|php|c|h|cc|cpp|hpp|cs|swift|m|mm|sh|bash|zsh|fish|ps1|bat|"
     "html?|css|scss|sass|less|vue|svelte|xml|csv|tsv|proto|graphql|tf|gradle|dart|lua|pl|r|ex|exs|"
     "erl|hs|ml|clj|zig|nim|jl|log|patch|diff|pdf|png|jpe?g|gif|svg"
 )
-_SEG = r"\.?[\w@+-][\w@+.-]*"
+_SEG = r"\.?[\w@+-][\w@+.-]{0,127}"  # one path segment; bounded, so a failed try stays cheap
 _TRIGGERS = r"(?:from|import|pip3?|uv|poetry|pipx|conda|npm|pnpm|yarn|bun|cargo|gem|go|brew)"
 _GAP = r" \t,;\"'(){}\[\]<>=*&|!?"  # characters that never start or end an entity
 _UNIT = rf"(?:\b(?!{_TRIGGERS}\b)[a-z0-9]++(?:[{_GAP}]|\.(?![\w/]))++)"  # a plain word and the gap after it
 # One scan, fast because most text is plain lower-case words: the first alternative consumes a
 # run of them whole (stopping before an install/import keyword and at line ends), and at a word
 # start a plain word fails the code-like branch at once. Then backticks, absolute paths, issues
-# and import lines, which start with a symbol or at a line start.
+# and import lines, which start with a symbol or at a line start. Every repetition is possessive
+# or bounded and no path starts inside another, so no input makes the scan quadratic.
 _MASTER = re.compile(
     rf"(?P<skip>(?:[:{_GAP}]++|{_UNIT}){_UNIT}*+)"
     r"|\b(?:"
-    r"(?P<name>[A-Z][a-z]++(?:[ ][A-Z][a-z]++)*+)(?![\w/@#-]|\.\w)"
+    r"(?P<name>[A-Z][a-z]++(?:[ ][A-Z][a-z]++){0,5}+)(?![\w/@#-]|\.\w)"
     r"|(?P<install>(?:pip3?|uv(?: pip)?|poetry|pipx|conda|npm|pnpm|yarn|bun|cargo|gem|go|brew)"
-    r" (?:install|add|get|i)\b(?P<args>(?:[ \t]+(?:-{1,2}[\w-]+(?:=[^\s;&|`]+)?"
-    r"|@?\w[\w@./:=<>!~^*+\[\]-]*(?<![.:]))){0,12}))"
+    r" (?:install|add|get|i)\b(?P<args>(?:[ \t]++(?:-{1,2}[\w-]{1,40}+(?:=[^\s;&|`]{1,200}+)?"
+    r"|@?\w[\w@./:=<>!~^*+\[\]-]{0,200}(?<![.:]))){0,12}))"
     r"|(?![a-z0-9]++(?![\w/:#@+-]|\.\w))(?:"
-    r"(?P<url>[a-z][a-z0-9+.-]*://[^\s<>()\"'`]+)"
-    r"|(?P<repo_ref>[\w.-]+/[\w.-]+#\d{1,7})\b"
-    rf"|(?P<rel>(?:{_SEG}/)+(?:[\w@+.-]*\.(?:{_EXTS})\b|(?=\s|$)))"
-    rf"|(?P<file>(?=[\w-]*[A-Za-z_])[\w-]+\.(?:{_EXTS})\b(?!\w|/|\.\w))"
+    r"(?P<url>[a-z][a-z0-9+.-]{0,30}://[^\s<>()\"'`]*+)"
+    r"|(?P<repo_ref>[\w.-]{1,100}/[\w.-]{1,100}#\d{1,7})\b"
+    rf"|(?P<rel>(?<![/.@+-])(?:{_SEG}/)++(?:[\w@+.-]{{0,127}}\.(?:{_EXTS})\b|(?=\s|$)))"
+    rf"|(?P<file>(?=[\w-]{{0,100}}[A-Za-z_])[\w-]{{1,100}}\.(?:{_EXTS})\b(?!\w|/|\.\w))"
     r"|(?P<jira>[A-Z][A-Z0-9]{1,9}-\d{1,6})\b"
-    r"|(?P<code>(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Za-z]\w*_\w+|_+[A-Za-z0-9]\w*"
-    r"|[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*|[A-Z]{2,}[a-z]{2,}\w*))\b"
+    r"|(?P<code>(?:(?<!\.)[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)++|[A-Za-z][A-Za-z0-9]*+_\w++|_++[A-Za-z0-9]\w*+"
+    r"|[a-z]++[A-Z]\w*+|[A-Z][a-z0-9]++[A-Z]\w*+|[A-Z]{2,}+[a-z]{2,}+\w*+))\b"
     r"))"
     r"|`(?P<tick>[^\s`]{1,80})`"
-    rf"|(?P<abs>(?<![\w.~/])(?:(?:~|\.\.?)/{_SEG}|/{_SEG}(?:/{_SEG})+)(?:/{_SEG})*/?)"
+    rf"|(?P<abs>(?<![\w.~/])(?:(?:~|\.\.?)/{_SEG}|/{_SEG}(?:/{_SEG})+|\.[\w-]{{1,64}}/{_SEG})(?:/{_SEG})*+/?)"
     r"|(?P<issue>(?<![\w&#/])#\d{1,7})\b"
-    r"|^[ \t>]*(?:from[ \t]+(?P<from>[A-Za-z_][\w.]*)[ \t]+import\b|import[ \t]+(?P<imp>[A-Za-z_][\w.]*))",
+    r"|^[ \t>]*+(?:from[ \t]++(?P<from>[A-Za-z_][\w.]*+)[ \t]++import\b|import[ \t]++(?P<imp>[A-Za-z_][\w.]*+))",
     re.M,
 )
 _NOT_JIRA = frozenset("UTF SHA ISO AES RSA MD TLS SSL HTTP IPV X Y Z P CP GPT".split())
@@ -68,6 +72,7 @@ _OPENERS = " \t([*_>-#`"
 _QUOTES = "\"'\u201c\u2018"  # an opening quote starts a sentence of its own
 _VALUE_OPTS = frozenset("-r -c -e -i -t --requirement --constraint --editable --index-url "
                         "--extra-index-url --target --prefix --registry".split())
+_SYMBOL = re.compile(r"[\w.$@~/]*[A-Za-z_]")  # has a letter and does not start like an option
 _PACKAGE = re.compile(r"@?[A-Za-z][\w.-]*(?:/[\w.-]+)*")
 _VERSION = re.compile(r"(?:[<>=!~^]=?|@(?=[\dv^~<>=*]|latest\b)).*$")
 
@@ -132,7 +137,7 @@ def _special(text: str, m: re.Match[str]) -> tuple[list[str], bool]:
     if kind == "install":
         return _packages(m.group("args")), False
     symbol = _strip_tail(m.group("tick").removesuffix("()"))
-    return ([symbol] if len(symbol) > 1 else []), False
+    return ([symbol] if len(symbol) > 1 and _SYMBOL.match(symbol) else []), False
 
 
 def _plain(kind: str, value: str) -> str | None:
@@ -141,10 +146,11 @@ def _plain(kind: str, value: str) -> str | None:
         value = _strip_tail(value)
     if kind == "jira" and value.split("-", 1)[0] in _NOT_JIRA:
         return None
-    if kind in ("code", "from", "imp"):
-        if value.startswith("__") or ("." in value and "_" not in value and max(map(len, value.split("."))) < 2):
-            return None  # __future__, e.g
-    return value or None
+    if kind in ("from", "imp") and value.startswith("__"):
+        return None  # __future__
+    if kind == "code" and "." in value and "_" not in value and max(map(len, value.split("."))) < 2:
+        return None  # e.g
+    return value if 0 < len(value) <= MAX_ENTITY_CHARS else None
 
 
 def extract_entities(text: str, limit: int = 50) -> list[str]:

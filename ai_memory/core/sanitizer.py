@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ai_memory.core.secret_patterns import REDACTION_KINDS, name_strength, scan
+from ai_memory.core.secret_patterns import REDACTION_KINDS, TOKEN, name_strength, scan
 
 __all__ = [
     "REDACTION_KINDS", "Sanitized", "SanitizedJson", "TextKind", "cap", "redact", "sanitize", "sanitize_json",
@@ -186,7 +186,9 @@ def _precut(text: str, kind: TextKind) -> tuple[str, int]:
     (an 8192-bit RSA key is 6.5 KB), so none can straddle this cut and survive the cap."""
     window = kind.limit + _PRECUT_MARGIN
     if kind is TextKind.TITLE:  # a title keeps only its head
-        return (text, 0) if len(text) <= window else (text[:window], len(text[window:].encode("utf-8", "surrogatepass")))
+        if len(text) <= window:
+            return text, 0
+        return text[:window], len(text[window:].encode("utf-8", "surrogatepass"))
     if len(text) <= 2 * window + 1:
         return text, 0
     middle = text[window:-window]
@@ -285,7 +287,7 @@ class _Walk:
             name = raw_key if isinstance(raw_key, str) else _json_key(raw_key)
             key = self.key(name)
             child_kind = self.field_caps.get(name, kind)
-            if isinstance(item, str) and item and not _is_marker(item) and name_strength(name) == 2:
+            if isinstance(item, str) and item and not _is_marker(item) and name_strength(name) >= TOKEN:
                 out[key] = _SECRET_VALUE  # {"password": ...}: the name says it all
                 self._count(_SECRET_VALUE)
                 self.kinds.append("secret_assignment")

@@ -35,16 +35,16 @@ class Rule:
     pattern: re.Pattern[str]
     check: Check | None = None  # refines the span or rejects the match
     group: int = 0  # the group that holds the secret when there is no check
-    folded: re.Pattern[str] | None = None  # set: pattern is lower case, runs on text.lower()
+    folded: bool = False  # the pattern is lower case and runs on text.lower()
     gates: tuple[str, ...] = ()  # set: runs only if one occurs at the head of a run of token characters
 
 
 def _token(kind: str, gates: str, source: str, check: Check | None = None, group: int = 0) -> Rule:
-    return Rule(kind, re.compile(source), check, group, None, tuple(gates.split()))
+    return Rule(kind, re.compile(source), check, group, False, tuple(gates.split()))
 
 
 def _lower(kind: str, source: str, check: Check | None = None, gates: str = "") -> Rule:
-    return Rule(kind, re.compile(source), check, 0, re.compile(source, re.IGNORECASE), tuple(gates.split()))
+    return Rule(kind, re.compile(source), check, 0, True, tuple(gates.split()))
 
 
 # ---------------------------------------------------------------- values
@@ -55,15 +55,27 @@ _PLACEHOLDER_WORDS = frozenset("none null nil true false undefined empty require
                                "secret password passwd pass token".split())
 _PLACEHOLDER_HINTS = ("example", "dummy", "placeholder", "sample", "fake", "change", "your", "replace", "xxx",
                       "test", "todo", "fixme")
-_TEMPLATE_CHARS = re.compile(r"[${<\[%*#]")
+_TEMPLATE_CHARS = re.compile(r"[${<\[%*#…]|\.\.\.")
 _PLACEHOLDER = re.compile(
     r"change[_-]?me|your[_-]|yourpass|yoursecret|yourtoken|example|dummy|placeholder|sample|fake|replace[_-]?me"
-    r"|xxxx|\*\*\*|\$\{|\$\(|\{\{|\{%|%s|%\(|\#\{|(?<![a-z])(?:test|todo|fixme|xxx)(?![a-z])|\[redacted"
-    r"|^<.*>$|^\[.*\]$|^\{.*\}$|\{[a-z_][\w.]*\}|^\$[a-z_]|^my[_-]?(?:secret|password|token|key|api)")
+    r"|xxxx|\*\*\*|\$\{|\$\(|\{\{|\{%|(?<![a-z0-9])%s(?![a-z0-9])|%\(|\#\{|(?<![a-z])(?:test|todo|fixme|xxx)(?![a-z])|\[redacted"
+    r"|^<.*>$|^\[.*\]$|^\{.*\}$|\{[a-z_][\w.]*\}|^\$[a-z_]|^my[_-]?(?:secret|password|token|key|api)|\.\.\.|…")
 # an identifier or attribute path, maybe called or subscripted; a bracketed expression; a number
-_CODE = re.compile(r"^(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?P<tail>[(\[].*)?|[(\[{].*|-?\d+(?:\.\d+)?)$")
+_CODE = re.compile(r"^(?:-?[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?P<tail>[(\[].*)?|[(\[{].*|-?\d+(?:\.\d+)?)$")
+_SNAKE = re.compile(r"^_*(?:[a-z]+[0-9]*_+)+[a-z]+[0-9]*_*$|^_*(?:[A-Z]+[0-9]*_+)+[A-Z]+[0-9]*_*$")
 _CALL = re.compile(r"^[\w.]+[(\[]")
 _DIGIT = re.compile(r"\d")
+_HUMP = re.compile(r"[A-Z][a-z]{2,}")
+_CASE_SWITCH = re.compile(r"[a-z](?=[A-Z])|[A-Z](?=[a-z])")
+_TYPE_NAME = re.compile(r"^_*[A-Z]\w{0,28}[A-Z][a-z]{2,}$")  # short, ends in a Capitalised word
+# a word of code: lower_case, UPPER_CASE, EndsInAWord, or Mixed_snake_case (not Zx9Qv_random noise)
+_CODE_WORD = re.compile(r"^_*(?:[a-z0-9_]+|[A-Z0-9_]+|\w*[A-Z][a-z]{2,}|[A-Za-z0-9]{1,12}(?:_+[a-z0-9]{1,20})+_*)$")
+_WORDY = re.compile(r"^[A-Za-z_-]+$")  # letters and - _ only: a word or a name, like challengePassword
+_SECRET_WORDS = re.compile(r"pass|secret|token|key|auth|cred", re.IGNORECASE)
+_SYMBOL = re.compile(r"[^\w.-]")
+# code in a comment or in `backticks`: decided_mask==0, get_token() (not "…Ew==" padding nor "2A==2y")
+_OPERATOR = re.compile(r"(?<![\w!=])[a-z_][a-z0-9_.]* ?[!=]= ?[\w\"'-]|\w\(\)|->")
+_NOT_SECRET = re.compile(r"^#[0-9a-fA-F]{3,8}$|^__\w+__$")  # a colour, a __dunder__ sentinel
 _SPACE = re.compile(r"\s")
 _RANDOM_CHARS = re.compile(r"^[A-Za-z0-9+/=_.~-]+$")
 _BASE64_40 = re.compile(r"^[A-Za-z0-9/+]{40}$")
@@ -86,10 +98,9 @@ def looks_random(value: str, min_len: int = 16) -> bool:
     """True for key material: long, no spaces, mixed character classes, high entropy."""
     if len(value) < min_len or not _RANDOM_CHARS.match(value):
         return False
-    digits = sum(map(str.isdigit, value))
-    upper = sum(map(str.isupper, value))
-    if digits == 0 and (upper * 4 < len(value) or value.isupper()):
-        return False  # CamelCaseWords and CONSTANT_NAMES, not base62 noise
+    if not _DIGIT.search(value) and (len(_CASE_SWITCH.findall(value)) * 5 < len(value)
+                                     or sum(map(len, _HUMP.findall(value))) * 2 >= len(value)):
+        return False  # CONSTANT_NAMES, token.ERRORTOKEN (few case changes), CamelCaseWords (mostly words)
     return entropy(value) >= min(3.5, math.log2(len(value)) * 0.8)
 
 
@@ -109,61 +120,83 @@ def is_code(value: str) -> bool:
     m = _CODE.match(value)
     if m is None:
         return False
-    if m.group("tail") or value[0] in "([{-" or value[0].isdigit() or "." in value:
-        return True  # self.token, tokens[0], getpass.getpass(), 3600
-    return not (_DIGIT.search(value) or looks_random(value, 12))  # but hunter22 is a value
+    if m.group("tail") or value[0] in "([{":
+        return True  # tokens[0], getpass.getpass()
+    if _TYPE_NAME.match(value) and sum(map(len, _HUMP.findall(value))) * 2 >= len(value):
+        return True  # Ed25519PrivateKey, PKCS12PrivateKeyTypes
+    if _SNAKE.match(value):
+        return True  # entity_mask2_token, MAX_RETRIES_2
+    if "." in value and all(map(_CODE_WORD.match, value.lstrip("-").split("."))):
+        return True  # self.token, win32api.RegEnumKey, self.G2_node_order.__getitem__
+    if looks_random(value):
+        return False
+    if value[0] == "-" or value[0].isdigit() or "." in value:
+        return True  # -x, 3600
+    return not _DIGIT.search(value)  # but hunter22 is a value
 
 
 # ---------------------------------------------------------------- names and assignments
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SEGMENTS = re.compile(r"[^a-z0-9]+")
-_STRONG_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "credential", "credentials",
-                   "apikey", "secretkey", "privatekey", "accesskey", "authorization")
-_STRONG_WORDS = {"pass", "pwd", "pw", "pswd", "cookie"}
+_PASSWORD_ENDINGS = ("password", "passwd", "passphrase", "secret", "credential", "credentials", "authorization")
+_PASSWORD_WORDS = {"pass", "pwd", "pw", "pswd", "cookie"}
+_TOKEN_ENDINGS = ("token", "apikey", "secretkey", "privatekey", "accesskey")
 _STRONG_PAIRS = {"api", "access", "secret", "private", "auth", "master", "signing", "encryption",
                  "account", "subscription", "client", "app", "consumer", "sas"}
 _QUALIFIERS = ("base64", "base", "value", "b64", "hex", "raw", "str", "string", "enc", "encoded", "plain")
 _NAME_CHARS = re.compile(r"[^\W]*(?:[.-][^\W]*)*")  # run on reversed text: letters, digits, _ . -
 
 
+PASSWORD, TOKEN, WEAK = 3, 2, 1  # what a name says about its value
+
+
 @functools.lru_cache(maxsize=4096)  # names repeat: password, api_key, token
 def name_strength(name: str) -> int:
-    """2 for a name that always holds a secret (DB_PASSWORD, apiKey), 1 for key/auth, else 0."""
+    """PASSWORD (DB_PASSWORD, client_secret: any non-placeholder value), TOKEN (api_key, GITHUB_TOKEN:
+    key material, so a digit or randomness; "token" also means a word in NLP code), WEAK (key, auth:
+    only random-looking values), else 0."""
     words = [w for w in _SEGMENTS.split(_CAMEL.sub("_", name).lower()) if w]
     while len(words) > 1 and words[-1] in _QUALIFIERS:  # SECRET_KEY_BASE, token_value
         words.pop()
     if not words:
         return 0
     last = words[-1]
-    if last in _STRONG_WORDS or last.endswith(_STRONG_ENDINGS):
-        return 2
-    if last == "key" and len(words) > 1 and words[-2] in _STRONG_PAIRS:
-        return 2
-    return 1 if last in ("key", "auth") else 0
+    if last in _PASSWORD_WORDS or last.endswith(_PASSWORD_ENDINGS):
+        return PASSWORD
+    if last.endswith(_TOKEN_ENDINGS) or last == "key" and len(words) > 1 and words[-2] in _STRONG_PAIRS:
+        return TOKEN
+    return WEAK if last in ("key", "auth") else 0
 
 
 def judge_value(raw: str, strength: int, env_style: bool) -> tuple[int, int] | None:
     """Where the secret lies inside a raw assigned value (quotes kept), or None for code/placeholders."""
     body = raw.lstrip("rbufRBUF")  # Python string prefixes: b"...", f"..."
     quoted = len(body) >= 2 and body[0] in "\"'`" and body[-1] == body[0]
+    if quoted and "r" in raw[:len(raw) - len(body)].lower():
+        return None  # r"..." holds a regex or a path
     if raw.startswith('\\"') and raw.endswith('\\"') and len(raw) >= 4:  # a JSON string inside a JSON string
         quoted, start, value = True, 2, raw[2:-2]
     elif quoted:
         start, value = len(raw) - len(body) + 1, body[1:-1]
     else:
-        start, value = 0, raw.rstrip(",;)]}>")
+        start, value = 0, raw.rstrip(",;)]}>`'\"")
     if not value or is_placeholder(value):
         return None
-    if strength == 1:
+    if _WORDY.match(value) and _SECRET_WORDS.search(value):
+        return None  # the value names a secret (CHALLENGE_PASSWORD = "challengePassword"), it is not one
+    if _OPERATOR.search(value) or _NOT_SECRET.match(value):
+        return None
+    keyish = _DIGIT.search(value) is not None or looks_random(value)  # what key material always is
+    if strength == WEAK:
         ok = looks_random(value) and (quoted or not is_code(value))
     elif quoted:  # prose ("The pass statement") has spaces, and "ENDMARKER" is an enum name
-        ok = (len(value) >= 6 and not _SPACE.search(value) and "\\n" not in value
-              and not (value.isupper() and value.replace("_", "").isalpha()))
+        ok = (len(value) >= 6 and not _SPACE.search(value) and "\\n" not in value and "<" not in value
+              and not (value.isupper() and value.replace("_", "").isalpha()) and (strength == PASSWORD or keyish))
     elif env_style:  # NAME=value in .env or shell: a bare word is a literal string there
         ok = len(value) >= 6 and not _CALL.match(value)
-    else:
-        ok = len(value) >= 8 and not is_code(value)
+    else:  # YAML, INI, a kwarg: needs a digit or a symbol, else it is a word ("token: re-exchanged")
+        ok = len(value) >= 8 and not is_code(value) and (keyish or strength == PASSWORD and bool(_SYMBOL.search(value)))
     return (start, start + len(value)) if ok else None
 
 
@@ -185,7 +218,7 @@ def _named_kind(name: str, value: str, strength: int) -> str:
         return "heroku_key"
     if "twilio" in low and _HEX_32.match(value):
         return "twilio"
-    return "secret_assignment" if strength == 2 else "high_entropy_secret"
+    return "high_entropy_secret" if strength == WEAK else "secret_assignment"
 
 
 def _assignment(text: str, m: re.Match[str]) -> Found:
@@ -195,14 +228,14 @@ def _assignment(text: str, m: re.Match[str]) -> Found:
     start = m.start() - _NAME_CHARS.match(text[max(0, m.start() - 100):m.start()][::-1]).end()  # type: ignore
     name, sep = text[start:m.end("kw")], m.group("sep")
     strength = name_strength(name)
-    if strength == 0 or sep == ">" and text[start - 1:start] != "<":
-        return None
+    if strength == 0 or sep == ">" and (text[start - 1:start] != "<" or strength == WEAK):
+        return None  # <key>CFBundleVersion</key> fills every plist
     if sep.isspace():  # only `aws configure set aws_secret_access_key X` and .netrc separate by spaces
         line = _line_before(text, m.start()).lstrip()
         if not _BASE64_40.match(m.group("val")) and not line.startswith(("machine ", "default ", "login ")):
             return None
     env_style = (text[m.end("kw"):m.start("val")] == "=" and name.isupper()
-                 and (start == 0 or text[start - 1] in " \t\n;"))
+                 and (start == 0 or text[start - 1] in " \t\n;\"'"))
     raw = text[m.start("val"):m.end("val")]
     found = judge_value(f'"{raw}"' if sep == ">" else raw, strength, env_style)  # <password>x</password>
     if found is None:
@@ -226,7 +259,9 @@ def _dash(text: str, m: re.Match[str]) -> Found:
     value, at = text[m.start(kind):m.end(kind)], m.start(kind)
     line = _line_before(text, m.start()).lower()
     if kind == "flag":
-        found = judge_value(value, 2, "=" in m.group(0)[:at - m.start()])
+        if value.startswith("-") or ">" in value or "|" in value:
+            return None  # another flag, or a shell redirect: --token 2>/dev/null
+        found = judge_value(value, PASSWORD, "=" in m.group(0)[:at - m.start()])
         return None if found is None else (at + found[0], at + found[1], "secret_assignment")
     if kind in ("user", "user2"):  # docker -u 1000:1000 is a uid:gid, not a credential
         password = value.partition(":")[2]
@@ -296,13 +331,14 @@ def _bearer(text: str, m: re.Match[str]) -> Found:
 # ---------------------------------------------------------------- the rules
 
 _B = r"[A-Za-z0-9_-]"  # base64url
-# a value: a quoted string (Python prefixes; \"…\" of JSON inside a JSON string) or a bare word
+# a value: a quoted string (Python prefixes; \"…\" of JSON inside a JSON string) or a bare word, which
+# ends at a space, a quote or ; , ) ] } (code: f(token=token, x=1)) - in a query string it takes the rest
 _VALUE = (r"(?P<val>[rbuf]{0,2}\"(?:[^\"\\\r\n]|\\.){0,1000}\"|[rbuf]{0,2}'(?:[^'\\\r\n]|\\.){0,1000}'"
-          r"|`[^`\r\n]{0,1000}`|\\\"(?:[^\"\\\r\n]|\\[^\"\r\n]){0,1000}\\\"|[^\s\"'`&;<\\]{1,1000})")
+          r"|`[^`\r\n]{0,1000}`|\\\"(?:[^\"\\\r\n]|\\[^\"\r\n]){0,1000}\\\"|[^\s\"'`;<\\,)\]}]{1,1000})")
 # after a name: maybe the closing quote of a key ("api_key":, os.environ['X']); then = := => : or
 # `name: type =`, spaces after access_key or a .netrc password, or the > of <password>…</password>
 _ASSIGN = (r"(?![a-z0-9_])(?:\\?[\"'`]\]?)?[ \t]*(?P<sep>:=|=>|=(?!=)"
-           r"|:(?![:/=])(?:[ \t]*[a-z_][a-z0-9_.\[\], |]{0,60}?[ \t]*=(?!=))?"
+           r"|:(?![:/=])(?:[ \t]*[a-z_][a-z0-9_.\[\], |]{0,60}?[ \t]+=(?!=))?"
            r"|(?<=access.key)[ \t]+|(?<= password)[ \t]+|>(?=[^<\s]{1,512}</))[ \t]*" + _VALUE)
 _AUTH_HEADER = (r"orization\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?(?>(?:bearer|basic|token|digest|bot|apikey|sso-key"
                 r"|negotiate|ntlm|aws4-hmac-sha256)[ \t]+)?(?P<hval>[^\s\"'\\][^\"'\r\n\\]{0,2000})")
@@ -450,10 +486,12 @@ def scan(text: str) -> list[Span]:
 
 def _apply(rules: list[Rule] | tuple[Rule, ...], text: str, folded: str | None, spans: list[Span]) -> None:
     for rule in rules:
-        if rule.folded is None:
+        if not rule.folded:
             hay, pattern = text, rule.pattern
-        else:
-            hay, pattern = (folded, rule.pattern) if folded is not None else (text, rule.folded)
+        elif folded is not None:
+            hay, pattern = folded, rule.pattern
+        else:  # rare (the text has an İ), slow (no literal jump), so compiled on first use and cached by re
+            hay, pattern = text, re.compile(rule.pattern.pattern, re.IGNORECASE)
         pos = 0
         while (m := pattern.search(hay, pos)) is not None:
             found = rule.check(text, m) if rule.check is not None else (*m.span(rule.group), rule.kind)
