@@ -95,6 +95,17 @@ def test_redaction_is_idempotent() -> None:
     "TOKEN = '<token>'", "max_tokens = 4096", "token_count = len(tokens)", "key = 'name'", "for key, value in items:",
     "sk-learn-compatible-estimators-and-transformers", "![img](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAE)",
     'env: {"OPENAI_API_KEY": "${OPENAI_API_KEY}"}', "password: !vault |", "export TOKEN=$(cat token.txt)",
+    # false positives found on site-packages and fixed
+    "def sign(private_key: Ed25519PrivateKey, data: bytes):", "key: PKCS12PrivateKeyTypes | None,",
+    "l1_key = accessor_info.l1_key", "RegEnumKey = win32api.RegEnumKey", "entity_mask2_token=entity_mask2_token,",
+    'bos_token="__start__",', 'prefix_token="▁<PRE>",', 'IMAGE_TOKEN = "<|image|>"', 'self.image_token = "|SPEAKER|"',
+    '"n_token": "vocab_size",', "token = r\"[-!#$%&'*+.^_`|~0-9a-zA-Z]+\"", 'Token: "#f8f8f2",',
+    "# First pass: decided_mask==0, every element", "# cached token: `get_token()` may refresh a token",
+    'api_key="hf_...",', "<key>CFBundleShortVersionString</key>", 'CHALLENGE_PASSWORD: "challengePassword",',
+    "sha = self.repo_info(repo_id, token=token).sha", 'token = "ENDMARKER"', "ERRORTOKEN = token.ERRORTOKEN",
+    "# Cache for the exchanged token: re-exchanging on every call would be wasteful",
+    "(commandline --current-token 2>/dev/null)",
+    "MLKEM768X25519PrivateKey = rust_openssl.hpke.MLKEM768X25519PrivateKey",
 ])
 def test_real_code_is_not_redacted(line: str) -> None:
     assert redact(line) == (line, []), redact(line)

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
+import subprocess
+import sys
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -16,6 +19,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ai_memory.core.observation import build_observation
 from ai_memory.core.session_compile import MAX_PAGE_BYTES, compile_session
@@ -219,6 +224,43 @@ def test_same_observations_give_identical_bytes(claude_rows) -> None:
     assert first.handoff == again.handoff
 
 
+def test_bytes_do_not_depend_on_the_hash_seed(claude_rows, tmp_path) -> None:
+    rows = tmp_path / "rows.json"
+    rows.write_text(json.dumps(claude_rows))
+    script = ("import json, sys; from ai_memory.core.session_compile import compile_session; "
+              "sys.stdout.write(compile_session(json.load(open(sys.argv[1]))).text)")
+    texts = {
+        subprocess.run([sys.executable, "-c", script, str(rows)], capture_output=True, check=True,
+                       env={**os.environ, "PYTHONHASHSEED": seed}, cwd=Path(__file__).parents[1]).stdout
+        for seed in ("1", "2")
+    }
+    assert texts == {compile_session(claude_rows).text.encode()}
+
+
+def test_title_skips_wrappers_and_survives_yaml(claude) -> None:
+    hostile = "- [ ] *fix*: key: value # not a comment \u2028 'single' \"double\" & ✓ " + "word " * 30
+    rows = observations([{**claude["UserPromptSubmit"][0], "prompt": "<command-message>init</command-message>"},
+                         {**claude["UserPromptSubmit"][0], "prompt": hostile + "\nsecond line"}], agent="claude-code")
+    page = compile_session(rows)
+    meta = yaml.safe_load(page.text.split("\n---\n")[0].removeprefix("---\n"))
+    assert meta == page.frontmatter
+    assert meta["title"].startswith("- [ ] *fix*: key: value # not a comment") and len(meta["title"]) <= 80
+    assert "second line" not in meta["title"]
+
+
+def test_long_paths_and_commands_still_fit(claude) -> None:
+    batch = claude["PostToolBatch"][1]
+    payloads = []
+    for i in range(400):
+        unique = {"file_path": f"/home/dev/acme-api/{'deep/' * 100}f{i}.py", "command": f"make {'x' * 400} {i}"}
+        payloads.append({**batch, "tool_calls": [{**c, "tool_input": {**c["tool_input"], **unique}}
+                                                 for c in batch["tool_calls"]]})
+    page = compile_session(observations(payloads, agent="claude-code"))
+    assert len(page.text.encode()) <= MAX_PAGE_BYTES
+    assert len(page.frontmatter["files_touched"]) == 50
+    assert all(len(p) <= 512 for p in page.handoff["files_touched"])
+
+
 def test_tool_only_session_is_titled_by_its_id(claude) -> None:
     rows = observations([claude["PostToolUse"][1]], agent="claude-code")
     page = compile_session(rows)
@@ -237,7 +279,8 @@ def codex_session() -> list[dict[str, Any]]:
     bash = {"tool_name": "Bash", "tool_use_id": "call_9", "tool_input": {"command": "pytest -q tests/test_session.py"}}
     return observations([
         {**CODEX, "hook_event_name": "SessionStart", "source": "startup"},
-        {**CODEX, "hook_event_name": "UserPromptSubmit", "prompt": "Pick up the handoff from Claude and finish app/session.py"},
+        {**CODEX, "hook_event_name": "UserPromptSubmit",
+         "prompt": "Pick up the handoff from Claude and finish app/session.py"},
         {**CODEX, "hook_event_name": "PreToolUse", **patch},
         {**CODEX, "hook_event_name": "PostToolUse", **patch,
          "tool_response": "Success. Updated the following files:\nM app/session.py\nA app/limits.py"},
@@ -253,9 +296,11 @@ def codex_session() -> list[dict[str, Any]]:
 def test_codex_apply_patch_and_failing_bash() -> None:
     page = compile_session(codex_session())
     assert page.frontmatter["agent"] == "codex"
-    assert section(page.text, "Files touched").splitlines() == ["- `app/session.py`: edited", "- `app/limits.py`: written"]
+    files = section(page.text, "Files touched").splitlines()
+    assert files == ["- `app/session.py`: edited", "- `app/limits.py`: written"]
     assert "`pytest -q tests/test_session.py`: **failed** (exit 1)" in section(page.text, "Commands run")
-    assert "Bash `pytest -q tests/test_session.py`: exit 1; FAILED tests/test_session.py::test_ttl" in section(page.text, "Errors and failures")
+    errors = section(page.text, "Errors and failures")
+    assert "Bash `pytest -q tests/test_session.py`: exit 1; FAILED tests/test_session.py::test_ttl" in errors
     assert "Tool calls: 2 · Failures: 1" in section(page.text, "Summary")
     assert page.handoff["open_questions"] == ["Do you want me to update the fixture too?"]
     assert page.handoff["next_steps"] == ["fix the TTL assertion in tests/test_session.py", "rerun CI",
@@ -268,8 +313,8 @@ GEMINI = {"session_id": "c1f0e2d3-4b5a-4c6d-8e7f-9a0b1c2d3e4f", "cwd": "/home/de
 
 
 def gemini(event: str, second: int, **fields: Any) -> dict[str, Any]:
-    return {**GEMINI, "hook_event_name": event, "timestamp": f"2026-08-21T09:{30 + second // 60:02d}:{second % 60:02d}Z",
-            **fields}
+    stamp = f"2026-08-21T09:{30 + second // 60:02d}:{second % 60:02d}Z"
+    return {**GEMINI, "hook_event_name": event, "timestamp": stamp, **fields}
 
 
 def gemini_session() -> list[dict[str, Any]]:
@@ -321,9 +366,9 @@ def test_a_huge_session_stays_under_64_kib_and_compiles_quickly(claude) -> None:
         if i % 10 == 0:
             payloads.append({**prompt, "prompt": f"Step {i}: " + "explain the token refresh flow again " * 40})
         elif i % 10 < 6:
-            payloads.append({**edit, "tool_calls": [{**c, "tool_input": {**c["tool_input"], "file_path": f"/home/dev/acme-api/src/m{i}.py",
-                                                                            "command": f"pytest tests/test_{i}.py"}}
-                                                    for c in edit["tool_calls"]]})
+            unique = {"file_path": f"/home/dev/acme-api/src/m{i}.py", "command": f"pytest tests/test_{i}.py"}
+            calls = [{**c, "tool_input": {**c["tool_input"], **unique}} for c in edit["tool_calls"]]
+            payloads.append({**edit, "tool_calls": calls})
         else:
             payloads.append({**bash, "tool_input": {"command": f"npm test -- --grep case{i}"}})
     rows = observations(payloads, agent="claude-code")
@@ -341,7 +386,8 @@ def test_a_huge_session_stays_under_64_kib_and_compiles_quickly(claude) -> None:
 
 WEIRD_PAYLOADS = [
     None, [], ["a", 1], "text", 42, {}, {"tool_calls": "nope"}, {"tool_calls": [None, 1, {"tool_input": []}]},
-    {"tool_name": ["Bash"], "tool_input": "rm -rf /tmp/x"}, {"tool_name": "Bash", "tool_input": {"command": ["ls", 1, None]}},
+    {"tool_name": ["Bash"], "tool_input": "rm -rf /tmp/x"},
+    {"tool_name": "Bash", "tool_input": {"command": ["ls", 1, None]}},
     {"tool_name": "Edit", "tool_input": {"file_path": 12}}, {"tool_name": "apply_patch", "tool_input": [PATCH]},
     {"tool_name": "Bash", "tool_response": {"exit_code": "x", "metadata": [1]}, "error": {"nested": [1, {"a": None}]}},
     {"prompt": [{"type": "text", "text": "blocks"}, "plain", None]}, {"prompt": "x" * 2_000_000},
@@ -350,7 +396,8 @@ WEIRD_PAYLOADS = [
 ]
 
 
-@pytest.mark.parametrize("event", ["user-prompt", "pre-tool-use", "post-tool-use", "tool-failure", "stop", "nonsense", 7, None])
+@pytest.mark.parametrize("event", ["user-prompt", "pre-tool-use", "post-tool-use", "tool-failure", "stop",
+                                   "nonsense", 7, None])
 def test_any_payload_shape_compiles_without_raising(event) -> None:
     rows: list[Any] = ["not a row", None]
     for i, payload in enumerate(WEIRD_PAYLOADS):
@@ -364,3 +411,31 @@ def test_any_payload_shape_compiles_without_raising(event) -> None:
     assert list(meta) == FRONTMATTER_KEYS
     assert re.fullmatch(r"[a-z0-9._-]+/sessions/[a-z0-9-]+-[a-z0-9._-]+\.md", page.path)
     assert ".." not in page.path
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=300),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(["tool_name", "tool_input", "tool_response", "command", "file_path", "error", "prompt",
+                         "tool_calls", "last_assistant_message", "exit_code", "content", "edits", "x"]),
+        inner, max_size=5),
+    max_leaves=25,
+)
+ROWS = st.lists(st.fixed_dictionaries({
+    "event": st.sampled_from(["user-prompt", "pre-tool-use", "post-tool-use", "tool-failure", "stop", "other"]),
+    "session_id": st.text(max_size=40), "agent": st.sampled_from(["claude-code", "codex", "gemini", ""]),
+    "cwd": st.sampled_from(["/home/dev/acme-api", "", None]), "project": st.text(max_size=20),
+    "tool_name": st.sampled_from(["Bash", "Edit", "apply_patch", "run_shell_command", "write_file", None]),
+    "occurred_at": st.sampled_from(["2026-11-30T10:00:00.000000Z", "2026-11-30T11:30:00Z", "junk", ""]),
+    "payload": JSON,
+}), max_size=30)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ROWS)
+def test_generated_sessions_never_raise(rows) -> None:
+    page = compile_session(rows)
+    if page is not None:
+        assert len(page.text.encode()) <= MAX_PAGE_BYTES
+        assert list(yaml.safe_load(page.text.split("\n---\n")[0].removeprefix("---\n"))) == FRONTMATTER_KEYS
+        assert page.text == compile_session(copy.deepcopy(rows)).text

@@ -58,8 +58,9 @@ _PLACEHOLDER_HINTS = ("example", "dummy", "placeholder", "sample", "fake", "chan
 _TEMPLATE_CHARS = re.compile(r"[${<\[%*#…]|\.\.\.")
 _PLACEHOLDER = re.compile(
     r"change[_-]?me|your[_-]|yourpass|yoursecret|yourtoken|example|dummy|placeholder|sample|fake|replace[_-]?me"
-    r"|xxxx|\*\*\*|\$\{|\$\(|\{\{|\{%|(?<![a-z0-9])%s(?![a-z0-9])|%\(|\#\{|(?<![a-z])(?:test|todo|fixme|xxx)(?![a-z])|\[redacted"
-    r"|^<.*>$|^\[.*\]$|^\{.*\}$|\{[a-z_][\w.]*\}|^\$[a-z_]|^my[_-]?(?:secret|password|token|key|api)|\.\.\.|…")
+    r"|xxxx|\*\*\*|\.\.\.|…|\[redacted|(?<![a-z])(?:test|todo|fixme|xxx)(?![a-z])"
+    r"|\$\{|\$\(|\{\{|\{%|(?<![a-z0-9])%s(?![a-z0-9])|%\(|\#\{|\{[a-z_][\w.]*\}|^\$[a-z_]"
+    r"|^<.*>$|^\[.*\]$|^\{.*\}$|^my[_-]?(?:secret|password|token|key|api)")
 # an identifier or attribute path, maybe called or subscripted; a bracketed expression; a number
 _CODE = re.compile(r"^(?:-?[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?P<tail>[(\[].*)?|[(\[{].*|-?\d+(?:\.\d+)?)$")
 _SNAKE = re.compile(r"^_*(?:[a-z]+[0-9]*_+)+[a-z]+[0-9]*_*$|^_*(?:[A-Z]+[0-9]*_+)+[A-Z]+[0-9]*_*$")
@@ -69,7 +70,8 @@ _HUMP = re.compile(r"[A-Z][a-z]{2,}")
 _CASE_SWITCH = re.compile(r"[a-z](?=[A-Z])|[A-Z](?=[a-z])")
 _TYPE_NAME = re.compile(r"^_*[A-Z]\w{0,28}[A-Z][a-z]{2,}$")  # short, ends in a Capitalised word
 # a word of code: lower_case, UPPER_CASE, EndsInAWord, or Mixed_snake_case (not Zx9Qv_random noise)
-_CODE_WORD = re.compile(r"^_*(?:[a-z0-9_]+|[A-Z0-9_]+|\w*[A-Z][a-z]{2,}|[A-Za-z0-9]{1,12}(?:_+[a-z0-9]{1,20})+_*)$")
+_CODE_WORD = re.compile(r"^_*(?:[a-z0-9_]+|[A-Z0-9_]+|\w*[A-Z][a-z]{2,}"
+                        r"|[A-Za-z0-9]{1,12}(?:_+[a-z0-9]{1,20})+_*)$")
 _WORDY = re.compile(r"^[A-Za-z_-]+$")  # letters and - _ only: a word or a name, like challengePassword
 _SECRET_WORDS = re.compile(r"pass|secret|token|key|auth|cred", re.IGNORECASE)
 _SYMBOL = re.compile(r"[^\w.-]")
@@ -125,7 +127,7 @@ def is_code(value: str) -> bool:
     if _TYPE_NAME.match(value) and sum(map(len, _HUMP.findall(value))) * 2 >= len(value):
         return True  # Ed25519PrivateKey, PKCS12PrivateKeyTypes
     if _SNAKE.match(value):
-        return True  # entity_mask2_token, MAX_RETRIES_2
+        return True  # entity_mask2_token, MAX_RETRIES
     if "." in value and all(map(_CODE_WORD.match, value.lstrip("-").split("."))):
         return True  # self.token, win32api.RegEnumKey, self.G2_node_order.__getitem__
     if looks_random(value):
@@ -196,7 +198,8 @@ def judge_value(raw: str, strength: int, env_style: bool) -> tuple[int, int] | N
     elif env_style:  # NAME=value in .env or shell: a bare word is a literal string there
         ok = len(value) >= 6 and not _CALL.match(value)
     else:  # YAML, INI, a kwarg: needs a digit or a symbol, else it is a word ("token: re-exchanged")
-        ok = len(value) >= 8 and not is_code(value) and (keyish or strength == PASSWORD and bool(_SYMBOL.search(value)))
+        ok = (len(value) >= 8 and not is_code(value)
+              and (keyish or strength == PASSWORD and _SYMBOL.search(value) is not None))
     return (start, start + len(value)) if ok else None
 
 

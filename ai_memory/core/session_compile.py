@@ -58,10 +58,11 @@ _TODO = re.compile(r"\b(?:TODO|FIXME)\b")
 _COMMENT = re.compile(r"^[\s#/*<!;>\"'-]+|[\s*/>-]+$")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
-_STEP_LABEL = re.compile(r"^(?:#+\s*)?(?:\*\*|__)?(?:next steps?|todos?|to-dos?|remaining(?: work| steps| tasks| items)?"
-                         r"|still to do|follow[- ]ups?)(?:\*\*|__)?\s*(?::|$)(?:\*\*|__)?\s*(.*)$", re.I)
+_STEP_LABEL = re.compile(r"^(?:#+\s*)?(?:\*\*|__)?(?:next steps?|todos?|to-dos?|still to do|follow[- ]ups?"
+                         r"|remaining(?: work| steps| tasks| items)?)(?:\*\*|__)?\s*(?::|$)(?:\*\*|__)?\s*(.*)$", re.I)
 _STEP_SENTENCE = re.compile(r"^(?:next\b(?!\.\w)|todo\s*[:(]|fixme\b|still to do\b|remaining\s*:)", re.I)
-_LIST_HEADER = re.compile(r"(?:next steps?|todo|to-do|remain|still to do|left to do|follow[- ]up)[^:]{0,60}:\s*$", re.I)
+_LIST_HEADER = re.compile(r"(?:next steps?|todo|to-do|remain|still to do|left to do|follow[- ]up)[^:]{0,60}:\s*$",
+                          re.I)
 _SCAFFOLD = ("<", "Caveat:", "[Request interrupted")
 
 
@@ -72,7 +73,8 @@ class SessionPage:
     path: str  # "<project>/sessions/<YYYY-MM-DD>-<short-id>.md"
     text: str  # the whole markdown file: YAML frontmatter + body
     frontmatter: dict
-    handoff: dict  # session_id, project, cwd, from_agent, summary, open_questions, files_touched, next_steps, created_at
+    handoff: dict  # session_id, project, cwd, from_agent, summary, open_questions, files_touched,
+    #                next_steps, created_at
     entities: list[str]
 
 
@@ -100,7 +102,8 @@ class _Digest:
     api_errors: list[tuple[str, str]] = field(default_factory=list)  # (at, text)
     pending: dict[Any, list[_Call]] = field(default_factory=dict)
     stamps: list[str] = field(default_factory=list)
-    counts: dict[str, Counter] = field(default_factory=lambda: {k: Counter() for k in ("session_id", "agent", "project", "cwd")})
+    counts: dict[str, Counter] = field(  # most common wins: session_id, agent, project, cwd
+        default_factory=lambda: {k: Counter() for k in ("session_id", "agent", "project", "cwd")})
 
 
 # ---------------------------------------------------------------- small readers
@@ -152,10 +155,9 @@ def _code(text: str) -> str:
 def _minutes(start: str, end: str) -> int:
     try:
         a = datetime.fromisoformat(start.replace("Z", "+00:00"))
-        b = datetime.fromisoformat(end.replace("Z", "+00:00"))
-    except ValueError:
+        return max(0, round((datetime.fromisoformat(end.replace("Z", "+00:00")) - a).total_seconds() / 60))
+    except (ValueError, TypeError):  # unparseable, or naive against aware
         return 0
-    return max(0, round((b - a).total_seconds() / 60))
 
 
 def _kind(ob: dict, payload: dict) -> EventKind:
@@ -317,11 +319,13 @@ def _touches(call: _Call) -> list[tuple[str, str]]:
 
 
 def _rel(path: str, cwd: str) -> str:
-    path = _line(path, 512)
+    """The path relative to the call's cwd when inside it; a very long one keeps both ends."""
+    path = _SPACE.sub(" ", _text(path, 100_000)).strip()
     root = cwd.rstrip("/")
     if root and path.startswith(root + "/"):
         path = path[len(root) + 1:]
-    return path.removeprefix("./")
+    path = path.removeprefix("./")
+    return path if len(path) <= 512 else f"{path[:200]}…{path[-311:]}"
 
 
 def _todos(call: _Call, touches: list[tuple[str, str]]) -> list[str]:
@@ -342,7 +346,7 @@ def _todos(call: _Call, touches: list[tuple[str, str]]) -> list[str]:
             path = _rel(m.group(2) or m.group(3), call.cwd)
         elif line.startswith("+") and not line.startswith("+++") and (m := _TODO.search(line)):
             found.append(f"{path}: {_line(_COMMENT.sub('', line[m.start():]), 160)}")
-    return found[:20]
+    return found[:5]
 
 
 def _output_tail(response: Any) -> str:
@@ -364,11 +368,14 @@ def _failure_line(call: _Call, subject: str, label: str) -> str:
     return f"{_line(call.name, 60)}{where}: {_clip(what, 300)}"
 
 
-def _tool_lists(d: _Digest) -> tuple[dict[str, dict[str, int]], list[tuple[str, str]], list[tuple[str, str]], list[str], int]:
-    """Files with their actions, commands and failures as (time, line), TODOs, failure count."""
+_Timed = list[tuple[str, str]]  # (occurred_at, markdown line)
+
+
+def _tool_lists(d: _Digest) -> tuple[dict[str, dict[str, int]], _Timed, _Timed, list[str], int]:
+    """Files with their actions, commands, failures, TODOs written into files, and the failure count."""
     files: dict[str, dict[str, int]] = {}
-    commands: list[tuple[str, str]] = []
-    errors: list[tuple[str, str]] = []
+    commands: _Timed = []
+    errors: _Timed = []
     todos: list[str] = []
     failures = 0
     for call in d.calls:
@@ -562,8 +569,9 @@ def _who(d: _Digest, project: str | None) -> _Who:
     agent = _top(d.counts["agent"]) or "unknown"
     name = (_safe(project) if isinstance(project, str) else "") or _safe(_top(d.counts["project"]) or "")
     created, updated = (min(d.stamps), max(d.stamps)) if d.stamps else (None, None)
-    return _Who(session_id=session_id, short_id=_safe(session_id)[:8].strip("-.") or "session", agent=agent,
-                cwd=_top(d.counts["cwd"]), project=name[:64].strip("-.") or UNSORTED, created=created, updated=updated)
+    return _Who(session_id=session_id, short_id=_safe(session_id)[:8].strip("-.") or "session",
+                agent=agent, cwd=_top(d.counts["cwd"]), project=name[:64].strip("-.") or UNSORTED,
+                created=created, updated=updated)
 
 
 def _summary_lines(d: _Digest, who: _Who, failures: int, reply: str) -> list[str]:
@@ -586,7 +594,11 @@ def _file_line(path: str, actions: dict[str, int]) -> str:
 
 def compile_session(observations: list[dict], *, project: str | None = None) -> SessionPage | None:
     """The session page and handoff; None when the session has no prompt and no tool use."""
-    d = _digest(list(observations) if isinstance(observations, (list, tuple)) else [])
+    try:
+        rows = [] if isinstance(observations, (str, bytes, dict)) else list(observations)
+    except TypeError:  # not iterable
+        rows = []
+    d = _digest(rows)
     if not d.prompts and not d.calls:
         return None
     who = _who(d, project)

@@ -141,6 +141,48 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         ALTER TABLE sessions ADD COLUMN compiled_at TEXT;
         """,
     ),
+    (
+        3,
+        "page chunks, embeddings keyed by content hash, page history for as_of",
+        f"""
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY,
+            page_id INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+            ord INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            content_hash TEXT NOT NULL
+        );
+        CREATE INDEX chunks_page ON chunks(page_id);
+        CREATE INDEX chunks_hash ON chunks(content_hash);
+
+        CREATE TABLE embeddings (
+            content_hash TEXT NOT NULL,
+            model TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (content_hash, model)
+        );
+
+        ALTER TABLE observations ADD COLUMN embed_hash TEXT;
+        CREATE INDEX observations_embed ON observations(embed_hash);
+
+        CREATE TABLE page_history (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL,
+            project TEXT NOT NULL,
+            type TEXT NOT NULL,
+            title TEXT NOT NULL,
+            summary TEXT NOT NULL,
+            body TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            superseded_by TEXT,
+            valid_from TEXT NOT NULL,
+            valid_to TEXT
+        );
+        CREATE INDEX page_history_path ON page_history(path, valid_from);
+        CREATE VIRTUAL TABLE page_history_fts USING fts5(title, summary, body, tokenize="{FTS_TOKENIZE}");
+        """,
+    ),
 )
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from ai_memory.core.chunks import chunk_text, text_hash
 from ai_memory.core.entities import extract_entities, normalize_entity
 from ai_memory.core.page import ParsedPage
 from ai_memory.store.writer import WriteTx
@@ -36,9 +37,12 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def index_page_rows(conn: sqlite3.Connection, page: ParsedPage, mtime_ns: int, size: int) -> int:
+def index_page_rows(conn: sqlite3.Connection, page: ParsedPage, mtime_ns: int, size: int,
+                    now: str | None = None) -> int:
     """Replace every index row of ``page.path`` with rows for this version; return the page id."""
-    remove_page_rows(conn, page.path)
+    when = now or _now()
+    _record_history(conn, page, when)
+    _drop_current_rows(conn, page.path)
     meta = page.meta
     cur = conn.execute(
         "INSERT INTO pages(path, project, type, title, tier, summary, body, frontmatter, content_hash,"
@@ -57,6 +61,9 @@ def index_page_rows(conn: sqlite3.Connection, page: ParsedPage, mtime_ns: int, s
     conn.execute("INSERT INTO pages_fts(rowid, title, summary, body) VALUES (?,?,?,?)",
                  (page_id, page.title, page.summary, page.body))
     _insert_entities(conn, page_id, page)
+    chunks = chunk_text(page.title, page.body)
+    conn.executemany("INSERT INTO chunks(page_id, ord, text, content_hash) VALUES (?,?,?,?)",
+                     [(page_id, i, c, text_hash(c)) for i, c in enumerate(chunks)])
     conn.executemany("INSERT OR IGNORE INTO links(src_id, target, kind) VALUES (?,?,?)",
                      [(page_id, target, kind) for target, kind in page.links])
     return page_id
@@ -76,7 +83,32 @@ def _insert_entities(conn: sqlite3.Connection, page_id: int, page: ParsedPage) -
     )
 
 
-def remove_page_rows(conn: sqlite3.Connection, path: str) -> bool:
+def _record_history(conn: sqlite3.Connection, page: ParsedPage, when: str) -> None:
+    """Keep every version the index has seen, with the time it was valid from (for as_of)."""
+    current = conn.execute(
+        "SELECT id, content_hash FROM page_history WHERE path = ? AND valid_to IS NULL", (page.path,)
+    ).fetchone()
+    if current is not None and current[1] == page.content_hash:
+        return
+    if current is not None:
+        conn.execute("UPDATE page_history SET valid_to = ? WHERE id = ?", (when, current[0]))
+    cur = conn.execute(
+        "INSERT INTO page_history(path, project, type, title, summary, body, content_hash, superseded_by,"
+        " valid_from) VALUES (?,?,?,?,?,?,?,?,?)",
+        (page.path, page.project, page.type, page.title, page.summary, page.body, page.content_hash,
+         _text(page.meta.get("superseded_by")), when),
+    )
+    conn.execute("INSERT INTO page_history_fts(rowid, title, summary, body) VALUES (?,?,?,?)",
+                 (cur.lastrowid, page.title, page.summary, page.body))
+
+
+def remove_page_rows(conn: sqlite3.Connection, path: str, now: str | None = None) -> bool:
+    """The file is gone: drop its index rows and close its history."""
+    conn.execute("UPDATE page_history SET valid_to = ? WHERE path = ? AND valid_to IS NULL", (now or _now(), path))
+    return _drop_current_rows(conn, path)
+
+
+def _drop_current_rows(conn: sqlite3.Connection, path: str) -> bool:
     row = conn.execute("SELECT id FROM pages WHERE path = ?", (path,)).fetchone()
     if row is None:
         return False

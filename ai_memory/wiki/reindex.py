@@ -12,6 +12,7 @@ import os
 import sqlite3
 import sys
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 from tqdm import tqdm
@@ -59,7 +60,7 @@ def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool
             except OSError as exc:
                 log.warning("reindex: cannot read %s: %s", rel, exc)
                 continue
-            index_page_rows(conn, page, st.st_mtime_ns, st.st_size)
+            index_page_rows(conn, page, st.st_mtime_ns, st.st_size, now=_iso(st.st_mtime_ns))
             report.pages += 1
             report.broken_pages += bool(page.problems)
         replay_journal(conn, raw_dir, report, show_progress)
@@ -72,6 +73,10 @@ def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool
     finally:
         conn.close()
     return report
+
+
+def _iso(mtime_ns: int) -> str:
+    return datetime.fromtimestamp(mtime_ns / 1e9, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def replay_journal(conn: sqlite3.Connection, raw_dir: Path, report: RebuildReport, show: bool = False) -> None:
@@ -99,8 +104,11 @@ def _copy_state(conn: sqlite3.Connection, old_db: Path) -> int:
     try:
         conn.execute("BEGIN IMMEDIATE")
         cur = conn.execute("INSERT OR IGNORE INTO handoffs SELECT * FROM old.handoffs")
+        kept = cur.rowcount
+        # vectors are keyed by content hash: unchanged chunks keep theirs, nothing is re-embedded
+        conn.execute("INSERT OR IGNORE INTO embeddings SELECT * FROM old.embeddings")
         conn.execute("COMMIT")
-        return cur.rowcount
+        return kept
     except sqlite3.Error as exc:
         if conn.in_transaction:
             conn.execute("ROLLBACK")

@@ -1,0 +1,102 @@
+"""Time expressions in a query ("in May 2023", "last week", "yesterday", "2022") as date ranges.
+
+Pure and deterministic: relative expressions are resolved against a ``now`` the caller passes.
+The reranker compares these ranges with page and session dates.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+MONTHS = {m: i for i, m in enumerate(
+    "january february march april may june july august september october november december".split(), 1)}
+MONTHS.update({m[:3]: i for m, i in list(MONTHS.items())})
+MONTHS["sept"] = 9
+_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b,?\s*(\d{{4}})?", re.I)
+_MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?\b,?\s*(\d{{4}})?", re.I)
+_MONTH_YEAR = re.compile(rf"\b{_MONTH}\s+(?:of\s+)?(\d{{4}})\b", re.I)
+_MONTH_ONLY = re.compile(rf"\b(?:in|during|since|before|after|of)\s+{_MONTH}\b", re.I)
+_YEAR = re.compile(r"\b(19[7-9]\d|20\d\d)\b")
+_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_RELATIVE = {
+    "today": (0, 0), "yesterday": (1, 1), "last week": (14, 0), "this week": (7, 0), "past week": (7, 0),
+    "last month": (62, 0), "this month": (31, 0), "past month": (31, 0), "last year": (730, 0),
+    "this year": (366, 0), "recently": (14, 0), "few days ago": (7, 1), "last few days": (5, 0),
+}
+
+
+@dataclass(frozen=True)
+class DateRange:
+    start: date
+    end: date  # inclusive
+
+    def contains(self, day: date) -> bool:
+        return self.start <= day <= self.end
+
+    def distance_days(self, day: date) -> int:
+        if self.contains(day):
+            return 0
+        return (self.start - day).days if day < self.start else (day - self.end).days
+
+
+def _month_range(year: int, month: int) -> DateRange:
+    start = date(year, month, 1)
+    nxt = date(year + (month == 12), month % 12 + 1, 1)
+    return DateRange(start, nxt - timedelta(days=1))
+
+
+def _safe_date(year: int, month: int, day: int) -> date | None:
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
+def parse_ranges(text: str, now: datetime) -> list[DateRange]:
+    """Every date range the text names; empty when it names none."""
+    lowered = text.lower()
+    ranges: list[DateRange] = []
+    today = now.date()
+    for phrase, (back, until) in _RELATIVE.items():
+        if phrase in lowered:
+            ranges.append(DateRange(today - timedelta(days=back), today - timedelta(days=until)))
+    consumed: list[tuple[int, int]] = []
+    for match in _ISO.finditer(text):
+        day = _safe_date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
+        if day:
+            ranges.append(DateRange(day, day))
+            consumed.append(match.span())
+    for match in _DAY_MONTH_YEAR.finditer(text):
+        day = _safe_date(int(match.group(3) or today.year), MONTHS[match.group(2).lower()[:3]], int(match.group(1)))
+        if day:
+            ranges.append(DateRange(day, day))
+            consumed.append(match.span())
+    for match in _MONTH_DAY_YEAR.finditer(text):
+        day = _safe_date(int(match.group(3) or today.year), MONTHS[match.group(1).lower()[:3]], int(match.group(2)))
+        if day:
+            ranges.append(DateRange(day, day))
+            consumed.append(match.span())
+    for match in _MONTH_YEAR.finditer(text):
+        ranges.append(_month_range(int(match.group(2)), MONTHS[match.group(1).lower()[:3]]))
+        consumed.append(match.span())
+    for match in _MONTH_ONLY.finditer(text):
+        if not any(a <= match.start(1) < b for a, b in consumed):
+            ranges.append(_month_range(today.year, MONTHS[match.group(1).lower()[:3]]))
+    for match in _YEAR.finditer(text):
+        if not any(a <= match.start() < b for a, b in consumed):
+            year = int(match.group(1))
+            ranges.append(DateRange(date(year, 1, 1), date(year, 12, 31)))
+    return ranges
+
+
+def to_date(stamp: str | None) -> date | None:
+    """The date of an ISO timestamp (our stored form), or None."""
+    if not stamp:
+        return None
+    try:
+        return datetime.fromisoformat(stamp[:19]).date()
+    except ValueError:
+        return None

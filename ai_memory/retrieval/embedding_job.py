@@ -1,0 +1,141 @@
+"""The background embedding job: vectors for page chunks and observations, never on the hook path.
+
+It finds chunks and observations without a vector for the current model, encodes them in a
+worker thread in batches, and stores the vectors through the writer. Vectors are keyed by the
+SHA-256 of their text, so an unchanged chunk is never embedded twice (reindex reuses them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+from dataclasses import dataclass
+
+import numpy as np
+
+from ai_memory.core.chunks import text_hash
+from ai_memory.embed.model import Embedder
+from ai_memory.store.reader import Reader
+from ai_memory.store.writer import Writer, WriteTx
+
+log = logging.getLogger(__name__)
+BATCH = 128
+# Events whose text says something about the work; session boundaries carry none.
+EMBEDDED_EVENTS = ("user-prompt", "stop", "subagent-stop", "pre-compact", "post-compact", "notification",
+                   "post-tool-use", "tool-failure", "pre-tool-use")
+
+
+def observation_text(title: str, body: str, event: str) -> str:
+    if event in ("user-prompt", "stop", "subagent-stop", "pre-compact", "post-compact"):
+        return body[:2000] or title
+    return f"{title}\n{body[:500]}"
+
+
+@dataclass
+class Pending:
+    hashes: list[str]
+    texts: list[str]
+    obs: list[tuple[int, str]]  # (observation rowid, hash)
+    skip_obs: list[int]
+
+
+def find_pending(conn: sqlite3.Connection, model: str, limit: int = BATCH) -> Pending:
+    rows = conn.execute(
+        "SELECT c.content_hash, MIN(c.text) FROM chunks c LEFT JOIN embeddings e"
+        " ON e.content_hash = c.content_hash AND e.model = ? WHERE e.content_hash IS NULL"
+        " GROUP BY c.content_hash LIMIT ?", (model, limit)).fetchall()
+    pending = Pending([r[0] for r in rows], [r[1] for r in rows], [], [])
+    seen = set(pending.hashes)
+    for rowid, title, body, event in conn.execute(
+            "SELECT rowid, title, body, event FROM observations WHERE embed_hash IS NULL LIMIT ?", (limit,)):
+        if event not in EMBEDDED_EVENTS:
+            pending.skip_obs.append(rowid)
+            continue
+        text = observation_text(title, body, event)
+        digest = text_hash(text)
+        pending.obs.append((rowid, digest))
+        if digest not in seen:
+            seen.add(digest)
+            known = conn.execute("SELECT 1 FROM embeddings WHERE content_hash = ? AND model = ?",
+                                 (digest, model)).fetchone()
+            if known is None:
+                pending.hashes.append(digest)
+                pending.texts.append(text)
+    return pending
+
+
+def store_vectors(model: str, dim: int, pending: Pending, vectors: np.ndarray):
+    def job(tx: WriteTx) -> int:
+        tx.conn.executemany(
+            "INSERT OR IGNORE INTO embeddings(content_hash, model, dim, vector) VALUES (?,?,?,?)",
+            [(h, model, dim, v.astype(np.float32).tobytes()) for h, v in zip(pending.hashes, vectors)])
+        tx.conn.executemany("UPDATE observations SET embed_hash = ? WHERE rowid = ?",
+                            [(h, rowid) for rowid, h in pending.obs])
+        tx.conn.executemany("UPDATE observations SET embed_hash = '' WHERE rowid = ?",
+                            [(rowid,) for rowid in pending.skip_obs])
+        return len(pending.hashes)
+
+    return job
+
+
+class EmbeddingJob:
+    """Owns the loop; ``wake`` shortens the wait after new text arrives."""
+
+    def __init__(self, embedder: Embedder, reader: Reader, writer: Writer, idle_s: float = 1.0) -> None:
+        self.embedder = embedder
+        self._reader = reader
+        self._writer = writer
+        self._idle = idle_s
+        self._wake = asyncio.Event()
+        self.embedded = 0
+        self.ready = False
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def run_once(self) -> int:
+        model = self.embedder.model_id
+        pending = await self._reader.run(lambda c: find_pending(c, model))
+        if not pending.hashes and not pending.obs and not pending.skip_obs:
+            return 0
+        vectors = (await asyncio.to_thread(self.embedder.encode, pending.texts)
+                   if pending.texts else np.zeros((0, self.embedder.dim), dtype=np.float32))
+        await self._writer.submit_wait(store_vectors(model, self.embedder.dim, pending, vectors))
+        self.embedded += len(pending.hashes)
+        return len(pending.hashes) + len(pending.obs) + len(pending.skip_obs)
+
+    async def run(self) -> None:
+        await asyncio.to_thread(self._load)
+        while True:
+            try:
+                done = await self.run_once()
+            except Exception:  # logged; the next turn tries again
+                log.exception("embedding batch failed")
+                done = 0
+            if not done:
+                self._wake.clear()
+                try:
+                    await asyncio.wait_for(self._wake.wait(), timeout=self._idle)
+                except asyncio.TimeoutError:
+                    pass
+
+    def _load(self) -> None:
+        load = getattr(self.embedder, "load", None)
+        if load is not None:
+            load()
+        self.ready = True
+        log.info("embedding model %s loaded", self.embedder.model_id)
+
+    async def backlog(self) -> dict[str, int]:
+        model = self.embedder.model_id
+
+        def count(conn: sqlite3.Connection) -> dict[str, int]:
+            chunks = conn.execute(
+                "SELECT COUNT(DISTINCT c.content_hash) FROM chunks c LEFT JOIN embeddings e"
+                " ON e.content_hash = c.content_hash AND e.model = ? WHERE e.content_hash IS NULL", (model,)
+            ).fetchone()[0]
+            obs = conn.execute("SELECT COUNT(*) FROM observations WHERE embed_hash IS NULL").fetchone()[0]
+            return {"chunks": int(chunks), "observations": int(obs)}
+
+        return await self._reader.run(count)
