@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from datetime import datetime, timezone
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,9 @@ from ai_memory.config import Config
 from ai_memory.core.errors import AiMemoryError
 from ai_memory.ingest.sessions import SessionCompiler
 from ai_memory.ingest.spool import SpoolStats, drain_once
+from ai_memory.retrieval.embedding_job import EmbeddingJob
+from ai_memory.retrieval.search import Retriever
+from ai_memory.retrieval.vectors import VectorIndex
 from ai_memory.store.observations import InsertResult
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer
@@ -41,11 +45,14 @@ class Runtime:
     wiki: Wiki
     sessions: SessionCompiler
     watcher: WikiWatcher | None
+    retriever: Retriever
+    embedding: EmbeddingJob | None
     started_at: float = field(default_factory=time.time)
     spool: SpoolStats = field(default_factory=SpoolStats)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     _oneshots: set[asyncio.Task[object]] = field(default_factory=set)
     _maintenance: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _last_access: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def build(cls, config: Config) -> "Runtime":
@@ -59,10 +66,22 @@ class Runtime:
         reader = Reader(config.db_path)
         committer = Committer(config.sub("wiki"), float(config.get("wiki.commit_window_s")))
         wiki = Wiki(config.sub("wiki"), writer, reader, committer)
+        embedding = None
+        index = None
+        if config.get("embed.enabled"):
+            from ai_memory.embed.model import MiniLM
+
+            model_dir = str(config.get("embed.model_dir"))
+            embedder = MiniLM(Path(model_dir) if model_dir else None, int(config.get("embed.threads")))
+            embedding = EmbeddingJob(embedder, reader, writer)
+            index = VectorIndex(embedder.model_id, embedder.dim)
+        retriever = Retriever(embedding.embedder if embedding else None, index,
+                              ready=lambda: bool(embedding and embedding.ready))
         return cls(
             config=config, token=datadir.read_token(config.token_path), writer=writer, reader=reader,
             wiki=wiki, sessions=SessionCompiler(wiki, reader, float(config.get("sessions.idle_minutes"))),
             watcher=WikiWatcher(wiki) if config.get("wiki.watch") else None,
+            retriever=retriever, embedding=embedding,
         )
 
     async def start(self) -> None:
@@ -77,6 +96,8 @@ class Runtime:
         self._spawn(self._every("spool.drain_interval_s", self.drain_spool), "spool-drain")
         self._spawn(self._every("wiki.reconcile_interval_s", self.wiki.reconcile, first_wait=True), "reconcile")
         self._spawn(self._every("wiki.reconcile_interval_s", self.sessions.finalize_idle), "idle-sessions")
+        if self.embedding is not None:
+            self._spawn(self.embedding.run(), "embeddings")
         log.info("data dir %s ready", self.config.data_dir)
 
     def _spawn(self, coro: Awaitable[None], name: str) -> None:
@@ -99,6 +120,8 @@ class Runtime:
 
     def notice(self, result: InsertResult) -> None:
         """Called after an event is stored: a session-end compiles the session in the background."""
+        if self.embedding is not None:
+            self.embedding.wake()
         if result.event == "session-end" and not result.duplicate:
             task = asyncio.create_task(self._finalize_quietly(result.session_id))
             self._oneshots.add(task)
@@ -109,6 +132,33 @@ class Runtime:
             await self.sessions.finalize(session_id)
         except Exception:  # logged; the idle pass retries it later
             log.exception("could not compile session %s", session_id)
+
+    def note_access(self, paths: list[str]) -> None:
+        """Count a search hit at most once per page per minute (retention reads these counts)."""
+        now = time.time()
+        due = [p for p in paths if now - self._last_access.get(p, 0.0) >= 60.0]
+        if not due:
+            return
+        for path in due:
+            self._last_access[path] = now
+        if len(self._last_access) > 50_000:
+            self._last_access = {p: t for p, t in self._last_access.items() if now - t < 60.0}
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        marks = ",".join("?" * len(due))
+
+        def bump(tx) -> None:
+            tx.conn.execute(f"UPDATE pages SET access_count = access_count + 1, last_access_at = ?"
+                            f" WHERE path IN ({marks})", (stamp, *due))
+
+        task = asyncio.create_task(self._quiet(self.writer.submit(bump)))
+        self._oneshots.add(task)
+        task.add_done_callback(self._oneshots.discard)
+
+    async def _quiet(self, awaitable: Awaitable[object]) -> None:
+        try:
+            await awaitable
+        except AiMemoryError as exc:  # a busy writer skips an access count; nothing more
+            log.debug("access count skipped: %s", exc.message)
 
     async def reindex(self) -> dict[str, object]:
         """Rebuild the database from files and journal while serving; swap it in atomically."""

@@ -29,7 +29,8 @@ def free_port() -> int:
 
 def cli_env(data_dir: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AI_MEMORY_")}
-    env.update({"AI_MEMORY_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1"}, **extra)
+    # Embeddings load torch (seconds per daemon): off unless a test turns them on.
+    env.update({"AI_MEMORY_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1", "AI_MEMORY_EMBED_ENABLED": "0"}, **extra)
     return env
 
 

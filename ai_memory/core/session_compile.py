@@ -3,9 +3,10 @@
 ``compile_session`` reads the observation dicts the store returns (``session_observations``)
 and writes down what a person picking the work up would ask: what was asked, which files
 were read or changed, which commands ran and failed, what is still open, what comes next.
-No model, no clock, no I/O: the same observations always give byte-identical text. Payloads
-are read defensively (any shape, any size never raises) and the page stays under 64 KiB by
-keeping the first and last items of long lists.
+No model, no clock, no I/O: the same observations always give byte-identical text. A tool
+call's Pre and Post events count once (matched by tool_use_id, else by tool and input); file
+paths are shown relative to the call's cwd. Payloads are read defensively (no shape or size
+raises) and the page stays under 64 KiB by keeping the first and last items of long lists.
 """
 
 from __future__ import annotations
@@ -368,14 +369,15 @@ def _failure_line(call: _Call, subject: str, label: str) -> str:
     return f"{_line(call.name, 60)}{where}: {_clip(what, 300)}"
 
 
-_Timed = list[tuple[str, str]]  # (occurred_at, markdown line)
+_Commands = list[tuple[str, str, str]]  # (occurred_at, command, status)
+_Errors = list[tuple[str, str]]  # (occurred_at, markdown)
 
 
-def _tool_lists(d: _Digest) -> tuple[dict[str, dict[str, int]], _Timed, _Timed, list[str], int]:
+def _tool_lists(d: _Digest) -> tuple[dict[str, dict[str, int]], _Commands, _Errors, list[str], int]:
     """Files with their actions, commands, failures, TODOs written into files, and the failure count."""
     files: dict[str, dict[str, int]] = {}
-    commands: _Timed = []
-    errors: _Timed = []
+    commands: _Commands = []
+    errors: _Errors = []
     todos: list[str] = []
     failures = 0
     for call in d.calls:
@@ -385,7 +387,7 @@ def _tool_lists(d: _Digest) -> tuple[dict[str, dict[str, int]], _Timed, _Timed, 
         command = _command(call.tool_input) if _is_shell(call.name) else ""
         if command:
             status = f"**failed** ({label})" if failed and label else "**failed**" if failed else label
-            commands.append((call.at, _code(command) + (f": {status}" if status else "")))
+            commands.append((call.at, command, status))
         if failed:
             errors.append((call.at, _failure_line(call, command or (touched[0][0] if touched else ""), label)))
             continue
@@ -592,13 +594,16 @@ def _file_line(path: str, actions: dict[str, int]) -> str:
     return f"- {_code(path)}: " + ", ".join(a + (f" ×{n}" if n > 1 else "") for a, n in actions.items())
 
 
+def _rows(observations: Any) -> list[Any]:
+    try:
+        return [] if isinstance(observations, (str, bytes, dict)) else list(observations)
+    except TypeError:  # not iterable
+        return []
+
+
 def compile_session(observations: list[dict], *, project: str | None = None) -> SessionPage | None:
     """The session page and handoff; None when the session has no prompt and no tool use."""
-    try:
-        rows = [] if isinstance(observations, (str, bytes, dict)) else list(observations)
-    except TypeError:  # not iterable
-        rows = []
-    d = _digest(rows)
+    d = _digest(_rows(observations))
     if not d.prompts and not d.calls:
         return None
     who = _who(d, project)
@@ -612,21 +617,19 @@ def compile_session(observations: list[dict], *, project: str | None = None) -> 
     summary = _summary(title, bool(d.prompts), reply, stats)
     questions = _open_questions(d)
     steps = _unique(_next_steps(d.replies[-1][1] if d.replies else "") + todos, HANDOFF_ITEMS)
-    entities = _entities(title, d, list(files), [line for _, line in commands])
+    entities = _entities(title, d, list(files), [command for _, command, _ in commands])
     frontmatter = {
         "type": "Session Summary", "title": title, "tier": "episodic", "project": who.project,
         "created": who.created, "updated": who.updated, "session_id": who.session_id, "agent": who.agent,
         "cwd": who.cwd, "tags": ["session", who.agent], "entities": entities, "summary": summary,
         "files_touched": listed,
     }
-    lists = {
-        "prompts": [f"- {_hhmm(at)} {_line(text, 500)}" for _, at, text in d.prompts],
-        "files": [_file_line(path, actions) for path, actions in files.items()],
-        "commands": [f"- {_hhmm(at)} {line}" for at, line in commands],
-        "errors": [f"- {_hhmm(at)} {line}" for at, line in errors],
-        "questions": [f"- {q}" for q in questions],
-        "steps": [f"- {s}" for s in steps],
-    }
+    lists = {"prompts": [f"- {_hhmm(at)} {_line(text, 500)}" for _, at, text in d.prompts],
+             "files": [_file_line(path, actions) for path, actions in files.items()],
+             "commands": [f"- {_hhmm(at)} {_code(c)}" + (f": {status}" if status else "")
+                          for at, c, status in commands],
+             "errors": [f"- {_hhmm(at)} {line}" for at, line in errors],
+             "questions": [f"- {q}" for q in questions], "steps": [f"- {s}" for s in steps]}
     head = yaml.safe_dump(frontmatter, sort_keys=False, allow_unicode=True, width=1000)
     text = _fit(head, title, _summary_lines(d, who, failures, reply), lists)
     handoff = {

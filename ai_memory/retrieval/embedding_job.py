@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ai_memory.core.chunks import text_hash
+from ai_memory.core.errors import AiMemoryError
 from ai_memory.embed.model import Embedder
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer, WriteTx
@@ -90,6 +91,7 @@ class EmbeddingJob:
         self._wake = asyncio.Event()
         self.embedded = 0
         self.ready = False
+        self.error: str | None = None
 
     def wake(self) -> None:
         self._wake.set()
@@ -106,7 +108,12 @@ class EmbeddingJob:
         return len(pending.hashes) + len(pending.obs) + len(pending.skip_obs)
 
     async def run(self) -> None:
-        await asyncio.to_thread(self._load)
+        try:
+            await asyncio.to_thread(self._load)
+        except AiMemoryError as exc:
+            self.error = f"{exc.message} ({exc.detail})" if exc.detail else exc.message
+            log.error("embeddings disabled: %s", self.error)
+            return
         while True:
             try:
                 done = await self.run_once()

@@ -1,17 +1,35 @@
-"""Answering a query: page hits (with their project, type, session) and raw observation hits.
+"""Answering a query: streams → reciprocal-rank fusion → authority → local reranker → evidence.
 
-This first version ranks by full text only; the fused retrieval (entities, graph, vectors,
-reranking) builds on the same request and reply shapes.
+Also: scope (current project plus ``_global`` by default), filters (kind, scope, superseded,
+expired, min_score), ``as_of`` over the page history, ``raw_hits`` from observations when pages
+miss, and ``explain`` with every number that made a score.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+import numpy as np
 
 from ai_memory.core.page import GLOBAL_PROJECT
-from ai_memory.retrieval.fts import make_snippet, query_terms, search_observations, search_pages
+from ai_memory.embed.model import Embedder
+from ai_memory.retrieval import rerank
+from ai_memory.retrieval.fts import make_snippet, match_expression, query_terms, search_observations
+from ai_memory.retrieval.fusion import Fused, authority, fuse, top_ids
+from ai_memory.retrieval.streams import (
+    Stream, entity_stream, fts_stream, graph_stream, query_entities, turn_streams, vector_stream,
+)
+from ai_memory.retrieval.vectors import VectorIndex
+
+KIND_TYPES = {
+    "fact": "Fact", "decision": "Decision", "preference": "Preference", "episode": "Note", "gotcha": "Gotcha",
+    "procedure": "Procedure", "rule": "Rule", "concept": "Concept", "note": "Note", "session": "Session Summary",
+}
+RERANK_DEPTH = 40
 
 
 @dataclass(frozen=True)
@@ -21,47 +39,226 @@ class Query:
     projects: tuple[str, ...] = ()
     all_projects: bool = False
     k: int = 10
+    explain: bool = False
+    as_of: str | None = None
+    include_superseded: bool = False
+    kinds: tuple[str, ...] = ()
+    scope: str | None = None
+    min_score: float | None = None
+    owner: str | None = None
 
 
 @dataclass
 class Answer:
     hits: list[dict[str, Any]] = field(default_factory=list)
     raw_hits: list[dict[str, Any]] = field(default_factory=list)
+    streams_used: list[str] = field(default_factory=list)
 
 
-def _in_scope(project: str, query: Query) -> bool:
-    if query.all_projects:
-        return True
-    allowed = set(query.projects) | ({query.project} if query.project else set())
-    if not allowed:
-        return True
-    return project in allowed or project == GLOBAL_PROJECT
+def in_scope(row: dict[str, Any], query: Query, now: str) -> bool:
+    if not query.all_projects:
+        allowed = set(query.projects) | ({query.project} if query.project else set())
+        if allowed and row["project"] not in allowed and row["project"] != GLOBAL_PROJECT:
+            return False
+    if query.kinds and row["type"] not in {KIND_TYPES.get(k, k) for k in query.kinds}:
+        return False
+    fm = row.get("fm") or {}
+    scope = fm.get("scope") or ("_global" if row["project"] == GLOBAL_PROJECT else "project")
+    if query.scope and scope != query.scope:
+        return False
+    if scope == "private" and fm.get("owner") and fm.get("owner") != query.owner:
+        return False
+    if row.get("superseded_by") and not query.include_superseded:
+        return False
+    if row.get("expires_at") and str(row["expires_at"]) <= now:
+        return False
+    return True
 
 
-def answer(conn: sqlite3.Connection, query: Query) -> Answer:
-    out = Answer()
-    terms = query_terms(query.q)
-    for hit in search_pages(conn, query.q, limit=max(50, query.k * 5)):
-        row = conn.execute(
-            "SELECT path, title, type, project, session_id, updated, body FROM pages WHERE id = ?", (hit.rowid,)
-        ).fetchone()
-        if row is None or not _in_scope(row["project"], query):
-            continue
-        item = dict(row)
-        body = item.pop("body")
-        out.hits.append({**item, "score": round(hit.score, 4), "snippet": make_snippet(body, terms), "evidence": []})
-        if len(out.hits) >= query.k:
-            break
-    if not out.hits:
-        for hit in search_observations(conn, query.q, limit=query.k * 3):
-            row = conn.execute(
-                "SELECT id, session_id, project, event, occurred_at, body FROM observations WHERE rowid = ?",
-                (hit.rowid,)).fetchone()
-            if row is None or not _in_scope(row["project"] or "", query):
+class Retriever:
+    """Runs on a reader thread; owns nothing but references to the model and the vector cache."""
+
+    def __init__(self, embedder: Embedder | None, index: VectorIndex | None, ready: Callable[[], bool]) -> None:
+        self._embedder = embedder
+        self._index = index
+        self._ready = ready
+
+    def query_vector(self, q: str) -> np.ndarray | None:
+        if self._embedder is None or self._index is None or not self._ready():
+            return None
+        return self._embedder.encode([q])[0]
+
+    def answer(self, conn: sqlite3.Connection, query: Query, now: datetime | None = None) -> Answer:
+        moment = now or datetime.now(timezone.utc)
+        if query.as_of:
+            return self._as_of(conn, query)
+        qvec = self.query_vector(query.q)
+        streams = [fts_stream(conn, query.q), entity_stream(conn, query.q)]
+        if qvec is not None:
+            streams.append(vector_stream(conn, self._index, qvec))  # type: ignore[arg-type]
+        turns_text, turns_vec = turn_streams(conn, query.q, self._index, qvec)
+        streams += [turns_text, turns_vec]
+        streams.append(graph_stream(conn, top_ids(streams, 5)))
+        streams = [s for s in streams if s.ranked]
+        answer = Answer(streams_used=[s.name for s in streams])
+        fused = fuse(streams)
+        rows = _page_rows(conn, [f.page_id for f in fused[: RERANK_DEPTH * 3]])
+        stamp = moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        candidates = [f for f in fused if f.page_id in rows and in_scope(rows[f.page_id], query, stamp)]
+        scored = self._rerank(conn, query, candidates[:RERANK_DEPTH], rows, streams, moment)
+        if query.min_score is not None:
+            scored = [s for s in scored if s["score"] >= query.min_score]
+        answer.hits = scored[: query.k]
+        if not answer.hits:
+            answer.raw_hits = raw_hits(conn, query)
+        return answer
+
+    def _rerank(self, conn: sqlite3.Connection, query: Query, candidates: list[Fused],
+                rows: dict[int, dict[str, Any]], streams: list[Stream], now: datetime) -> list[dict[str, Any]]:
+        by_name = {s.name: s for s in streams}
+        terms = query_terms(query.q)
+        entities = query_entities(query.q)
+        ranges = rerank.query_ranges(query.q, now)
+        top_rrf = max((c.rrf for c in candidates), default=1.0)
+        turn_text = rerank.normalize({c.page_id: by_name["turns_fts"].scores[c.page_id]
+                                      for c in candidates if c.page_id in by_name.get("turns_fts", Stream("")).scores})
+        turn_vec = {c.page_id: max(0.0, by_name["turns_vectors"].scores[c.page_id])
+                    for c in candidates if c.page_id in by_name.get("turns_vectors", Stream("")).scores}
+        chunk_vec = {c.page_id: max(0.0, by_name["vectors"].scores[c.page_id])
+                     for c in candidates if c.page_id in by_name.get("vectors", Stream("")).scores}
+        out = []
+        for cand in candidates:
+            row = rows[cand.page_id]
+            turns = _best_turns(by_name, cand.page_id)
+            passage = _passage(conn, row, turns)
+            matched = by_name["entities"].detail.get(cand.page_id, []) if "entities" in by_name else []
+            features = {
+                "rrf": cand.rrf / top_rrf,
+                "turn_text": turn_text.get(cand.page_id, 0.0),
+                "turn_vector": turn_vec.get(cand.page_id, 0.0),
+                "chunk_vector": chunk_vec.get(cand.page_id, 0.0),
+                "coverage": rerank.coverage(terms, passage),
+                "proximity": rerank.proximity(terms, passage),
+                "phrase": rerank.phrase(terms, passage),
+                "entities": len(set(matched) & entities) / len(entities) if entities else 0.0,
+                "temporal": rerank.temporal(ranges, row.get("created"), row.get("updated")),
+            }
+            weight = authority(row)
+            score = rerank.combine(features, weight)
+            hit = {
+                "path": row["path"], "title": row["title"], "type": row["type"], "score": round(score, 4),
+                "snippet": make_snippet(passage if turns else row["body"], terms),
+                "session_id": row.get("session_id"), "project": row["project"], "updated": row.get("updated"),
+                "evidence": _evidence(conn, turns, terms),
+            }
+            if query.explain:
+                hit["explain"] = {
+                    "streams": cand.ranks, "rrf": round(cand.rrf, 6), "authority": round(weight, 3),
+                    "features": {k: round(v, 4) for k, v in features.items()},
+                    "weights": {**rerank.WEIGHTS, "temporal": rerank.TEMPORAL_WEIGHT},
+                    "matched_entities": matched, "edges": by_name["graph"].detail.get(cand.page_id, [])
+                    if "graph" in by_name else [],
+                    "formula": "authority * sum(weight * feature) + temporal_weight * temporal",
+                }
+            out.append(hit)
+        out.sort(key=lambda h: -h["score"])
+        return out
+
+    def _as_of(self, conn: sqlite3.Connection, query: Query) -> Answer:
+        """What the wiki knew at ``as_of``: each page's version valid then, searched by text."""
+        answer = Answer(streams_used=["history_fts"])
+        expr = match_expression(query.q)
+        if expr is None:
+            return answer
+        stamp = query.as_of if "T" in (query.as_of or "") else f"{query.as_of}T23:59:59.999999Z"
+        rows = conn.execute(
+            "SELECT h.*, -bm25(page_history_fts, 4.0, 2.0, 1.0) AS score FROM page_history_fts"
+            " JOIN page_history h ON h.id = page_history_fts.rowid WHERE page_history_fts MATCH ?"
+            " AND h.valid_from <= ? AND (h.valid_to IS NULL OR h.valid_to > ?) ORDER BY score DESC LIMIT 200",
+            (expr, stamp, stamp)).fetchall()
+        terms = query_terms(query.q)
+        for r in rows:
+            row = dict(r)
+            if not in_scope({**row, "fm": {}, "superseded_by": None}, query, "9999"):
                 continue
-            item = dict(row)
-            body = item.pop("body")
-            out.raw_hits.append({**item, "score": round(hit.score, 4), "snippet": make_snippet(body, terms)})
-            if len(out.raw_hits) >= query.k:
+            answer.hits.append({
+                "path": row["path"], "title": row["title"], "type": row["type"], "score": round(row["score"], 4),
+                "snippet": make_snippet(row["body"], terms), "session_id": None, "project": row["project"],
+                "updated": row["valid_from"], "valid_from": row["valid_from"], "valid_to": row["valid_to"],
+                "superseded_by": row["superseded_by"], "evidence": [],
+            })
+            if len(answer.hits) >= query.k:
                 break
+        return answer
+
+
+def _page_rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, dict[str, Any]]:
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(
+        f"SELECT id, path, title, type, project, session_id, created, updated, superseded_by, expires_at,"
+        f" pinned, summary, body, frontmatter FROM pages WHERE id IN ({marks})", ids).fetchall()
+    out = {}
+    for r in rows:
+        row = dict(r)
+        row["fm"] = json.loads(row.pop("frontmatter") or "{}")
+        out[int(row["id"])] = row
+    return out
+
+
+def _best_turns(by_name: dict[str, Stream], page_id: int) -> list[int]:
+    """The page's best-matching observation rowids, text and vector matches interleaved."""
+    lists = [by_name[n].detail.get(page_id, []) for n in ("turns_vectors", "turns_fts") if n in by_name]
+    order: list[int] = []
+    for i in range(max((len(x) for x in lists), default=0)):
+        for turns in lists:
+            if i < len(turns) and turns[i][0] not in order:
+                order.append(turns[i][0])
+    return order[:3]
+
+
+def _passage(conn: sqlite3.Connection, row: dict[str, Any], turns: list[int]) -> str:
+    """The best turns with their neighbours (a question and its answer sit side by side)."""
+    if not turns:
+        return f"{row['title']}\n{row['summary']}\n{row['body'][:50_000]}"
+    parts = []
+    for rowid in turns:
+        for r in conn.execute(
+                "SELECT body FROM observations WHERE session_id = (SELECT session_id FROM observations WHERE rowid = ?)"
+                " AND rowid BETWEEN ? AND ? ORDER BY rowid", (rowid, rowid - 1, rowid + 1)):
+            parts.append(r[0])
+    return f"{row['title']}\n" + "\n".join(parts)
+
+
+def _evidence(conn: sqlite3.Connection, turns: list[int], terms: list[str]) -> list[dict[str, Any]]:
+    out = []
+    for rowid in turns:
+        r = conn.execute("SELECT id, body, payload FROM observations WHERE rowid = ?", (rowid,)).fetchone()
+        if r is None:
+            continue
+        item = {"observation_id": r["id"], "snippet": make_snippet(r["body"], terms, width=200)}
+        payload = json.loads(r["payload"] or "{}")
+        if isinstance(payload, dict) and payload.get("dia_id"):
+            item["dia_id"] = payload["dia_id"]
+        out.append(item)
+    return out
+
+
+def raw_hits(conn: sqlite3.Connection, query: Query) -> list[dict[str, Any]]:
+    """Observations matching the text, for when no page does (bounded)."""
+    terms = query_terms(query.q)
+    out = []
+    for hit in search_observations(conn, query.q, limit=query.k * 3):
+        r = conn.execute("SELECT id, session_id, project, event, occurred_at, body FROM observations WHERE rowid = ?",
+                         (hit.rowid,)).fetchone()
+        if r is None:
+            continue
+        if not query.all_projects and query.project and r["project"] not in (query.project, GLOBAL_PROJECT):
+            continue
+        item = dict(r)
+        body = item.pop("body")
+        out.append({**item, "score": round(hit.score, 4), "snippet": make_snippet(body, terms)})
+        if len(out) >= query.k:
+            break
     return out

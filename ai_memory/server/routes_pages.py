@@ -4,14 +4,33 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from datetime import date
+
 from ai_memory.core.errors import InputError, NotFound
-from ai_memory.retrieval.search import Query, answer
+from ai_memory.core.observation import parse_timestamp
+from ai_memory.retrieval.search import KIND_TYPES, Query
 from ai_memory.server.body import read_json
 from ai_memory.server.keys import RUNTIME
 from ai_memory.store.observations import session_exists
 from ai_memory.store.pages import get_page
 
 routes = web.RouteTableDef()
+
+
+def _opt_str(body: dict, key: str) -> str | None:
+    value = body.get(key)
+    if value is not None and not isinstance(value, str):
+        raise InputError(f"{key} must be a string")
+    return value
+
+
+def _str_list(body: dict, key: str) -> tuple[str, ...]:
+    value = body.get(key) or []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+        raise InputError(f"{key} must be a list of strings")
+    return tuple(value)
 
 
 def parse_query(body: object) -> Query:
@@ -23,20 +42,42 @@ def parse_query(body: object) -> Query:
     k = body.get("k", 10)
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 100:
         raise InputError("k must be an integer from 1 to 100")
-    projects = body.get("projects") or []
-    if not isinstance(projects, list) or not all(isinstance(p, str) for p in projects):
-        raise InputError("projects must be a list of names")
-    project = body.get("project")
-    if project is not None and not isinstance(project, str):
-        raise InputError("project must be a string")
-    return Query(q=q, project=project, projects=tuple(projects), all_projects=bool(body.get("all")), k=k)
+    min_score = body.get("min_score")
+    if min_score is not None and (not isinstance(min_score, (int, float)) or isinstance(min_score, bool)):
+        raise InputError("min_score must be a number")
+    as_of = _opt_str(body, "as_of")
+    if as_of is not None:
+        as_of = parse_timestamp(as_of) if "T" in as_of else _check_date(as_of)
+    kinds = _str_list(body, "kind")
+    unknown = [k for k in kinds if k not in KIND_TYPES]
+    if unknown:
+        raise InputError(f"unknown kind {unknown[0]!r}", detail="one of " + ", ".join(KIND_TYPES))
+    scope = _opt_str(body, "scope")
+    if scope is not None and scope not in ("project", "_global", "private"):
+        raise InputError("scope must be project, _global or private")
+    return Query(
+        q=q, project=_opt_str(body, "project"), projects=_str_list(body, "projects"),
+        all_projects=bool(body.get("all")), k=k, explain=bool(body.get("explain")), as_of=as_of,
+        include_superseded=bool(body.get("include_superseded")), kinds=kinds, scope=scope,
+        min_score=float(min_score) if min_score is not None else None,
+    )
+
+
+def _check_date(text: str) -> str:
+    try:
+        date.fromisoformat(text)
+    except ValueError as exc:
+        raise InputError("as_of must be an ISO date", detail=f"{text[:40]!r}: {exc}") from exc
+    return text
 
 
 @routes.post("/v1/query")
 async def query(request: web.Request) -> web.Response:
+    runtime = request.app[RUNTIME]
     q = parse_query(await read_json(request))
-    result = await request.app[RUNTIME].reader.run(lambda c: answer(c, q))
-    return web.json_response({"hits": result.hits, "raw_hits": result.raw_hits})
+    result = await runtime.reader.run(lambda c: runtime.retriever.answer(c, q))
+    runtime.note_access([h["path"] for h in result.hits])
+    return web.json_response({"hits": result.hits, "raw_hits": result.raw_hits, "streams": result.streams_used})
 
 
 @routes.get("/v1/pages")

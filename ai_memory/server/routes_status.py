@@ -39,6 +39,7 @@ async def status(request: web.Request) -> web.Response:
         "uptime_s": round(time.time() - runtime.started_at, 3),
         "counts": numbers,
         "agents": agents,
+        "embeddings": await _embedding_status(runtime),
         "wiki": {"broken_pages": broken, "commits": runtime.wiki.committer.commits,
                  "sessions_compiled": runtime.sessions.compiled},
         "spool": runtime.spool.as_dict(),
@@ -61,3 +62,12 @@ async def observations(request: web.Request) -> web.Response:
         raise NotFound("no such session", detail=session_id)
     rows = await runtime.reader.run(lambda c: session_observations(c, session_id))
     return web.json_response({"session_id": session_id, "observations": rows})
+
+
+async def _embedding_status(runtime) -> dict:
+    job = runtime.embedding
+    if job is None:
+        return {"enabled": False}
+    backlog = await job.backlog()
+    return {"enabled": True, "model": job.embedder.model_id, "ready": job.ready, "error": job.error,
+            "embedded": job.embedded, "backlog": backlog}

@@ -1,0 +1,96 @@
+"""The local reranker: zero-LLM features over the fused candidates, combined by fixed weights.
+
+Features, each in [0, 1]: the fused rank, the best matching turn's text and vector scores,
+query-term coverage and proximity in the best passage, exact phrases, entity overlap, and
+agreement between time expressions in the query and the page's dates. The weights are set by
+hand from what each feature means, not fitted to any benchmark.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from ai_memory.core.timeexpr import DateRange, parse_ranges, to_date
+
+WEIGHTS = {
+    "rrf": 0.30, "turn_vector": 0.18, "coverage": 0.15, "turn_text": 0.10, "chunk_vector": 0.10,
+    "proximity": 0.06, "phrase": 0.05, "entities": 0.06,
+}
+TEMPORAL_WEIGHT = 0.15
+_WORD = re.compile(r"[\w][\w'-]*")
+
+
+@dataclass
+class Passage:
+    """The text the reranker reads for a candidate: its best turns with their neighbours, or the page."""
+
+    text: str
+
+
+def _stem(word: str) -> str:
+    w = word.lower()
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(w) > len(suffix) + 3 and w.endswith(suffix):
+            return w[: -len(suffix)]
+    return w
+
+
+def coverage(terms: list[str], text: str) -> float:
+    if not terms:
+        return 0.0
+    words = {_stem(w) for w in _WORD.findall(text.lower())}
+    return sum(1 for t in terms if _stem(t) in words) / len(terms)
+
+
+def proximity(terms: list[str], text: str) -> float:
+    """1/(1 + span/8) for the shortest window holding two or more distinct query terms."""
+    wanted = {_stem(t) for t in terms}
+    if len(wanted) < 2:
+        return 0.0
+    positions = [(i, _stem(w)) for i, w in enumerate(_WORD.findall(text.lower()[:100_000])) if _stem(w) in wanted]
+    best = None
+    last_seen: dict[str, int] = {}
+    for i, term in positions:
+        last_seen[term] = i
+        if len(last_seen) >= 2:
+            span = i - min(last_seen.values())
+            best = span if best is None else min(best, span)
+    return 0.0 if best is None else 1.0 / (1.0 + best / 8.0)
+
+
+def phrase(terms: list[str], text: str) -> float:
+    if len(terms) < 2:
+        return 0.0
+    lowered = " ".join(_WORD.findall(text.lower()))
+    pairs = [f"{a.lower()} {b.lower()}" for a, b in zip(terms, terms[1:])]
+    return sum(1 for p in pairs if p in lowered) / len(pairs)
+
+
+def temporal(ranges: list[DateRange], created: str | None, updated: str | None) -> float:
+    if not ranges:
+        return 0.0
+    days = [d for d in (to_date(created), to_date(updated)) if d]
+    if not days:
+        return 0.0
+    distance = min(r.distance_days(d) for r in ranges for d in days)
+    return 1.0 / (1.0 + distance / 7.0)
+
+
+def normalize(values: dict[int, float]) -> dict[int, float]:
+    if not values:
+        return {}
+    lo, hi = min(values.values()), max(values.values())
+    if hi - lo < 1e-9:
+        return {k: 1.0 for k in values}
+    return {k: (v - lo) / (hi - lo) for k, v in values.items()}
+
+
+def query_ranges(q: str, now: datetime) -> list[DateRange]:
+    return parse_ranges(q, now)
+
+
+def combine(features: dict[str, float], authority: float) -> float:
+    base = sum(WEIGHTS[name] * features.get(name, 0.0) for name in WEIGHTS)
+    return authority * base + TEMPORAL_WEIGHT * features.get("temporal", 0.0)

@@ -1,0 +1,166 @@
+"""Candidate streams: each ranks pages its own way (text, entities, links, vectors, turns).
+
+A stream returns page ids best first with its own scores, plus what it matched (for explain
+and for evidence). Streams never filter by scope; the pipeline does that once for all.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ai_memory.core.entities import extract_entities, normalize_entity
+from ai_memory.retrieval.fts import query_terms, search_observations, search_pages
+from ai_memory.retrieval.vectors import VectorIndex
+
+
+@dataclass
+class Stream:
+    name: str
+    ranked: list[int] = field(default_factory=list)
+    scores: dict[int, float] = field(default_factory=dict)
+    detail: dict[int, Any] = field(default_factory=dict)
+
+    def add(self, page_id: int, score: float, detail: Any = None) -> None:
+        if page_id not in self.scores:
+            self.ranked.append(page_id)
+            self.scores[page_id] = score
+            if detail is not None:
+                self.detail[page_id] = detail
+
+
+def fts_stream(conn: sqlite3.Connection, q: str, limit: int = 100) -> Stream:
+    stream = Stream("fts")
+    for hit in search_pages(conn, q, limit):
+        stream.add(hit.rowid, hit.score)
+    return stream
+
+
+def query_entities(q: str) -> set[str]:
+    found = {normalize_entity(e) for e in extract_entities(q)}
+    found |= {t.lower() for t in query_terms(q) if len(t) > 2}
+    return {e for e in found if e}
+
+
+def entity_stream(conn: sqlite3.Connection, q: str, limit: int = 100) -> Stream:
+    """Pages sharing the query's entities, each entity weighted by inverse page frequency."""
+    stream = Stream("entities")
+    wanted = sorted(query_entities(q))[:64]
+    if not wanted:
+        return stream
+    marks = ",".join("?" * len(wanted))
+    total = max(1, conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0])
+    df = dict(conn.execute(f"SELECT entity, COUNT(*) FROM page_entities WHERE entity IN ({marks}) GROUP BY entity",
+                           wanted).fetchall())
+    scores: dict[int, float] = defaultdict(float)
+    matched: dict[int, list[str]] = defaultdict(list)
+    for page_id, entity in conn.execute(
+            f"SELECT page_id, entity FROM page_entities WHERE entity IN ({marks})", wanted):
+        if df.get(entity, 0) > total * 0.5 and total > 20:
+            continue  # on every other page: says nothing
+        scores[page_id] += math.log(1 + total / df[entity])
+        matched[page_id].append(entity)
+    for page_id, score in sorted(scores.items(), key=lambda kv: -kv[1])[:limit]:
+        stream.add(page_id, score, sorted(matched[page_id]))
+    return stream
+
+
+def _resolve_targets(conn: sqlite3.Connection, target: str) -> list[int]:
+    """A link target ([[x]], [[project:path]], relative .md) to page ids."""
+    name = target.replace(":", "/", 1) if ":" in target and "/" not in target.split(":", 1)[0] else target
+    name = name.removesuffix(".md")
+    rows = conn.execute(
+        "SELECT id FROM pages WHERE path = ? OR path = ? OR path LIKE ? OR lower(title) = lower(?) LIMIT 5",
+        (name + ".md", name, "%/" + name.rsplit("/", 1)[-1] + ".md", name.rsplit("/", 1)[-1]),
+    ).fetchall()
+    return [int(r[0]) for r in rows]
+
+
+def graph_stream(conn: sqlite3.Connection, seeds: list[int], limit: int = 50) -> Stream:
+    """One hop over links and typed relations from the best seeds, both directions."""
+    stream = Stream("graph")
+    found: dict[int, tuple[float, list[str]]] = {}
+    for rank, seed in enumerate(seeds):
+        weight = 1.0 / (rank + 1)
+        row = conn.execute("SELECT path, title FROM pages WHERE id = ?", (seed,)).fetchone()
+        if row is None:
+            continue
+        for target, kind in conn.execute("SELECT target, kind FROM links WHERE src_id = ?", (seed,)).fetchall():
+            for page_id in _resolve_targets(conn, target):
+                if page_id != seed:
+                    score, kinds = found.get(page_id, (0.0, []))
+                    found[page_id] = (score + weight, kinds + [f"{kind}->"])
+        stem = row["path"].rsplit("/", 1)[-1].removesuffix(".md")
+        names = {row["path"], row["path"].removesuffix(".md"), stem, row["title"]}
+        project = row["path"].split("/", 1)[0]
+        names |= {f"{project}:{row['path'].split('/', 1)[-1].removesuffix('.md')}"}
+        marks = ",".join("?" * len(names))
+        for src, kind in conn.execute(f"SELECT src_id, kind FROM links WHERE target IN ({marks})", list(names)):
+            if src != seed:
+                score, kinds = found.get(src, (0.0, []))
+                found[src] = (score + weight, kinds + [f"<-{kind}"])
+    for page_id, (score, kinds) in sorted(found.items(), key=lambda kv: -kv[1][0])[:limit]:
+        stream.add(page_id, score, sorted(set(kinds)))
+    return stream
+
+
+def vector_stream(conn: sqlite3.Connection, index: VectorIndex, qvec: np.ndarray, limit: int = 100) -> Stream:
+    stream = Stream("vectors")
+    for page_id, sim in index.search_pages(conn, qvec, limit):
+        stream.add(page_id, sim)
+    return stream
+
+
+def _session_pages(conn: sqlite3.Connection, session_ids: set[str]) -> dict[str, int]:
+    if not session_ids:
+        return {}
+    ids = list(session_ids)
+    out: dict[str, int] = {}
+    for i in range(0, len(ids), 500):
+        part = ids[i:i + 500]
+        marks = ",".join("?" * len(part))
+        for sid, page_id in conn.execute(
+                f"SELECT s.id, p.id FROM sessions s JOIN pages p ON p.path = s.page_path WHERE s.id IN ({marks})", part):
+            out[sid] = int(page_id)
+    return out
+
+
+def turn_streams(conn: sqlite3.Connection, q: str, index: VectorIndex | None,
+                 qvec: np.ndarray | None) -> tuple[Stream, Stream]:
+    """Observation-level text and vector matches, each session ranked by its best turn.
+
+    ``detail`` holds the session's matching observations [(rowid, score), ...] for evidence.
+    """
+    text_hits = [(h.rowid, h.score) for h in search_observations(conn, q, limit=400)]
+    sessions_of = dict(_obs_sessions(conn, [r for r, _ in text_hits]))
+    vec_hits = index.search_observations(conn, qvec, limit=400) if index is not None and qvec is not None else []
+    for rowid, sid, _ in vec_hits:
+        sessions_of[rowid] = sid
+    pages = _session_pages(conn, set(sessions_of.values()))
+    streams = []
+    for name, hits in (("turns_fts", text_hits), ("turns_vectors", [(r, s) for r, _, s in vec_hits])):
+        stream = Stream(name)
+        per_page: dict[int, list[tuple[int, float]]] = defaultdict(list)
+        for rowid, score in hits:
+            page_id = pages.get(sessions_of.get(rowid, ""))
+            if page_id is not None:
+                per_page[page_id].append((rowid, score))
+        for page_id, turns in sorted(per_page.items(), key=lambda kv: -max(s for _, s in kv[1])):
+            stream.add(page_id, max(s for _, s in turns), turns[:10])
+        streams.append(stream)
+    return streams[0], streams[1]
+
+
+def _obs_sessions(conn: sqlite3.Connection, rowids: list[int]) -> list[tuple[int, str]]:
+    out: list[tuple[int, str]] = []
+    for i in range(0, len(rowids), 500):
+        part = rowids[i:i + 500]
+        marks = ",".join("?" * len(part))
+        out += [(int(r[0]), str(r[1])) for r in conn.execute(
+            f"SELECT rowid, session_id FROM observations WHERE rowid IN ({marks})", part)]
+    return out
