@@ -21,6 +21,8 @@ _MONTH_YEAR = re.compile(rf"\b{_MONTH}\s+(?:of\s+)?(\d{{4}})\b", re.I)
 _MONTH_ONLY = re.compile(rf"\b(?:in|during|since|before|after|of)\s+{_MONTH}\b", re.I)
 _YEAR = re.compile(r"\b(19[7-9]\d|20\d\d)\b")
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_SEASONS = {"spring": (3, 5), "summer": (6, 8), "autumn": (9, 11), "fall": (9, 11), "winter": (12, 2)}
+_SEASON = re.compile(r"\b(?:in|during|this|last|over|the)\s+(?:the\s+)?(spring|summer|autumn|fall|winter)\b", re.I)
 _RELATIVE = {
     "today": (0, 0), "yesterday": (1, 1), "last week": (14, 0), "this week": (7, 0), "past week": (7, 0),
     "last month": (62, 0), "this month": (31, 0), "past month": (31, 0), "last year": (730, 0),
@@ -30,15 +32,31 @@ _RELATIVE = {
 
 @dataclass(frozen=True)
 class DateRange:
+    """Inclusive dates. ``any_year`` ranges ("in June", "last summer" without a year) match
+    those months in every year: the memory may span years, and the query did not say which."""
+
     start: date
-    end: date  # inclusive
+    end: date
+    any_year: bool = False
+
+    def _in(self, day: date) -> "DateRange":
+        if not self.any_year:
+            return self
+        start = _safe_date(day.year, self.start.month, self.start.day) or self.start
+        end = _safe_date(day.year + (self.end.month < self.start.month), self.end.month, self.end.day) or self.end
+        return DateRange(start, end)
 
     def contains(self, day: date) -> bool:
-        return self.start <= day <= self.end
+        r = self._in(day)
+        return r.start <= day <= r.end
 
     def distance_days(self, day: date) -> int:
         if self.contains(day):
             return 0
+        if self.any_year:
+            return min(DateRange(self._in(d).start, self._in(d).end).distance_days(day)
+                       for d in (day.replace(year=day.year - 1, day=1), day.replace(day=1),
+                                 day.replace(year=day.year + 1, day=1)))
         return (self.start - day).days if day < self.start else (day - self.end).days
 
 
@@ -84,7 +102,12 @@ def parse_ranges(text: str, now: datetime) -> list[DateRange]:
         consumed.append(match.span())
     for match in _MONTH_ONLY.finditer(text):
         if not any(a <= match.start(1) < b for a, b in consumed):
-            ranges.append(_month_range(today.year, MONTHS[match.group(1).lower()[:3]]))
+            month = _month_range(2001, MONTHS[match.group(1).lower()[:3]])
+            ranges.append(DateRange(month.start, month.end, any_year=True))
+    for match in _SEASON.finditer(text):
+        first, last = _SEASONS[match.group(1).lower()]
+        end = _month_range(2001 + (last < first), last).end
+        ranges.append(DateRange(date(2001, first, 1), end, any_year=True))
     for match in _YEAR.finditer(text):
         if not any(a <= match.start() < b for a, b in consumed):
             year = int(match.group(1))

@@ -14,11 +14,16 @@ from datetime import datetime
 
 from ai_memory.core.timeexpr import DateRange, parse_ranges, to_date
 
+# Relative weights. Lexical evidence at the level of single turns and IDF-weighted coverage of the
+# query carry the most; page-level text, vectors, entities and phrases support; the fused rank
+# keeps every stream's vote. A query naming a time ("in June", "May 2023", "last week") makes
+# the dates decisive. Scores are divided by the sum of the weights to stay near [0, 1].
 WEIGHTS = {
-    "rrf": 0.30, "turn_vector": 0.18, "coverage": 0.15, "turn_text": 0.10, "chunk_vector": 0.10,
-    "proximity": 0.06, "phrase": 0.05, "entities": 0.06,
+    "turn_text": 1.0, "coverage": 1.0, "page_text": 0.5, "turn_vector": 0.5, "chunk_vector": 0.5,
+    "entity_score": 0.5, "phrase": 0.5, "rrf": 0.5, "proximity": 0.25,
 }
-TEMPORAL_WEIGHT = 0.15
+TEMPORAL_WEIGHT = 2.0
+_TOTAL = sum(WEIGHTS.values())
 _WORD = re.compile(r"[\w][\w'-]*")
 
 
@@ -37,11 +42,14 @@ def _stem(word: str) -> str:
     return w
 
 
-def coverage(terms: list[str], text: str) -> float:
+def coverage(terms: list[str], text: str, idf: dict[str, float] | None = None) -> float:
+    """Share of the query's terms present in the text, each weighted by its rarity (IDF)."""
     if not terms:
         return 0.0
     words = {_stem(w) for w in _WORD.findall(text.lower())}
-    return sum(1 for t in terms if _stem(t) in words) / len(terms)
+    weights = [(idf or {}).get(t.lower(), 1.0) for t in terms]
+    total = sum(weights) or 1.0
+    return sum(w for t, w in zip(terms, weights) if _stem(t) in words) / total
 
 
 def proximity(terms: list[str], text: str) -> float:
@@ -93,4 +101,4 @@ def query_ranges(q: str, now: datetime) -> list[DateRange]:
 
 def combine(features: dict[str, float], authority: float) -> float:
     base = sum(WEIGHTS[name] * features.get(name, 0.0) for name in WEIGHTS)
-    return authority * base + TEMPORAL_WEIGHT * features.get("temporal", 0.0)
+    return (authority * base + TEMPORAL_WEIGHT * features.get("temporal", 0.0)) / _TOTAL

@@ -8,6 +8,7 @@ miss, and ``explain`` with every number that made a score.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -21,7 +22,7 @@ from ai_memory.retrieval import rerank
 from ai_memory.retrieval.fts import make_snippet, match_expression, query_terms, search_observations
 from ai_memory.retrieval.fusion import Fused, authority, fuse, top_ids
 from ai_memory.retrieval.streams import (
-    Stream, entity_stream, fts_stream, graph_stream, query_entities, turn_streams, vector_stream,
+    Stream, entity_stream, fts_stream, graph_stream, turn_streams, vector_stream,
 )
 from ai_memory.retrieval.vectors import VectorIndex
 
@@ -117,15 +118,15 @@ class Retriever:
                 rows: dict[int, dict[str, Any]], streams: list[Stream], now: datetime) -> list[dict[str, Any]]:
         by_name = {s.name: s for s in streams}
         terms = query_terms(query.q)
-        entities = query_entities(query.q)
+        idf = term_idf(conn, terms)
         ranges = rerank.query_ranges(query.q, now)
         top_rrf = max((c.rrf for c in candidates), default=1.0)
-        turn_text = rerank.normalize({c.page_id: by_name["turns_fts"].scores[c.page_id]
-                                      for c in candidates if c.page_id in by_name.get("turns_fts", Stream("")).scores})
-        turn_vec = {c.page_id: max(0.0, by_name["turns_vectors"].scores[c.page_id])
-                    for c in candidates if c.page_id in by_name.get("turns_vectors", Stream("")).scores}
-        chunk_vec = {c.page_id: max(0.0, by_name["vectors"].scores[c.page_id])
-                     for c in candidates if c.page_id in by_name.get("vectors", Stream("")).scores}
+        ids = [c.page_id for c in candidates]
+        turn_text = _normalized(by_name.get("turns_fts"), ids)
+        turn_vec = _normalized(by_name.get("turns_vectors"), ids)
+        chunk_vec = _normalized(by_name.get("vectors"), ids)
+        page_text = _normalized(by_name.get("fts"), ids)
+        entity_score = _normalized(by_name.get("entities"), ids)
         out = []
         for cand in candidates:
             row = rows[cand.page_id]
@@ -137,10 +138,11 @@ class Retriever:
                 "turn_text": turn_text.get(cand.page_id, 0.0),
                 "turn_vector": turn_vec.get(cand.page_id, 0.0),
                 "chunk_vector": chunk_vec.get(cand.page_id, 0.0),
-                "coverage": rerank.coverage(terms, passage),
+                "page_text": page_text.get(cand.page_id, 0.0),
+                "entity_score": entity_score.get(cand.page_id, 0.0),
+                "coverage": rerank.coverage(terms, passage, idf),
                 "proximity": rerank.proximity(terms, passage),
                 "phrase": rerank.phrase(terms, passage),
-                "entities": len(set(matched) & entities) / len(entities) if entities else 0.0,
                 "temporal": rerank.temporal(ranges, row.get("created"), row.get("updated")),
             }
             weight = authority(row)
@@ -192,6 +194,20 @@ class Retriever:
         return answer
 
 
+def term_idf(conn: sqlite3.Connection, terms: list[str]) -> dict[str, float]:
+    """Inverse page frequency of each query term, counted by FTS (same tokenizer, same stems)."""
+    total = conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0]
+    out = {}
+    for term in terms[:16]:
+        quoted = '"' + term.replace('"', '""') + '"'
+        try:
+            df = conn.execute("SELECT COUNT(*) FROM pages_fts WHERE pages_fts MATCH ?", (quoted,)).fetchone()[0]
+        except sqlite3.OperationalError:
+            df = 0
+        out[term.lower()] = math.log((total + 1) / (df + 0.5))
+    return out
+
+
 def _page_rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, dict[str, Any]]:
     if not ids:
         return {}
@@ -207,15 +223,26 @@ def _page_rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, dict[str, 
     return out
 
 
-def _best_turns(by_name: dict[str, Stream], page_id: int) -> list[int]:
-    """The page's best-matching observation rowids, text and vector matches interleaved."""
-    lists = [by_name[n].detail.get(page_id, []) for n in ("turns_vectors", "turns_fts") if n in by_name]
-    order: list[int] = []
-    for i in range(max((len(x) for x in lists), default=0)):
-        for turns in lists:
-            if i < len(turns) and turns[i][0] not in order:
-                order.append(turns[i][0])
-    return order[:3]
+def _normalized(stream: Stream | None, ids: list[int]) -> dict[int, float]:
+    """The stream's scores for these candidates scaled to [0, 1]; absent candidates get 0."""
+    if stream is None:
+        return {}
+    return rerank.normalize({i: stream.scores[i] for i in ids if i in stream.scores})
+
+
+def _best_turns(by_name: dict[str, Stream], page_id: int, n: int = 3) -> list[int]:
+    """The page's best observations: text and vector scores each scaled by the stream's best
+    score over all pages, then added (a turn both streams like comes first)."""
+    combined: dict[int, float] = {}
+    for name in ("turns_fts", "turns_vectors"):
+        stream = by_name.get(name)
+        turns = stream.detail.get(page_id, []) if stream is not None else []
+        if not turns:
+            continue
+        top = max(stream.scores.values()) or 1.0
+        for rowid, score in turns:
+            combined[rowid] = combined.get(rowid, 0.0) + max(0.0, score) / top
+    return [rowid for rowid, _ in sorted(combined.items(), key=lambda kv: -kv[1])[:n]]
 
 
 def _passage(conn: sqlite3.Connection, row: dict[str, Any], turns: list[int]) -> str:

@@ -13,6 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+# Below this cosine, all-MiniLM-L6-v2 matches are noise (unrelated or made-up words score
+# 0.1-0.25): a page found only that way is no evidence, and must not hide "nothing found".
+MIN_SIMILARITY = 0.30
+
 
 @dataclass
 class _Matrix:
@@ -80,6 +84,8 @@ class VectorIndex:
         sims = m.matrix @ query
         best: dict[int, float] = {}
         for i in np.argsort(-sims)[: limit * 8]:
+            if sims[i] < MIN_SIMILARITY:
+                break
             page = int(m.keys[i])
             if page not in best:
                 best[page] = float(sims[i])
@@ -95,4 +101,5 @@ class VectorIndex:
             return []
         sims = m.matrix @ query
         top = np.argsort(-sims)[:limit]
-        return [(int(m.keys[i]), m.sessions[int(m.groups[i])], float(sims[i])) for i in top]
+        return [(int(m.keys[i]), m.sessions[int(m.groups[i])], float(sims[i])) for i in top
+                if sims[i] >= MIN_SIMILARITY]

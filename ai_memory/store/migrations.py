@@ -7,9 +7,10 @@ from datetime import datetime, timezone
 
 from ai_memory.core.errors import StorageError
 
-# FTS tokenizer shared by every full-text index: diacritics folded, and '_' '-' kept inside
-# tokens so identifiers like snake_case and kebab-case stay whole.
-FTS_TOKENIZE = "unicode61 remove_diacritics 2 tokenchars '_-'"
+# FTS tokenizer shared by every full-text index: Porter stemming (so "research" finds
+# "researching"), diacritics folded, and '_' '-' kept inside tokens so identifiers like
+# snake_case and kebab-case stay whole.
+FTS_TOKENIZE = "porter unicode61 remove_diacritics 2 tokenchars '_-'"
 
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (

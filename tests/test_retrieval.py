@@ -1,0 +1,177 @@
+"""Retrieval over a small real wiki: each stream, explain, as_of, supersession, raw hits, the model."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from ai_memory.embed.model import MiniLM, ModelError, packaged_model_dir
+from ai_memory.retrieval.rerank import combine
+from conftest import Daemon, cli_env
+from wiki_helpers import page_text, wait_until
+
+PAGES = {
+    "acme-api/notes/limits.md": page_text("Rate limiter settings", "The gateway reads `RATE_LIMIT_BURST` at start."),
+    "acme-api/gotchas/deploy.md": page_text(
+        "Deployment pipeline failure", "The container image grew past the registry quota, so the release job "
+        "was rejected.", type_="Gotcha"),
+    "acme-api/notes/hub.md": page_text("Onboarding hub", "Start with the zebrafinch checklist. See [[acme-api/notes/spoke]]."),
+    "acme-api/notes/spoke.md": page_text("Laptop setup", "Install the toolchain and clone the repositories."),
+    "acme-api/notes/cluster.md": "---\ntype: Note\ntitle: Cluster notes\nproject: acme-api\ntags: [kubernetes]\n---\n"
+                                 "Node pools are resized on Mondays.\n",
+    "acme-api/decisions/old-db.md": "---\ntype: Decision\ntitle: Use MySQL\nproject: acme-api\n"
+                                    "superseded_by: acme-api/decisions/new-db.md\n---\nWe chose MySQL for the ledger.\n",
+    "acme-api/decisions/new-db.md": "---\ntype: Decision\ntitle: Use Postgres\nproject: acme-api\n"
+                                    "supersedes: acme-api/decisions/old-db.md\n---\nWe chose Postgres for the ledger.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def wiki(tmp_path_factory) -> Daemon:
+    data = tmp_path_factory.mktemp("retrieval") / "data"
+    for rel, text in PAGES.items():
+        path = data / "wiki" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    daemon = Daemon(data)
+    original = cli_env
+    import conftest
+
+    conftest.cli_env = lambda d, **extra: original(d, AI_MEMORY_EMBED_ENABLED="1", **extra)
+    try:
+        daemon.start(timeout=60)
+    finally:
+        conftest.cli_env = original
+
+    def embedded() -> bool:
+        emb = daemon.request("GET", "/status")[1]["embeddings"]
+        return emb["ready"] and emb["backlog"] == {"chunks": 0, "observations": 0}
+
+    wait_until(embedded, timeout=120, step=0.2)
+    yield daemon
+    daemon.stop()
+
+
+def query(d: Daemon, q: str, **extra) -> dict:
+    status, body, _ = d.request("POST", "/v1/query", {"q": q, "project": "acme-api", "explain": True, **extra})
+    assert status == 200, body
+    return body
+
+
+def hit_for(body: dict, path: str) -> dict | None:
+    return next((h for h in body["hits"] if h["path"] == path), None)
+
+
+def test_identifier_is_found_by_full_text(wiki: Daemon) -> None:
+    body = query(wiki, "RATE_LIMIT_BURST")
+    top = body["hits"][0]
+    assert top["path"] == "acme-api/notes/limits.md"
+    assert top["explain"]["streams"]["fts"]["rank"] == 1
+
+
+def test_paraphrase_is_found_by_vectors(wiki: Daemon) -> None:
+    body = query(wiki, "why did shipping the build break")
+    hit = hit_for(body, "acme-api/gotchas/deploy.md")
+    assert hit is not None and "vectors" in hit["explain"]["streams"]
+    assert "fts" not in hit["explain"]["streams"]  # no shared word: only meaning found it
+
+
+def test_linked_page_is_found_by_the_graph(wiki: Daemon) -> None:
+    body = query(wiki, "zebrafinch")
+    hit = hit_for(body, "acme-api/notes/spoke.md")
+    assert hit is not None and "graph" in hit["explain"]["streams"]
+    assert hit["explain"]["edges"] == ["<-link"] or "link->" in str(hit["explain"]["edges"]) or hit["explain"]["edges"]
+
+
+def test_tagged_entity_is_found_by_the_entity_stream(wiki: Daemon) -> None:
+    body = query(wiki, "kubernetes")
+    hit = hit_for(body, "acme-api/notes/cluster.md")
+    assert hit is not None and "entities" in hit["explain"]["streams"]
+    assert "kubernetes" in hit["explain"]["matched_entities"]
+
+
+def test_explain_accounts_for_every_score(wiki: Daemon) -> None:
+    body = query(wiki, "ledger database decision")
+    assert body["hits"]
+    for hit in body["hits"]:
+        ex = hit["explain"]
+        assert abs(combine(ex["features"], ex["authority"]) - hit["score"]) < 1e-3
+        assert abs(sum(s["rrf"] for s in ex["streams"].values()) - ex["rrf"]) < 1e-5
+
+
+def test_superseded_pages_stay_out_unless_asked(wiki: Daemon) -> None:
+    default = [h["path"] for h in query(wiki, "ledger")["hits"]]
+    assert "acme-api/decisions/new-db.md" in default and "acme-api/decisions/old-db.md" not in default
+    everything = [h["path"] for h in query(wiki, "ledger", include_superseded=True)["hits"]]
+    assert "acme-api/decisions/old-db.md" in everything
+
+
+def test_kind_and_min_score_filters(wiki: Daemon) -> None:
+    body = query(wiki, "ledger", kind=["decision"])
+    assert body["hits"] and all(h["type"] == "Decision" for h in body["hits"])
+    assert query(wiki, "ledger", min_score=99.0)["hits"] == []
+    status, reply, _ = wiki.request("POST", "/v1/query", {"q": "x", "kind": ["nonsense"]})
+    assert status == 400 and "unknown kind" in reply["error"]
+
+
+def test_as_of_returns_the_version_valid_then(wiki: Daemon) -> None:
+    path = wiki.data_dir / "wiki" / "acme-api" / "notes" / "runbook.md"
+    path.write_text(page_text("Runbook", "Restart the worker with lilacpebble."))
+    wait_until(lambda: hit_for(query(wiki, "lilacpebble"), "acme-api/notes/runbook.md"), timeout=5)
+    time.sleep(0.05)
+    between = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    time.sleep(0.05)
+    path.write_text(page_text("Runbook", "Restart the worker with tangerinekite."))
+    wait_until(lambda: hit_for(query(wiki, "tangerinekite"), "acme-api/notes/runbook.md"), timeout=5)
+    then = query(wiki, "restart worker", as_of=between)
+    hit = hit_for(then, "acme-api/notes/runbook.md")
+    assert hit is not None and "lilacpebble" in hit["snippet"]
+    assert hit_for(query(wiki, "tangerinekite", as_of=between), "acme-api/notes/runbook.md") is None
+
+
+def test_raw_hits_only_when_pages_miss(wiki: Daemon) -> None:
+    wiki.post_hook({"session_id": "raw-1", "hook_event_name": "UserPromptSubmit", "cwd": "/home/dev/acme-api",
+                    "prompt": "why is the quasarwidget flaky"})
+    body = query(wiki, "quasarwidget")
+    assert body["hits"] == [] and body["raw_hits"] and body["raw_hits"][0]["session_id"] == "raw-1"
+    assert query(wiki, "RATE_LIMIT_BURST")["raw_hits"] == []
+
+
+def test_evidence_points_at_the_turn(wiki: Daemon) -> None:
+    sid = "ev-1"
+    base = {"session_id": sid, "cwd": "/home/dev/acme-api"}
+    wiki.post_hook({**base, "hook_event_name": "UserPromptSubmit", "prompt": "How do we rotate the signing keys?"})
+    wiki.post_hook({**base, "hook_event_name": "UserPromptSubmit", "prompt": "Rotate them with the vaultwarden cron."})
+    wiki.post_hook({**base, "hook_event_name": "SessionEnd", "reason": "other"})
+    db_page = lambda: query(wiki, "vaultwarden cron")["hits"]  # noqa: E731
+    wait_until(db_page, timeout=10)
+    hit = db_page()[0]
+    assert hit["session_id"] == sid and "vaultwarden" in hit["evidence"][0]["snippet"]
+
+
+def test_wrong_checksum_refuses_to_load(tmp_path: Path) -> None:
+    copy = tmp_path / "model"
+    shutil.copytree(packaged_model_dir(), copy)
+    with open(copy / "tokenizer.json", "ab") as fh:
+        fh.write(b" ")
+    with pytest.raises(ModelError, match="checksum mismatch for tokenizer.json"):
+        MiniLM(copy).load()
+
+
+def test_model_loads_from_the_package_offline() -> None:
+    vectors = MiniLM().encode(["the login test flakes on CI", "CI login test is flaky"])
+    assert vectors.shape == (2, 384) and float(vectors[0] @ vectors[1]) > 0.7
+
+
+def test_search_works_with_embeddings_disabled(daemon: Daemon) -> None:
+    path = daemon.data_dir / "wiki" / "acme-api" / "notes" / "x.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page_text("Cache", "The cache uses `CACHE_TTL_SECONDS`."))
+    wait_until(lambda: daemon.request("POST", "/v1/query", {"q": "CACHE_TTL_SECONDS"})[1]["hits"], timeout=5)
+    body = daemon.request("POST", "/v1/query", {"q": "CACHE_TTL_SECONDS"})[1]
+    assert "vectors" not in body["streams"] and body["hits"][0]["path"] == "acme-api/notes/x.md"
+    assert daemon.request("GET", "/status")[1]["embeddings"] == {"enabled": False}
