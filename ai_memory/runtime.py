@@ -104,17 +104,22 @@ class Runtime:
         self._tasks.append(asyncio.create_task(coro, name=name))  # type: ignore[arg-type]
 
     async def stop(self) -> None:
+        """Stop background work, finish session compiles (bounded), commit, close the store."""
+        log.info("stopping: background tasks")
         if self.watcher is not None:
-            self.watcher.stop()
-        for task in list(self._oneshots):
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await asyncio.wait_for(task, timeout=10)
+            await asyncio.to_thread(self.watcher.stop)
+        if self._oneshots:
+            _, pending = await asyncio.wait(list(self._oneshots), timeout=5)
+            for task in pending:
+                task.cancel()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        log.info("stopping: last git commit")
         await self.wiki.committer.flush()
+        log.info("stopping: closing the store")
         self.reader.close()  # readers first: the writer's close is then the last, and clears the WAL
         await self.writer.stop()
 

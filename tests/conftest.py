@@ -76,7 +76,7 @@ class Daemon:
                 time.sleep(0.05)
         raise RuntimeError("daemon did not become healthy")
 
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int:
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 60.0) -> int:
         assert self.proc is not None
         if self.proc.poll() is None:
             self.proc.send_signal(sig)

@@ -110,7 +110,7 @@ def test_random_external_changes_leave_no_drift(daemon: Daemon) -> None:
     def settled() -> bool:
         return run_cli(daemon.data_dir, "reindex", "--check").returncode == 0
 
-    wait_until(settled, timeout=60, step=0.5)
+    wait_until(settled, timeout=180, step=0.5)
     assert counts(db)[0] == len(alive)
     wait_until(lambda: git(daemon.data_dir / "wiki", "status", "--porcelain").strip() == "", timeout=10)
     fsck = subprocess.run(["git", "-C", str(daemon.data_dir / "wiki"), "fsck", "--strict"],

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import faulthandler
 import ipaddress
 import logging
+import signal
 
 from aiohttp import web
 
@@ -35,6 +37,7 @@ def serve(config: Config) -> None:
         )
     prepare(config.data_dir)
     logsetup.configure(config.sub("logs"), str(config.get("log.level")), int(config.get("log.keep_days")))
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # `kill -USR1 <pid>` dumps every thread's stack
     lock = ServeLock(config.data_dir)
     lock.acquire()
     try:

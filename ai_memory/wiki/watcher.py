@@ -55,7 +55,7 @@ class WikiWatcher:
     def stop(self) -> None:
         if self._observer is not None:
             self._observer.stop()
-            self._observer.join(timeout=5)
+            self._observer.join(timeout=2)
             self._observer = None
 
     async def run(self) -> None:
