@@ -175,3 +175,14 @@ def test_search_works_with_embeddings_disabled(daemon: Daemon) -> None:
     body = daemon.request("POST", "/v1/query", {"q": "CACHE_TTL_SECONDS"})[1]
     assert "vectors" not in body["streams"] and body["hits"][0]["path"] == "acme-api/notes/x.md"
     assert daemon.request("GET", "/status")[1]["embeddings"] == {"enabled": False}
+
+
+def test_search_cli(wiki: Daemon) -> None:
+    from conftest import run_cli
+
+    done = run_cli(wiki.data_dir, "search", "RATE_LIMIT_BURST", "--project", "acme-api", "--explain",
+                   "--url", wiki.url)
+    assert done.returncode == 0, done.stderr
+    assert "acme-api/notes/limits.md" in done.stdout and "streams: fts #1" in done.stdout
+    bad = run_cli(wiki.data_dir, "search", "x", "-k", "0", "--url", wiki.url)
+    assert bad.returncode == 1 and "k must be" in bad.stderr

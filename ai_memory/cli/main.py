@@ -13,11 +13,11 @@ from collections.abc import Sequence
 
 from ai_memory import __version__
 from ai_memory.cli import (
-    doctor, finalize_session, hook, import_transcripts, install_hooks, reindex, serve, status,
+    doctor, finalize_session, hook, import_transcripts, install_hooks, reindex, search, serve, status,
 )
 from ai_memory.core.errors import AiMemoryError, ConfigError
 
-VERBS = (serve, status, hook, install_hooks, import_transcripts, doctor, reindex, finalize_session)
+VERBS = (serve, status, search, hook, install_hooks, import_transcripts, doctor, reindex, finalize_session)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,67 @@
+"""``ai-memory search "..."``: ask memory a question from the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ai_memory.cli.common import client_from, config_from, print_json
+from ai_memory.core.errors import DaemonUnavailable, InputError
+
+HELP = "search memory (the current project plus _global by default)"
+EXAMPLE = 'example: ai-memory search "what did we decide about the token TTL" --explain'
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("search", parents=[common], help=HELP, description=HELP, epilog=EXAMPLE)
+    p.add_argument("query", help="what to look for, in words or identifiers")
+    p.add_argument("--project", help="project to search (default: the one of the current directory)")
+    p.add_argument("--all", action="store_true", help="search every project")
+    p.add_argument("-k", type=int, default=10, help="how many hits (1-100, default 10)")
+    p.add_argument("--explain", action="store_true", help="show how each score was made")
+    p.add_argument("--as-of", help="answer from what memory knew then (ISO date or time)")
+    p.add_argument("--json", action="store_true", help="print the raw reply as JSON")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ai_memory.client.project import resolve_project
+
+    project = args.project or resolve_project(Path.cwd()).name
+    body = {"q": args.query, "project": project, "k": args.k, "explain": args.explain, "all": args.all}
+    if args.as_of:
+        body["as_of"] = args.as_of
+    client = client_from(config_from(args))
+    try:
+        reply = client.post("/v1/query", body)
+    except DaemonUnavailable:
+        raise DaemonUnavailable(f"the daemon is not running at {client.url}", detail="start it with: ai-memory serve") from None
+    if reply.status == 400:
+        raise InputError(reply.body.get("error", "bad query"), detail=reply.body.get("detail"))
+    if not reply.ok:
+        raise DaemonUnavailable(f"the daemon answered {reply.status}", detail=str(reply.body)[:200])
+    if args.json:
+        print_json(reply.body)
+        return 0
+    hits, raw = reply.body["hits"], reply.body["raw_hits"]
+    if not hits and not raw:
+        print("no matches", file=sys.stderr)
+        return 0
+    for i, hit in enumerate(hits, 1):
+        print(f"{i:>2}. {hit['title']}  ({hit['type']}, {hit['project']}, score {hit['score']})")
+        print(f"    {hit['path']}")
+        print(f"    {hit['snippet'][:200]}")
+        for ev in hit.get("evidence", [])[:2]:
+            print(f"      > {ev['snippet'][:160]}")
+        if args.explain and "explain" in hit:
+            ex = hit["explain"]
+            streams = ", ".join(f"{n} #{v['rank']}" for n, v in ex["streams"].items())
+            feats = ", ".join(f"{k} {v}" for k, v in ex["features"].items() if v)
+            print(f"      streams: {streams}; authority {ex['authority']}; {feats}")
+    if raw:
+        print("no page matched; observations:" if not hits else "observations:")
+        for item in raw:
+            print(f"  - {item['occurred_at'][:16]} {item['event']} ({item['session_id']}): {item['snippet'][:160]}")
+    return 0
