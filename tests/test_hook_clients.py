@@ -175,3 +175,31 @@ def test_hook_client_import_path_is_standard_library_only(tmp_path: Path) -> Non
     env = cli_env(tmp_path / "data", AI_MEMORY_PORT=str(free_port()))
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=30)
     assert "HEAVY []" in done.stderr, done.stderr
+
+
+def test_spool_caps_drop_old_and_excess_files_and_count_them(data_dir: Path) -> None:
+    import os
+
+    data_dir.mkdir(parents=True)
+    (data_dir / "config.toml").write_text("[spool]\nmax_files = 5\nmax_age_days = 1.0\n")
+    daemon = Daemon(data_dir).start()
+    daemon.stop()
+    spool = data_dir / "spool"
+    old = time.time() - 3 * 86400
+    for i in range(3):  # older than the age cap
+        path = spool / f"{1000 + i:013d}-1.json"
+        path.write_text(json.dumps({"agent": "codex", "payload": {"session_id": "old", "hook_event_name": "Stop"}}))
+        os.utime(path, (old, old))
+    for i in range(8):  # three more than the count cap
+        (spool / f"{2000 + i:013d}-1.json").write_text(json.dumps(
+            {"agent": "codex", "idempotency_key": f"cap-{i}", "payload": {"session_id": "cap", "hook_event_name": "Stop"}}))
+    daemon.start()
+    try:
+        wait_for(lambda: not spooled(data_dir))
+        status = daemon.request("GET", "/status")[1]
+        assert status["spool"]["dropped_age_cap"] == 3 and status["spool"]["dropped_count_cap"] == 3
+        assert status["counts"]["observations"] == 5
+    finally:
+        daemon.stop()
+    log = "".join(p.read_text() for p in (data_dir / "logs").glob("ai-memory.log*"))
+    assert "older than the age cap" in log and "beyond the 5-file cap" in log
