@@ -46,7 +46,7 @@ class RawJournal:
             self._fh = open(path, "ab")
             os.chmod(path, 0o600)
             if is_new:
-                _fsync_dir(self._dir)
+                fsync_dir(self._dir)
             self._day = day
         return self._fh
 
@@ -55,7 +55,8 @@ def _encode(record: dict[str, Any]) -> bytes:
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
+    """Make a rename or a new file in ``path`` durable (the directory entry itself)."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)

@@ -13,6 +13,8 @@ import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
+from ai_memory.store.raw_log import fsync_dir
+
 TEMP_PREFIX = ".ai-memory-tmp-"
 IGNORED_DIRS = frozenset({".git", ".obsidian", ".trash", ".stfolder", "node_modules"})
 GENERATED = frozenset({"index.md"})
@@ -49,14 +51,6 @@ def iter_pages(wiki_dir: Path) -> Iterator[tuple[str, Path]]:
             rel = path.relative_to(wiki_dir).as_posix()
             if is_page_path(rel):
                 yield rel, path
-
-
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def atomic_write(path: Path, data: bytes) -> os.stat_result:
