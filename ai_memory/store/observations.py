@@ -24,18 +24,23 @@ class InsertResult:
 def insert_observation(obs: Observation) -> Any:
     """A writer job storing one observation (with its FTS row and idempotency key) exactly once."""
 
+    record = obs.to_record()
+    payload_json = json.dumps(record.pop("payload"), ensure_ascii=False)
+    # The journal line is built around the payload serialized once (it is most of the bytes).
+    head = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    line = f'{head[:-1]},"payload":{payload_json}}}\n'.encode()
+
     def job(tx: WriteTx) -> InsertResult:
-        record = obs.to_record()
-        duplicate = store_record(tx.conn, record)
+        duplicate = store_record(tx.conn, record, payload_json)
         if duplicate is not None:
             return InsertResult(id=duplicate, duplicate=True, session_id=obs.session_id, event=obs.event.value)
-        tx.journal(record)
+        tx.journal(line)
         return InsertResult(id=obs.id, duplicate=False, session_id=obs.session_id, event=obs.event.value)
 
     return job
 
 
-def store_record(conn: sqlite3.Connection, r: dict[str, Any]) -> str | None:
+def store_record(conn: sqlite3.Connection, r: dict[str, Any], payload_json: str | None = None) -> str | None:
     """Insert one journal record; return the original id instead when it is a duplicate.
 
     Used by the live path and by reindex alike, so a rebuilt database equals the live one.
@@ -46,7 +51,7 @@ def store_record(conn: sqlite3.Connection, r: dict[str, Any]) -> str | None:
         if row is not None:
             return str(row[0])
     if conn.execute("SELECT 1 FROM observations WHERE id = ?", (r["id"],)).fetchone():
-        return str(r["id"])
+        return str(r["id"])  # this id is stored already (a journal replayed twice)
     _upsert_session(conn, r)
     cur = conn.execute(
         "INSERT INTO observations(id, session_id, agent, event, source_event, project, cwd,"
@@ -56,7 +61,8 @@ def store_record(conn: sqlite3.Connection, r: dict[str, Any]) -> str | None:
             r["id"], r["session_id"], r["agent"], r["event"], r.get("source_event"),
             r.get("project"), r.get("cwd"), r.get("tool_name"), r.get("prompt_id"),
             r["occurred_at"], r["received_at"], r["title"], r["body"],
-            json.dumps(r.get("payload"), ensure_ascii=False), ",".join(r.get("redactions") or ()),
+            payload_json if payload_json is not None else json.dumps(r.get("payload"), ensure_ascii=False),
+            ",".join(r.get("redactions") or ()),
         ),
     )
     conn.execute(

@@ -22,12 +22,12 @@ class RawJournal:
         self._day: str | None = None
         self._fh: IO[bytes] | None = None
 
-    def append(self, records: list[dict[str, Any]]) -> None:
-        """Write the records as one block and fsync once (one fsync per group commit)."""
+    def append(self, records: list[dict[str, Any] | bytes]) -> None:
+        """Write the records (dicts, or lines already encoded) as one block and fsync once."""
         if not records:
             return
         fh = self._segment()
-        fh.write(b"".join(_encode(r) for r in records))
+        fh.write(b"".join(r if isinstance(r, bytes) else _encode(r) for r in records))
         fh.flush()
         os.fsync(fh.fileno())
 

@@ -34,9 +34,9 @@ class WriteTx:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
-        self.records: list[dict[str, Any]] = []
+        self.records: list[dict[str, Any] | bytes] = []
 
-    def journal(self, record: dict[str, Any]) -> None:
+    def journal(self, record: dict[str, Any] | bytes) -> None:
         """Append ``record`` to the raw segment if, and only if, this job commits."""
         self.records.append(record)
 
@@ -177,7 +177,7 @@ class Writer:
         """Runs on the writer thread: one transaction, a savepoint per job, one commit."""
         conn = self._conn
         assert conn is not None
-        records: list[dict[str, Any]] = []
+        records: list[dict[str, Any] | bytes] = []
         try:
             conn.execute("BEGIN IMMEDIATE")
             for job in batch:
@@ -193,7 +193,7 @@ class Writer:
         self.stats.batches += 1
         self.stats.jobs += len(batch)
 
-    def _run_job(self, conn: sqlite3.Connection, job: _Pending[Any]) -> list[dict[str, Any]]:
+    def _run_job(self, conn: sqlite3.Connection, job: _Pending[Any]) -> list[dict[str, Any] | bytes]:
         tx = WriteTx(conn)
         conn.execute("SAVEPOINT job")
         try:
