@@ -72,10 +72,11 @@ class Runtime:
             from ai_memory.embed.model import MiniLM
 
             model_dir = str(config.get("embed.model_dir"))
-            embedder = MiniLM(Path(model_dir) if model_dir else None, int(config.get("embed.threads")))
-            embedding = EmbeddingJob(embedder, reader, writer)
+            folder = Path(model_dir) if model_dir else None
+            embedder = MiniLM(folder, int(config.get("embed.threads")))
+            embedding = EmbeddingJob(embedder, reader, writer, query_embedder=MiniLM(folder, 1))
             index = VectorIndex(embedder.model_id, embedder.dim)
-        retriever = Retriever(embedding.embedder if embedding else None, index,
+        retriever = Retriever(embedding.query_embedder if embedding else None, index,
                               ready=lambda: bool(embedding and embedding.ready))
         return cls(
             config=config, token=datadir.read_token(config.token_path), writer=writer, reader=reader,

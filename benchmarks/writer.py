@@ -6,7 +6,9 @@ Store-direct: 1, 8, 32 and 128 concurrent asyncio writers submit realistic ~1 KB
 (FTS5 on, synchronous=FULL) to (a) our Writer and (b) a baseline writer thread that commits each
 write in its own transaction, the leading system's design. ``--commit-delay-ms`` sleeps inside
 every commit of both, to model a laptop disk whose fsync costs 5-25 ms.
-Over HTTP: a real daemon subprocess and 1/8/32/128 keep-alive clients posting /hook.
+Over HTTP: a real daemon subprocess and 1/8/32/128 keep-alive clients posting /hook, once with
+the background embedding job off (ingest alone) and once with it on (it embeds every event on
+a core of its own; on a 2-core machine it competes with the clients).
 """
 
 from __future__ import annotations
@@ -86,13 +88,15 @@ class BaselineWriter:
 
 
 async def drive(writer: Any, concurrency: int, total: int) -> dict[str, float]:
+    """Store-direct: the same pre-sanitized observations go to either writer, so the figures
+    measure the store alone (the HTTP suite measures the whole path, sanitizer included)."""
     latencies: list[float] = []
-    counter = iter(range(total))
+    observations = [build_observation(payload(i), agent="claude", event_hint=None,
+                                      received_at=datetime.now(timezone.utc)) for i in range(total)]
+    counter = iter(observations)
 
     async def client() -> None:
-        for i in counter:
-            obs = build_observation(payload(i), agent="claude", event_hint=None,
-                                    received_at=datetime.now(timezone.utc))
+        for obs in counter:
             t0 = time.perf_counter()
             await writer.submit(insert_observation(obs))
             latencies.append(time.perf_counter() - t0)
@@ -136,35 +140,43 @@ def free_port() -> int:
 
 
 async def over_http(concurrency: int, total: int, url: str, token: str) -> dict[str, float]:
-    import aiohttp
-
+    """Keep-alive clients on raw asyncio streams: a lean client, so the figures are the daemon's
+    (aiohttp's own client costs more CPU per request than the daemon does on a 2-core machine)."""
+    host, port = url.removeprefix("http://").split(":")
     latencies: list[float] = []
     counter = iter(range(total))
-    headers = {"Authorization": f"Bearer {token}"}
 
-    async def client(session: aiohttp.ClientSession) -> None:
-        for i in counter:
-            body = json.dumps(payload(i)).encode()
-            t0 = time.perf_counter()
-            async with session.post(f"{url}/hook?agent=claude", data=body,
-                                    headers={**headers, "Content-Type": "application/json"}) as resp:
-                await resp.read()
-                assert resp.status == 202, resp.status
-            latencies.append(time.perf_counter() - t0)
+    def request(i: int) -> bytes:
+        body = json.dumps(payload(i)).encode()
+        return (f"POST /hook?agent=claude HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
 
-    connector = aiohttp.TCPConnector(limit=concurrency)
-    async with aiohttp.ClientSession(connector=connector) as session:
-        t0 = time.perf_counter()
-        await asyncio.gather(*(client(session) for _ in range(concurrency)))
-        elapsed = time.perf_counter() - t0
+    async def client() -> None:
+        reader, writer = await asyncio.open_connection(host, int(port))
+        try:
+            for i in counter:
+                data = request(i)
+                t0 = time.perf_counter()
+                writer.write(data)
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+                await reader.readexactly(length)
+                latencies.append(time.perf_counter() - t0)
+                assert head.startswith(b"HTTP/1.1 202"), head[:40]
+        finally:
+            writer.close()
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(concurrency)))
+    elapsed = time.perf_counter() - t0
     return summarize(latencies, elapsed)
 
 
-def http_suite(total: int) -> dict[str, dict[str, float]]:
+def http_suite(total: int, embeddings: bool) -> dict[str, dict[str, float]]:
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         data, port = Path(tmp) / "data", free_port()
-        env = {**os.environ, "AI_MEMORY_DATA_DIR": str(data)}
+        env = {**os.environ, "AI_MEMORY_DATA_DIR": str(data), "AI_MEMORY_EMBED_ENABLED": "1" if embeddings else "0"}
         proc = subprocess.Popen([sys.executable, "-m", "ai_memory.cli", "serve", "--port", str(port)],
                                 env=env, cwd=REPO, stderr=subprocess.DEVNULL)
         try:
@@ -172,7 +184,8 @@ def http_suite(total: int) -> dict[str, dict[str, float]]:
             token = (data / "token").read_text().strip()
             for c in CONCURRENCY:
                 results[str(c)] = asyncio.run(over_http(c, total, f"http://127.0.0.1:{port}", token))
-                print(f"  http   {c:>3} clients: {fmt(results[str(c)])}", flush=True)
+                label = "http+emb" if embeddings else "http"
+                print(f"  {label:<8} {c:>3} clients: {fmt(results[str(c)])}", flush=True)
         finally:
             proc.terminate()
             proc.wait(timeout=30)
@@ -203,6 +216,8 @@ def main() -> None:
     parser.add_argument("--commit-delay-ms", type=float, default=0.0)
     parser.add_argument("--writes", type=int, default=4000, help="writes per measurement")
     parser.add_argument("--skip-http", action="store_true")
+    parser.add_argument("--embeddings", choices=("off", "on", "both"), default="both",
+                        help="run the HTTP suite with the background embedding job off, on, or both")
     args = parser.parse_args()
     delay = args.commit_delay_ms / 1000
     print(f"sqlite {sqlite3.sqlite_version}, commit delay {args.commit_delay_ms} ms, {args.writes} writes each")
@@ -216,7 +231,10 @@ def main() -> None:
         out["store_direct"][str(c)] = {"ours": ours, "baseline": base, "ratio": ratio}
         print(f"  direct {c:>3} writers: ours {fmt(ours)} | baseline {fmt(base)} | ratio {ratio}x", flush=True)
     if not args.skip_http:
-        out["http"] = http_suite(args.writes)
+        if args.embeddings in ("off", "both"):
+            out["http"] = http_suite(args.writes, embeddings=False)
+        if args.embeddings in ("on", "both"):
+            out["http_with_embeddings"] = http_suite(args.writes, embeddings=True)
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))
 

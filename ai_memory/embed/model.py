@@ -103,7 +103,9 @@ class MiniLM:
     def encode(self, texts: list[str]) -> np.ndarray:
         self.load()
         assert self._model is not None
-        with self._lock:  # torch inference on one model is not re-entrant-safe across threads
-            vectors = self._model.encode(texts, batch_size=64, convert_to_numpy=True,
+        # One caller at a time per instance: the fast tokenizer is not safe to share across
+        # threads. Queries get an instance of their own, so they never wait behind a batch.
+        with self._lock:
+            vectors = self._model.encode(texts, batch_size=32, convert_to_numpy=True,
                                          normalize_embeddings=True, show_progress_bar=False)
         return np.asarray(vectors, dtype=np.float32)

@@ -21,10 +21,10 @@ from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer, WriteTx
 
 log = logging.getLogger(__name__)
-BATCH = 128
-# Events whose text says something about the work; session boundaries carry none.
-EMBEDDED_EVENTS = ("user-prompt", "stop", "subagent-stop", "pre-compact", "post-compact", "notification",
-                   "post-tool-use", "tool-failure", "pre-tool-use")
+BATCH = 32  # small batches: the job yields the CPU often while ingest or queries are busy
+# Events whose text says what the work was about: prompts, replies, compaction summaries and
+# failures. Routine tool calls stay lexical (their titles and bodies are in the FTS index).
+EMBEDDED_EVENTS = ("user-prompt", "stop", "subagent-stop", "pre-compact", "post-compact", "tool-failure")
 
 
 def observation_text(title: str, body: str, event: str) -> str:
@@ -83,8 +83,11 @@ def store_vectors(model: str, dim: int, pending: Pending, vectors: np.ndarray):
 class EmbeddingJob:
     """Owns the loop; ``wake`` shortens the wait after new text arrives."""
 
-    def __init__(self, embedder: Embedder, reader: Reader, writer: Writer, idle_s: float = 1.0) -> None:
+    def __init__(self, embedder: Embedder, reader: Reader, writer: Writer, idle_s: float = 1.0,
+                 query_embedder: Embedder | None = None) -> None:
         self.embedder = embedder
+        # A second instance for queries, loaded with the first: searches never queue behind a batch.
+        self.query_embedder = query_embedder or embedder
         self._reader = reader
         self._writer = writer
         self._idle = idle_s
@@ -128,9 +131,10 @@ class EmbeddingJob:
                     pass
 
     def _load(self) -> None:
-        load = getattr(self.embedder, "load", None)
-        if load is not None:
-            load()
+        for model in {id(m): m for m in (self.embedder, self.query_embedder)}.values():
+            load = getattr(model, "load", None)
+            if load is not None:
+                load()
         self.ready = True
         log.info("embedding model %s loaded", self.embedder.model_id)
 

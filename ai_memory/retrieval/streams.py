@@ -74,9 +74,12 @@ def _resolve_targets(conn: sqlite3.Connection, target: str) -> list[int]:
     """A link target ([[x]], [[project:path]], relative .md) to page ids."""
     name = target.replace(":", "/", 1) if ":" in target and "/" not in target.split(":", 1)[0] else target
     name = name.removesuffix(".md")
+    leaf = name.rsplit("/", 1)[-1].lower()
+    # Every branch is an indexed lookup (path, stem, lower(title)): no table scan per link.
     rows = conn.execute(
-        "SELECT id FROM pages WHERE path = ? OR path = ? OR path LIKE ? OR lower(title) = lower(?) LIMIT 5",
-        (name + ".md", name, "%/" + name.rsplit("/", 1)[-1] + ".md", name.rsplit("/", 1)[-1]),
+        "SELECT id FROM pages WHERE path IN (?, ?) UNION SELECT id FROM pages WHERE stem = ?"
+        " UNION SELECT id FROM pages WHERE lower(title) = ? LIMIT 5",
+        (name + ".md", name, leaf, leaf),
     ).fetchall()
     return [int(r[0]) for r in rows]
 
@@ -124,9 +127,10 @@ def _session_pages(conn: sqlite3.Connection, session_ids: set[str]) -> dict[str,
     for i in range(0, len(ids), 500):
         part = ids[i:i + 500]
         marks = ",".join("?" * len(part))
+        # A session's page is the Session Summary naming it (compiled or written by hand).
         for sid, page_id in conn.execute(
-                f"SELECT s.id, p.id FROM sessions s JOIN pages p ON p.path = s.page_path WHERE s.id IN ({marks})", part):
-            out[sid] = int(page_id)
+                f"SELECT session_id, id FROM pages WHERE session_id IN ({marks}) AND type = 'Session Summary'", part):
+            out.setdefault(str(sid), int(page_id))
     return out
 
 

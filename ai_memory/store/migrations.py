@@ -95,6 +95,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         );
         CREATE INDEX pages_project ON pages(project, type);
         CREATE INDEX pages_session ON pages(session_id);
+        CREATE INDEX pages_title ON pages(lower(title));
 
         CREATE VIRTUAL TABLE pages_fts USING fts5(
             title, summary, body, tokenize="{FTS_TOKENIZE}"
@@ -163,6 +164,9 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             vector BLOB NOT NULL,
             PRIMARY KEY (content_hash, model)
         );
+
+        ALTER TABLE pages ADD COLUMN stem TEXT;
+        CREATE INDEX pages_stem ON pages(stem);
 
         ALTER TABLE observations ADD COLUMN embed_hash TEXT;
         CREATE INDEX observations_embed ON observations(embed_hash);

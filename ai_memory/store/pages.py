@@ -58,6 +58,8 @@ def index_page_rows(conn: sqlite3.Connection, page: ParsedPage, mtime_ns: int, s
         ),
     )
     page_id = int(cur.lastrowid)
+    stem = page.path.rsplit("/", 1)[-1].removesuffix(".md").lower()
+    conn.execute("UPDATE pages SET stem = ? WHERE id = ?", (stem, page_id))
     conn.execute("INSERT INTO pages_fts(rowid, title, summary, body) VALUES (?,?,?,?)",
                  (page_id, page.title, page.summary, page.body))
     _insert_entities(conn, page_id, page)
