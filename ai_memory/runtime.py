@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import time
 from datetime import datetime, timezone
@@ -99,6 +100,8 @@ class Runtime:
         self._spawn(self._every("wiki.reconcile_interval_s", self.sessions.finalize_idle), "idle-sessions")
         if self.embedding is not None:
             self._spawn(self.embedding.run(), "embeddings")
+        # Everything built so far lives as long as the daemon: keep it out of every GC pass.
+        gc.freeze()
         log.info("data dir %s ready", self.config.data_dir)
 
     def _spawn(self, coro: Awaitable[None], name: str) -> None:
