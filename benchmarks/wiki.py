@@ -29,12 +29,14 @@ WORDS = ("token session deploy login cache retry worker queue schema migration b
          "postgres redis kafka lambda docker compose nginx tls cert").split()
 
 
+FAMILIES = ("notes", "decisions", "gotchas", "procedures", "concepts", "sessions")
+
+
 def generate(wiki: Path, n: int, seed: int = 1) -> None:
     rng = random.Random(seed)
-    families = ("notes", "decisions", "gotchas", "procedures", "concepts", "sessions")
     for i in range(n):
         project = f"proj-{i % 20}"
-        family = families[i % len(families)]
+        family = FAMILIES[i % len(FAMILIES)]
         words = " ".join(rng.choice(WORDS) for _ in range(250))
         links = " ".join(f"[[{project}/notes/page-{rng.randrange(n)}]]" for _ in range(3))
         text = (f"---\ntype: Note\ntitle: Page {i} about {rng.choice(WORDS)}\nproject: {project}\n"
@@ -91,7 +93,7 @@ def watcher_latency(edits: int) -> list[float]:
             latencies = []
             for i in range(edits):
                 word = f"edit{i}marker{random.randrange(10**9)}"
-                rel = f"proj-{i % 20}/notes/page-{i}.md"
+                rel = f"proj-{i % 20}/{FAMILIES[i % len(FAMILIES)]}/page-{i}.md"
                 path = data / "wiki" / rel
                 t0 = time.perf_counter()
                 path.write_text(path.read_text() + f"\n{word}\n")
