@@ -21,6 +21,7 @@ from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer, WriteTx
 from ai_memory.wiki.files import atomic_write, is_page_path, iter_pages
 from ai_memory.wiki.git import Committer
+from ai_memory.wiki.project_index import project_pages, render_index
 
 log = logging.getLogger(__name__)
 ExtraRows = Callable[[WriteTx, int], Any]
@@ -60,8 +61,24 @@ class Wiki:
                 extra(tx, page_id)
 
         await self.writer.submit_wait(job)
+        await self.refresh_indexes({page.project})
         self.committer.request(reason)
         return page
+
+    async def refresh_indexes(self, projects: set[str]) -> None:
+        """Rewrite each project's generated index.md when its listing changed."""
+        for project in sorted(projects):
+            if not project or "/" in project or project.startswith("."):
+                continue
+            rows = await self.reader.run(lambda c, p=project: project_pages(c, p))
+            path = self.dir / project / "index.md"
+            text = render_index(project, rows)
+            try:
+                current = path.read_text() if path.exists() else None
+            except (OSError, UnicodeDecodeError):
+                current = None
+            if current != text and (rows or current is not None):
+                await asyncio.to_thread(atomic_write, path, text.encode("utf-8"))
 
     async def sync_path(self, rel: str, known: FileState | None = None, *, lookup: bool = True) -> str:
         """Bring one path's index rows in step with its file: 'indexed', 'removed' or 'unchanged'."""
@@ -114,6 +131,7 @@ class Wiki:
                 await self.writer.submit_wait(remove_page(rel))
                 report.removed.append(rel)
             if report.changed:
+                await self.refresh_indexes({rel.split("/", 1)[0] for rel in report.indexed + report.removed if "/" in rel})
                 self.committer.request("external edit: reconciled files changed outside ai-memory")
             return report
 

@@ -86,4 +86,5 @@ class WikiWatcher:
                 changed.append(rel)
         if changed:
             self.synced += len(changed)
+            await self._wiki.refresh_indexes({rel.split("/", 1)[0] for rel in changed if "/" in rel})
             self._wiki.committer.request(f"external edit: {', '.join(sorted(set(changed))[:5])}")
