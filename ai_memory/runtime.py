@@ -179,6 +179,7 @@ class Runtime:
             await self.writer.suspend()  # drains and commits what is queued; new writes get 503
             try:
                 self.reader.reset()
+                self.retriever.reset()
                 late = await asyncio.to_thread(catch_up, Path(report.path), raw)
                 await asyncio.to_thread(swap_in, Path(report.path), db)
             finally:

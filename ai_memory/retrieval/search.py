@@ -84,6 +84,11 @@ class Retriever:
         self._index = index
         self._ready = ready
 
+    def reset(self) -> None:
+        """The database file was replaced: drop cached vectors."""
+        if self._index is not None:
+            self._index.reset()
+
     def query_vector(self, q: str) -> np.ndarray | None:
         if self._embedder is None or self._index is None or not self._ready():
             return None

@@ -1,15 +1,17 @@
 """The vector stream: brute-force cosine over normalized float32 vectors held in memory.
 
-Matrices are loaded from SQLite once and reloaded only when the embeddings or chunks change
-(a cheap signature query per search). Brute force is exact, and at 10,000 pages x a few
-chunks it is one matrix-vector product of a few milliseconds.
+Matrices are loaded from SQLite once and then grow incrementally: a cheap signature query per
+search notices new vectors, and only the new rows are read and appended. Rows of pages that were
+re-indexed or removed go stale; they are dropped when the pipeline looks the pages up, and a full
+reload happens once stale rows outnumber live ones. Brute force is exact, and at 10,000 pages x a
+few chunks it is one matrix-vector product of a few milliseconds.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -17,14 +19,23 @@ import numpy as np
 # 0.1-0.25): a page found only that way is no evidence, and must not hide "nothing found".
 MIN_SIMILARITY = 0.30
 
+_CHUNK_ROWS = ("SELECT c.page_id, c.page_id, e.vector, c.id, e.rowid FROM chunks c JOIN embeddings e"
+               " ON e.content_hash = c.content_hash AND e.model = ? WHERE c.id > ? OR e.rowid > ?")
+_OBS_ROWS = ("SELECT o.rowid, o.session_id, e.vector, o.rowid, e.rowid FROM observations o JOIN embeddings e"
+             " ON e.content_hash = o.embed_hash AND e.model = ? WHERE o.rowid > ? OR e.rowid > ?")
+
 
 @dataclass
 class _Matrix:
-    signature: tuple
     keys: np.ndarray       # page id (chunks) or observation rowid (observations)
     groups: np.ndarray     # page id again, or the observation's session index
-    sessions: list[str]    # for observations: session ids by group index
     matrix: np.ndarray     # (n, dim) float32, unit rows
+    sessions: list[str] = field(default_factory=list)
+    session_index: dict[str, int] = field(default_factory=dict)
+    seen: set[int] = field(default_factory=set)  # (chunk id | observation rowid) already loaded
+    last_own: int = 0      # highest chunk id / observation rowid loaded
+    last_embedding: int = 0
+    signature: tuple = ()
 
 
 class VectorIndex:
@@ -37,43 +48,59 @@ class VectorIndex:
         self._chunks: _Matrix | None = None
         self._obs: _Matrix | None = None
 
-    def _signature(self, conn: sqlite3.Connection, table: str) -> tuple:
+    def reset(self) -> None:
+        """Forget everything (the database file was replaced)."""
+        with self._lock:
+            self._chunks = self._obs = None
+
+    def _empty(self) -> _Matrix:
+        return _Matrix(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+                       np.zeros((0, self.dim), dtype=np.float32))
+
+    def _refresh(self, conn: sqlite3.Connection, current: _Matrix | None, table: str, sql: str,
+                 sessions: bool) -> _Matrix:
         emb = conn.execute("SELECT MAX(rowid), COUNT(*) FROM embeddings").fetchone()
         own = conn.execute(f"SELECT MAX(rowid), COUNT(*) FROM {table}").fetchone()
-        return tuple(emb) + tuple(own)
+        signature = tuple(emb) + tuple(own)
+        if current is not None and current.signature == signature:
+            return current
+        live = int(own[1] or 0)
+        if current is None or len(current.keys) > 2 * max(live, 1) or (own[0] or 0) < current.last_own:
+            current = self._empty()  # first load, too many stale rows, or a rebuilt database
+        rows = [r for r in conn.execute(sql, (self.model, current.last_own, current.last_embedding))
+                if int(r[3]) not in current.seen]
+        if rows:
+            current = self._append(current, rows, sessions)
+        current.signature = signature
+        current.last_own = max(current.last_own, int(own[0] or 0))
+        current.last_embedding = max(current.last_embedding, int(emb[0] or 0))
+        return current
 
-    def _load(self, conn: sqlite3.Connection, sql: str, signature: tuple, sessions: bool) -> _Matrix:
-        rows = conn.execute(sql, (self.model,)).fetchall()
+    def _append(self, m: _Matrix, rows: list[tuple], sessions: bool) -> _Matrix:
         keys = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        names: list[str] = []
-        index: dict[str, int] = {}
         if sessions:
-            groups = np.fromiter((index.setdefault(r[1], len(index)) for r in rows), dtype=np.int64, count=len(rows))
-            names = [""] * len(index)
-            for name, i in index.items():
-                names[i] = name
+            groups = np.fromiter((m.session_index.setdefault(r[1], len(m.session_index)) for r in rows),
+                                 dtype=np.int64, count=len(rows))
+            m.sessions = [""] * len(m.session_index)
+            for name, i in m.session_index.items():
+                m.sessions[i] = name
         else:
             groups = keys
-        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), self.dim) \
-            if rows else np.zeros((0, self.dim), dtype=np.float32)
-        return _Matrix(signature, keys, groups, names, matrix)
+        vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), self.dim)
+        m.seen.update(int(r[3]) for r in rows)
+        m.keys = np.concatenate([m.keys, keys])
+        m.groups = np.concatenate([m.groups, groups])
+        m.matrix = np.vstack([m.matrix, vectors])
+        return m
 
     def chunk_matrix(self, conn: sqlite3.Connection) -> _Matrix:
-        sig = self._signature(conn, "chunks")
         with self._lock:
-            if self._chunks is None or self._chunks.signature != sig:
-                self._chunks = self._load(conn, (
-                    "SELECT c.page_id, c.page_id, e.vector FROM chunks c JOIN embeddings e"
-                    " ON e.content_hash = c.content_hash AND e.model = ?"), sig, sessions=False)
+            self._chunks = self._refresh(conn, self._chunks, "chunks", _CHUNK_ROWS, sessions=False)
             return self._chunks
 
     def observation_matrix(self, conn: sqlite3.Connection) -> _Matrix:
-        sig = self._signature(conn, "observations")
         with self._lock:
-            if self._obs is None or self._obs.signature != sig:
-                self._obs = self._load(conn, (
-                    "SELECT o.rowid, o.session_id, e.vector FROM observations o JOIN embeddings e"
-                    " ON e.content_hash = o.embed_hash AND e.model = ?"), sig, sessions=True)
+            self._obs = self._refresh(conn, self._obs, "observations", _OBS_ROWS, sessions=True)
             return self._obs
 
     def search_pages(self, conn: sqlite3.Connection, query: np.ndarray, limit: int = 100) -> list[tuple[int, float]]:
