@@ -9,7 +9,6 @@ hand from what each feature means, not fitted to any benchmark.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import datetime
 
 from ai_memory.core.timeexpr import DateRange, parse_ranges, to_date
@@ -25,13 +24,6 @@ WEIGHTS = {
 TEMPORAL_WEIGHT = 2.0
 _TOTAL = sum(WEIGHTS.values())
 _WORD = re.compile(r"[\w][\w'-]*")
-
-
-@dataclass
-class Passage:
-    """The text the reranker reads for a candidate: its best turns with their neighbours, or the page."""
-
-    text: str
 
 
 def _stem(word: str) -> str:

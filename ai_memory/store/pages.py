@@ -119,15 +119,6 @@ def _drop_current_rows(conn: sqlite3.Connection, path: str) -> bool:
     return True
 
 
-def index_page(page: ParsedPage, mtime_ns: int, size: int):
-    """A writer job indexing one page version."""
-
-    def job(tx: WriteTx) -> int:
-        return index_page_rows(tx.conn, page, mtime_ns, size)
-
-    return job
-
-
 def remove_page(path: str):
     """A writer job removing a page that no longer exists on disk."""
 

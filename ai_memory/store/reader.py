@@ -36,10 +36,6 @@ class Reader:
                 self._connections.append(conn)
         return conn
 
-    def run_sync(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``fn`` on a pooled read connection from the calling (non-loop) thread."""
-        return self._executor.submit(lambda: fn(self._conn())).result()
-
     async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(conn)`` on a reader thread and await its result."""
         loop = asyncio.get_running_loop()

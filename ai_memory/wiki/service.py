@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_memory.core.page import ParsedPage, parse_page
-from ai_memory.store.pages import FileState, file_states, index_page_rows, remove_page, remove_page_rows
+from ai_memory.store.pages import FileState, file_states, index_page_rows, remove_page
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer, WriteTx
 from ai_memory.wiki.files import atomic_write, is_page_path, iter_pages
@@ -134,9 +134,6 @@ class Wiki:
                 await self.refresh_indexes({rel.split("/", 1)[0] for rel in report.indexed + report.removed if "/" in rel})
                 self.committer.request("external edit: reconciled files changed outside ai-memory")
             return report
-
-    async def remove_rows(self, rel: str) -> None:
-        await self.writer.submit_wait(lambda tx: remove_page_rows(tx.conn, rel))
 
 
 def _same_stat(path: Path, known: FileState) -> bool:
