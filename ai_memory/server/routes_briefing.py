@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from ai_memory.coordination.briefing import hook_output, recent_sessions, render
+from ai_memory.coordination.handoffs import accept, render_handoff
 from ai_memory.core.errors import InputError
 from ai_memory.ingest.hooks import project_of
 from ai_memory.server.body import read_json
@@ -18,8 +19,9 @@ async def _briefing(request: web.Request, cwd: str | None, session_id: str | Non
         raise InputError("missing cwd", detail="pass ?cwd= (or a hook payload with cwd)")
     project = project_of(cwd)
     runtime = request.app[RUNTIME]
+    handoff = await accept(runtime.writer, cwd=cwd, session_id=session_id) if session_id else None
     sessions = await runtime.reader.run(lambda c: recent_sessions(c, project, session_id))
-    text = render(project, sessions)
+    text = render(project, sessions, render_handoff(handoff) if handoff else None)
     if request.query.get("format") == "hook":
         return web.json_response(hook_output("SessionStart", text))
     return web.json_response({"project": project, "text": text, "sessions": len(sessions)})
@@ -39,3 +41,13 @@ async def post_briefing(request: web.Request) -> web.Response:
     cwd = payload.get("cwd") or request.query.get("cwd")
     session = payload.get("session_id") or request.query.get("session_id")
     return await _briefing(request, str(cwd) if cwd else None, str(session) if session else None)
+
+
+@routes.post("/v1/handoffs/accept")
+async def accept_handoff(request: web.Request) -> web.Response:
+    """{cwd, agent, session_id} → {"handoff": {...}} for exactly one caller, else {"handoff": null}."""
+    body = await read_json(request)
+    if not isinstance(body, dict) or not isinstance(body.get("cwd"), str) or not isinstance(body.get("session_id"), str):
+        raise InputError("cwd and session_id are required", detail='{"cwd": "/repo/api", "session_id": "..."}')
+    handoff = await accept(request.app[RUNTIME].writer, cwd=body["cwd"], session_id=body["session_id"])
+    return web.json_response({"handoff": handoff})

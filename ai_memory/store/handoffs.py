@@ -7,6 +7,7 @@ import sqlite3
 from typing import Any
 
 from ai_memory.core.ids import new_id
+from ai_memory.core.paths import covers
 
 
 def upsert_auto_handoff(conn: sqlite3.Connection, handoff: dict[str, Any], page_path: str) -> str:
@@ -45,3 +46,45 @@ def handoff_for_session(conn: sqlite3.Connection, session_id: str) -> dict[str, 
     for key in ("open_questions", "files_touched", "next_steps"):
         out[key] = json.loads(out[key])
     return out
+
+
+def _decode(row: sqlite3.Row) -> dict[str, Any]:
+    out = dict(row)
+    for key in ("open_questions", "files_touched", "next_steps"):
+        out[key] = json.loads(out[key])
+    return out
+
+
+def claim_handoff(conn: sqlite3.Connection, *, cwd: str, session_id: str, now: str,
+                  live_after: str, expire_before: str) -> dict[str, Any] | None:
+    """Claim the best open handoff for a session starting in ``cwd``; None when there is none.
+
+    Manual handoffs come before automatic ones; a handoff matches when its cwd is the receiver's
+    cwd or a parent of it (by path boundary); newest wins; an automatic handoff from a session
+    that is still live is skipped. Runs as one writer job, and the claim is a conditional update,
+    so under any concurrency exactly one caller gets each handoff.
+    """
+    conn.execute("UPDATE handoffs SET state = 'expired' WHERE state = 'open' AND created_at < ?", (expire_before,))
+    rows = conn.execute(
+        "SELECT h.*, s.last_event_at AS source_last_event, s.ended_at AS source_ended FROM handoffs h"
+        " LEFT JOIN sessions s ON s.id = h.session_id WHERE h.state = 'open'"
+        " AND COALESCE(h.session_id, '') != ? ORDER BY (h.kind = 'manual') DESC, h.created_at DESC",
+        (session_id,)).fetchall()
+    for row in rows:
+        if not row["cwd"] or not covers(row["cwd"], cwd):
+            continue
+        live = row["source_ended"] is None and (row["source_last_event"] or "") > live_after
+        if row["kind"] != "manual" and live:
+            continue
+        won = conn.execute(
+            "UPDATE handoffs SET state = 'accepted', accepted_at = ?, accepted_by_session = ?"
+            " WHERE id = ? AND state = 'open'", (now, session_id, row["id"])).rowcount
+        if not won:
+            continue
+        if row["kind"] == "auto":  # older automatic handoffs for the same place are now moot
+            conn.execute("UPDATE handoffs SET state = 'expired' WHERE state = 'open' AND kind = 'auto'"
+                         " AND project IS ? AND cwd = ? AND created_at <= ?",
+                         (row["project"], row["cwd"], row["created_at"]))
+        claimed = conn.execute("SELECT * FROM handoffs WHERE id = ?", (row["id"],)).fetchone()
+        return _decode(claimed)
+    return None
