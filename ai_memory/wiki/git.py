@@ -17,6 +17,7 @@ from ai_memory.wiki.files import is_page_path
 from ai_memory.wiki.repo import ensure_repo, signature
 
 log = logging.getLogger(__name__)
+MAX_RETRIES = 40  # at one window apart: about 20 s of another process holding the index lock
 
 
 def commit_all(wiki_dir: Path, message: str) -> str | None:
@@ -54,6 +55,7 @@ class Committer:
         self._reasons: list[str] = []
         self._event = asyncio.Event()
         self._lock = threading.Lock()  # one git writer at a time (the CLI may commit too)
+        self._failures = 0
         self.commits = 0
 
     def request(self, reason: str) -> None:
@@ -77,9 +79,18 @@ class Committer:
         message = reasons[0] if len(reasons) == 1 else f"ai-memory: {len(reasons)} changes ({'; '.join(reasons[:5])})"
         try:
             oid = await asyncio.to_thread(self._commit, message)
-        except pygit2.GitError as exc:
-            log.error("git commit failed: %s", exc)
+        except (pygit2.GitError, OSError) as exc:
+            # Most often another git process holds .git/index.lock (a `git status` in the wiki
+            # refreshes the index): keep the reasons and try again after the next window.
+            self._failures += 1
+            self._reasons = reasons + [r for r in self._reasons if r not in reasons]
+            if self._failures <= MAX_RETRIES:
+                log.warning("git commit failed (%s); retrying", exc)
+                self._event.set()
+            else:
+                log.error("git commit keeps failing (%s); will retry with the next change", exc)
             return
+        self._failures = 0
         if oid:
             self.commits += 1
 
