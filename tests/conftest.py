@@ -45,8 +45,10 @@ def run_cli(data_dir: Path, *args: str, input: str | None = None, timeout: float
 class Daemon:
     """``ai-memory serve`` as a real subprocess, plus a raw HTTP helper to talk to it."""
 
-    def __init__(self, data_dir: Path, port: int | None = None, extra_args: tuple[str, ...] = ()) -> None:
+    def __init__(self, data_dir: Path, port: int | None = None, extra_args: tuple[str, ...] = (),
+                 env: dict[str, str] | None = None) -> None:
         self.data_dir = data_dir
+        self.env = env or {}
         self.port = port or free_port()
         self.extra_args = extra_args
         self.proc: subprocess.Popen[bytes] | None = None
@@ -63,7 +65,7 @@ class Daemon:
         log = open(self.data_dir.parent / f"daemon-{self.port}.log", "ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "ai_memory.cli", "serve", "--port", str(self.port), *self.extra_args],
-            env=cli_env(self.data_dir), stdout=log, stderr=log, cwd=REPO,
+            env=cli_env(self.data_dir, **self.env), stdout=log, stderr=log, cwd=REPO,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

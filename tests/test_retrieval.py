@@ -11,7 +11,7 @@ import pytest
 
 from ai_memory.embed.model import MiniLM, ModelError, packaged_model_dir
 from ai_memory.retrieval.rerank import combine
-from conftest import Daemon, cli_env
+from conftest import Daemon
 from wiki_helpers import page_text, wait_until
 
 PAGES = {
@@ -37,15 +37,7 @@ def wiki(tmp_path_factory) -> Daemon:
         path = data / "wiki" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    daemon = Daemon(data)
-    original = cli_env
-    import conftest
-
-    conftest.cli_env = lambda d, **extra: original(d, AI_MEMORY_EMBED_ENABLED="1", **extra)
-    try:
-        daemon.start(timeout=60)
-    finally:
-        conftest.cli_env = original
+    daemon = Daemon(data, env={"AI_MEMORY_EMBED_ENABLED": "1"}).start(timeout=60)
 
     def embedded() -> bool:
         emb = daemon.request("GET", "/status")[1]["embeddings"]

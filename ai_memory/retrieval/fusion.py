@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,8 +47,5 @@ def authority(row: dict[str, Any]) -> float:
 
 
 def top_ids(streams: list[Stream], n: int) -> list[int]:
-    scores: dict[int, float] = defaultdict(float)
-    for stream in streams:
-        for rank, page_id in enumerate(stream.ranked, start=1):
-            scores[page_id] += 1.0 / (RRF_K + rank)
-    return [p for p, _ in sorted(scores.items(), key=lambda kv: -kv[1])[:n]]
+    """The n best pages by fused rank (the graph stream's seeds)."""
+    return [f.page_id for f in fuse(streams)[:n]]

@@ -9,9 +9,8 @@ hand from what each feature means, not fitted to any benchmark.
 from __future__ import annotations
 
 import re
-from datetime import datetime
 
-from ai_memory.core.timeexpr import DateRange, parse_ranges, to_date
+from ai_memory.core.timeexpr import DateRange, to_date
 
 # Relative weights. Lexical evidence at the level of single turns and IDF-weighted coverage of the
 # query carry the most; page-level text, vectors, entities and phrases support; the fused rank
@@ -85,10 +84,6 @@ def normalize(values: dict[int, float]) -> dict[int, float]:
     if hi - lo < 1e-9:
         return {k: 1.0 for k in values}
     return {k: (v - lo) / (hi - lo) for k, v in values.items()}
-
-
-def query_ranges(q: str, now: datetime) -> list[DateRange]:
-    return parse_ranges(q, now)
 
 
 def combine(features: dict[str, float], authority: float) -> float:

@@ -17,6 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ai_memory.core.page import GLOBAL_PROJECT
+from ai_memory.core.timeexpr import parse_ranges
 from ai_memory.embed.model import Embedder
 from ai_memory.retrieval import rerank
 from ai_memory.retrieval.fts import make_snippet, match_expression, query_terms, search_observations
@@ -124,7 +125,7 @@ class Retriever:
         by_name = {s.name: s for s in streams}
         terms = query_terms(query.q)
         idf = term_idf(conn, terms)
-        ranges = rerank.query_ranges(query.q, now)
+        ranges = parse_ranges(query.q, now)
         top_rrf = max((c.rrf for c in candidates), default=1.0)
         ids = [c.page_id for c in candidates]
         turn_text = _normalized(by_name.get("turns_fts"), ids)

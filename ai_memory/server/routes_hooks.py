@@ -19,13 +19,24 @@ routes = web.RouteTableDef()
 
 
 async def ingest(request: web.Request, payload: Any, agent: str, event: str | None,
-                 key: str | None, host: str | None = None) -> InsertResult:
+                 key: str | None, host: str | None = None, client_os: str | None = None) -> InsertResult:
     """Sanitize one payload and wait until it is durably committed."""
     runtime = request.app[RUNTIME]
     result = await ingest_event(runtime.writer, payload, agent=agent, event=event,
-                                idempotency_key=key, host=host)
+                                idempotency_key=key, host=host, client_os=client_os)
     runtime.notice(result)
     return result
+
+
+def is_envelope(item: Any) -> bool:
+    return isinstance(item, dict) and isinstance(item.get("payload"), dict)
+
+
+async def ingest_envelope(request: web.Request, envelope: dict[str, Any], default_agent: str) -> InsertResult:
+    """An envelope {agent, event, idempotency_key, host, os, payload}, as hook clients spool it."""
+    return await ingest(request, envelope["payload"], str(envelope.get("agent") or default_agent),
+                        envelope.get("event") or None, envelope.get("idempotency_key"),
+                        envelope.get("host"), envelope.get("os"))
 
 
 @routes.post("/hook")
@@ -53,10 +64,8 @@ def _batch_items(body: Any) -> list[Any]:
 async def _one(request: web.Request, item: Any, default_agent: str) -> dict[str, Any]:
     """An item is a raw payload, or an envelope {agent, event, idempotency_key, payload}."""
     try:
-        if isinstance(item, dict) and isinstance(item.get("payload"), dict):
-            agent = str(item.get("agent") or default_agent)
-            result = await ingest(request, item["payload"], agent, item.get("event"),
-                                  item.get("idempotency_key"), item.get("host"))
+        if is_envelope(item):
+            result = await ingest_envelope(request, item, default_agent)
         else:
             result = await ingest(request, item, default_agent, None, None)
     except AiMemoryError as exc:
@@ -80,14 +89,8 @@ async def post_batch(request: web.Request) -> web.Response:
 async def post_envelope(request: web.Request) -> web.Response:
     """One spool envelope {agent, event, idempotency_key, host, os, payload}: the hook clients' path."""
     envelope = await read_json(request)
-    if not isinstance(envelope, dict) or not isinstance(envelope.get("payload"), dict):
+    if not is_envelope(envelope):
         raise InputError("not an envelope", detail="expected {agent, event, idempotency_key, payload: {...}}")
-    runtime = request.app[RUNTIME]
-    result = await ingest_event(
-        runtime.writer, envelope["payload"], agent=str(envelope.get("agent") or "unknown"),
-        event=envelope.get("event") or None, idempotency_key=envelope.get("idempotency_key"),
-        host=envelope.get("host"), client_os=envelope.get("os"),
-    )
-    runtime.notice(result)
+    result = await ingest_envelope(request, envelope, "unknown")
     return web.json_response({"stored": True, "id": result.id, "duplicate": result.duplicate},
                              status=200 if result.duplicate else 202)

@@ -38,16 +38,6 @@ def upsert_auto_handoff(conn: sqlite3.Connection, handoff: dict[str, Any], page_
     return str(row["id"])
 
 
-def handoff_for_session(conn: sqlite3.Connection, session_id: str) -> dict[str, Any] | None:
-    row = conn.execute("SELECT * FROM handoffs WHERE session_id = ? AND kind = 'auto'", (session_id,)).fetchone()
-    if row is None:
-        return None
-    out = dict(row)
-    for key in ("open_questions", "files_touched", "next_steps"):
-        out[key] = json.loads(out[key])
-    return out
-
-
 def _decode(row: sqlite3.Row) -> dict[str, Any]:
     out = dict(row)
     for key in ("open_questions", "files_touched", "next_steps"):
