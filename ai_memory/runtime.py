@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ai_memory import datadir
 from ai_memory.config import Config
+from ai_memory.coordination.memories import Memories
 from ai_memory.core.errors import AiMemoryError
 from ai_memory.ingest.sessions import SessionCompiler
 from ai_memory.ingest.spool import SpoolStats, drain_once
@@ -48,6 +49,7 @@ class Runtime:
     watcher: WikiWatcher | None
     retriever: Retriever
     embedding: EmbeddingJob | None
+    memories: Memories
     started_at: float = field(default_factory=time.time)
     spool: SpoolStats = field(default_factory=SpoolStats)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
@@ -79,11 +81,12 @@ class Runtime:
             index = VectorIndex(embedder.model_id, embedder.dim)
         retriever = Retriever(embedding.query_embedder if embedding else None, index,
                               ready=lambda: bool(embedding and embedding.ready))
+        memories = Memories(wiki, reader, lambda: embedding.query_embedder if embedding and embedding.ready else None)
         return cls(
             config=config, token=datadir.read_token(config.token_path), writer=writer, reader=reader,
             wiki=wiki, sessions=SessionCompiler(wiki, reader, float(config.get("sessions.idle_minutes"))),
             watcher=WikiWatcher(wiki) if config.get("wiki.watch") else None,
-            retriever=retriever, embedding=embedding,
+            retriever=retriever, embedding=embedding, memories=memories,
         )
 
     async def start(self) -> None:

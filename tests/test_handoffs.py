@@ -78,3 +78,75 @@ def test_session_start_through_the_real_client_gets_the_handoff_once(daemon: Dae
     first = start("codex-1")
     assert "Handoff from claude" in first and "wire it into app/api.py" in first and len(first) <= 8000
     assert "Handoff from" not in start("codex-2")
+
+
+def begin(daemon: Daemon, expect: int = 201, **body) -> dict:
+    status, answer, _ = daemon.request("POST", "/v1/handoffs", body)
+    assert status == expect, answer
+    return answer.get("handoff", answer)
+
+
+def test_manual_beats_auto_and_shows_in_the_list(daemon: Daemon, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    end_session(daemon, "claude-4", str(repo))
+    manual = begin(daemon, cwd=str(repo), summary="Paused the migration halfway", next_steps=["run step 3"],
+                   from_agent="claude", model="opus")
+    assert manual["kind"] == "manual" and manual["state"] == "open" and manual["owner"] == "local"
+    status, listed, _ = daemon.request("GET", f"/v1/handoffs?state=open")
+    assert [h["id"] for h in listed["handoffs"]][0] == manual["id"] and len(listed["handoffs"]) == 2
+    assert accept(daemon, str(repo), "x-1")["id"] == manual["id"]
+    assert accept(daemon, str(repo), "x-2")["session_id"] == "claude-4"  # then the automatic one
+    assert accept(daemon, str(repo), "x-3") is None
+    status, listed, _ = daemon.request("GET", "/v1/handoffs?state=accepted")
+    assert {h["accepted_by_session"] for h in listed["handoffs"]} == {"x-1", "x-2"}
+
+
+def test_owner_isolation_versus_shared(daemon: Daemon, tmp_path: Path) -> None:
+    repo = str(tmp_path)
+    private = begin(daemon, cwd=repo, summary="alice only", owner="alice")
+    shared = begin(daemon, cwd=repo, summary="for the team", owner="alice", shared=True)
+
+    def take(owner: str, session: str) -> dict | None:
+        status, body, _ = daemon.request("POST", "/v1/handoffs/accept",
+                                         {"cwd": repo, "session_id": session, "owner": owner})
+        assert status == 200
+        return body["handoff"]
+
+    assert take("bob", "b-1")["id"] == shared["id"]
+    assert take("bob", "b-2") is None  # alice's private one stays hers
+    assert take("alice", "a-1")["id"] == private["id"]
+    status, seen, _ = daemon.request("GET", "/v1/handoffs?owner=bob")
+    assert [h["id"] for h in seen["handoffs"]] == [shared["id"]]
+
+
+def test_to_agent_and_project_only_handoffs(daemon: Daemon, tmp_path: Path) -> None:
+    (tmp_path / "web").mkdir()
+    begin(daemon, project="web", summary="For Gemini only", to_agent="gemini")
+    status, none, _ = daemon.request("POST", "/v1/handoffs/accept",
+                                     {"cwd": str(tmp_path / "web"), "agent": "codex", "session_id": "c-1"})
+    assert none["handoff"] is None
+    status, got, _ = daemon.request("POST", "/v1/handoffs/accept",
+                                    {"cwd": str(tmp_path / "web"), "agent": "gemini", "session_id": "g-1"})
+    assert got["handoff"]["summary"] == "For Gemini only"
+
+
+def test_cancel_and_bad_input(daemon: Daemon, tmp_path: Path) -> None:
+    handoff = begin(daemon, cwd=str(tmp_path), summary="Try the new cache")
+    status, body, _ = daemon.request("POST", f"/v1/handoffs/{handoff['id']}/cancel")
+    assert status == 200 and body["handoff"]["state"] == "cancelled"
+    assert accept(daemon, str(tmp_path), "x-1") is None
+    assert daemon.request("POST", "/v1/handoffs/nope/cancel")[0] == 404
+    taken = begin(daemon, cwd=str(tmp_path), summary="Another")
+    accept(daemon, str(tmp_path), "x-2")
+    status, body, _ = daemon.request("POST", f"/v1/handoffs/{taken['id']}/cancel")
+    assert status == 409 and "accepted" in body["error"]
+    assert begin(daemon, 400, cwd=str(tmp_path))["error"] == "missing summary"
+    assert begin(daemon, 400, summary="x")["error"] == "missing project"
+    assert begin(daemon, 400, summary="x", project="p", next_steps="a b".split(" ") + [3])["error"].startswith("next_steps")
+    assert daemon.request("GET", "/v1/handoffs?state=maybe")[0] == 400
+
+
+def test_handoff_text_is_sanitized(daemon: Daemon, tmp_path: Path) -> None:
+    handoff = begin(daemon, cwd=str(tmp_path), summary="Use token ghp_abcdefghijklmnopqrstuvwxyz0123456789 for CI")
+    assert "ghp_" not in handoff["summary"] and "[REDACTED:" in handoff["summary"]

@@ -1,4 +1,4 @@
-"""Handoffs between agents: claim-once acceptance for a session starting in a directory."""
+"""Handoffs between agents: begin one on purpose, list, cancel, and claim-once acceptance."""
 
 from __future__ import annotations
 
@@ -6,15 +6,19 @@ import os
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ai_memory.store.handoffs import claim_handoff
+from ai_memory.core.errors import Conflict, InputError, NotFound
+from ai_memory.core.observation import utc_iso
+from ai_memory.core.sanitizer import TextKind, sanitize
+from ai_memory.store.handoffs import (
+    Receiver, cancel_handoff, claim_handoff, insert_manual_handoff, list_handoffs,
+)
 from ai_memory.store.writer import Writer, WriteTx
 
 LIVE_MINUTES = 10
 EXPIRE_DAYS = 14
-
-
-def _stamp(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+STATES = ("open", "accepted", "expired", "cancelled")
+MAX_ITEMS = 50
+_LISTS = ("open_questions", "files_touched", "next_steps")
 
 
 def real_dir(cwd: str) -> str:
@@ -22,16 +26,80 @@ def real_dir(cwd: str) -> str:
     return os.path.realpath(cwd) if os.path.isdir(cwd) else cwd
 
 
-async def accept(writer: Writer, *, cwd: str, session_id: str, now: datetime | None = None) -> dict[str, Any] | None:
+def _line(value: object, key: str, kind: TextKind = TextKind.SUMMARY) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise InputError(f"{key} must be a string")
+    return sanitize(value, kind).text.strip() or None
+
+
+def _items(value: object, key: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InputError(f"{key} must be a list of strings")
+    return [sanitize(v, TextKind.NOTIFICATION).text for v in value[:MAX_ITEMS] if v.strip()]
+
+
+def parse_manual(body: object, *, project: str | None, owner: str, now: datetime) -> dict[str, Any]:
+    """Validate and sanitize a POST /v1/handoffs body into a handoff record."""
+    if not isinstance(body, dict):
+        raise InputError("body must be a JSON object", detail='{"summary": "...", "cwd": "/repo", "next_steps": []}')
+    summary = _line(body.get("summary"), "summary")
+    if not summary:
+        raise InputError("missing summary", detail="say what was done and where it stands")
+    if not project:
+        raise InputError("missing project", detail="pass project, or cwd to derive it from")
+    cwd = _line(body.get("cwd"), "cwd", TextKind.NOTIFICATION)
+    shared = body.get("shared", False)
+    if not isinstance(shared, bool):
+        raise InputError("shared must be true or false")
+    record: dict[str, Any] = {
+        "project": project, "cwd": real_dir(cwd) if cwd else None, "summary": summary, "owner": owner,
+        "shared": shared, "created_at": utc_iso(now),
+        **{key: _items(body.get(key), key) for key in _LISTS},
+    }
+    for key in ("from_agent", "to_agent", "model", "session_id"):
+        record[key] = _line(body.get(key), key, TextKind.TITLE)
+    return record
+
+
+async def begin(writer: Writer, record: dict[str, Any]) -> dict[str, Any]:
+    return await writer.submit_wait(lambda tx: insert_manual_handoff(tx.conn, record))
+
+
+async def cancel(writer: Writer, handoff_id: str, owner: str) -> dict[str, Any]:
+    """Cancel an open handoff; 404 when the caller cannot see it, 409 when it is no longer open."""
+    handoff = await writer.submit_wait(lambda tx: cancel_handoff(tx.conn, handoff_id, owner))
+    if handoff is None:
+        raise NotFound("no such handoff", detail=handoff_id)
+    if handoff["state"] != "cancelled":
+        raise Conflict(f"handoff is {handoff['state']}", detail="only an open handoff can be cancelled",
+                       record=handoff)
+    return handoff
+
+
+def listing(conn, *, owner: str, project: str | None, state: str | None) -> list[dict[str, Any]]:
+    if state is not None and state not in STATES:
+        raise InputError(f"unknown state {state!r}", detail="one of " + ", ".join(STATES))
+    return list_handoffs(conn, owner=owner, project=project, state=state)
+
+
+async def accept(writer: Writer, *, cwd: str, session_id: str, agent: str | None = None,
+                 project: str | None = None, owner: str = "local",
+                 now: datetime | None = None) -> dict[str, Any] | None:
     """Claim the matching handoff for this session, or None; exactly one caller wins each one."""
     moment = now or datetime.now(timezone.utc)
-    place = real_dir(cwd)
+    who = Receiver(cwd=real_dir(cwd), session_id=session_id, agent=agent, project=project, owner=owner)
 
     def job(tx: WriteTx) -> dict[str, Any] | None:
         return claim_handoff(
-            tx.conn, cwd=place, session_id=session_id, now=_stamp(moment),
-            live_after=_stamp(moment - timedelta(minutes=LIVE_MINUTES)),
-            expire_before=_stamp(moment - timedelta(days=EXPIRE_DAYS)),
+            tx.conn, who, now=utc_iso(moment),
+            live_after=utc_iso(moment - timedelta(minutes=LIVE_MINUTES)),
+            expire_before=utc_iso(moment - timedelta(days=EXPIRE_DAYS)),
         )
 
     return await writer.submit_wait(job)
@@ -39,14 +107,21 @@ async def accept(writer: Writer, *, cwd: str, session_id: str, now: datetime | N
 
 def render_handoff(handoff: dict[str, Any]) -> list[str]:
     """Markdown lines for the briefing: what the previous agent left for this one."""
-    lines = [f"Handoff from {handoff.get('from_agent') or 'an agent'} "
-             f"({str(handoff.get('created_at') or '')[:16].replace('T', ' ')}, {handoff.get('cwd')}):"]
+    origin = handoff.get("from_agent") or "an agent"
+    when = str(handoff.get("created_at") or "")[:16].replace("T", " ")
+    place = handoff.get("cwd") or f"project {handoff.get('project')}"
+    kind = "Handoff" if handoff.get("kind") != "manual" else "Handoff (left on purpose)"
+    lines = [f"{kind} from {origin} ({when}, {place}):"]
     if handoff.get("summary"):
-        lines.append(f"- Summary: {handoff['summary']}")
-    for title, key in (("Open questions", "open_questions"), ("Next steps", "next_steps"),
+        lines.append(_clip(f"- Summary: {handoff['summary']}", 1500))
+    for title, key in (("Next steps", "next_steps"), ("Open questions", "open_questions"),
                        ("Files touched", "files_touched")):
         items = handoff.get(key) or []
         if items:
             lines.append(f"- {title}:")
-            lines += [f"  - {item}" for item in items[:20]]
+            lines += [_clip(f"  - {item}", 400) for item in items[:20]]
     return lines
+
+
+def _clip(line: str, limit: int) -> str:
+    return line if len(line) <= limit else line[: limit - 2] + " …"

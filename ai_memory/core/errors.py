@@ -24,10 +24,11 @@ from __future__ import annotations
 class AiMemoryError(Exception):
     """Base of every error ai-memory raises on purpose."""
 
-    def __init__(self, message: str, detail: str | None = None) -> None:
+    def __init__(self, message: str, detail: str | None = None, **fields: object) -> None:
         super().__init__(message)
         self.message = message
         self.detail = detail
+        self.fields = fields  # extra JSON the edge adds to its answer (e.g. the match of a 409)
 
 
 class ConfigError(AiMemoryError):

@@ -14,14 +14,23 @@ from typing import Any
 
 import yaml
 
+GLOBAL_PROJECT = "_global"
 PAGE_TYPES = ("Session Summary", "Decision", "Gotcha", "Procedure", "Concept", "Rule", "Note",
-              "Preference", "Fact")
+              "Preference", "Fact", "Episode")
 TIERS = ("episodic", "semantic", "procedural")
 RELATIONS = ("causes", "fixes", "contradicts")
-FAMILIES = ("sessions", "decisions", "gotchas", "procedures", "concepts", "notes", "rules")
-GLOBAL_PROJECT = "_global"
+FAMILIES = ("sessions", "decisions", "gotchas", "procedures", "concepts", "notes", "rules", "facts",
+            "preferences", "episodes")
+# The kinds of structured memory an agent can store: kind → (page type, family folder).
+MEMORY_KINDS = {
+    "fact": ("Fact", "facts"), "decision": ("Decision", "decisions"), "preference": ("Preference", "preferences"),
+    "episode": ("Episode", "episodes"), "gotcha": ("Gotcha", "gotchas"), "procedure": ("Procedure", "procedures"),
+    "rule": ("Rule", "rules"), "concept": ("Concept", "concepts"), "note": ("Note", "notes"),
+}
+SCOPES = ("project", GLOBAL_PROJECT, "private")
 MAX_PAGE_BYTES = 1024 * 1024
-DEFAULT_TIER = {"Session Summary": "episodic", "Procedure": "procedural", "Rule": "procedural"}
+DEFAULT_TIER = {"Session Summary": "episodic", "Episode": "episodic", "Procedure": "procedural",
+                "Rule": "procedural"}
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^---[ \t]*(?:\r?\n|\Z)", re.S | re.M)
 _HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.M)

@@ -18,8 +18,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def error_response(status: int, error: str, detail: str | None = None,
-                   headers: dict[str, str] | None = None) -> web.Response:
-    body = json.dumps({"error": error, "detail": detail})
+                   headers: dict[str, str] | None = None, fields: dict[str, object] | None = None) -> web.Response:
+    body = json.dumps({**(fields or {}), "error": error, "detail": detail})
     return web.Response(status=status, text=body, content_type="application/json", headers=headers)
 
 
@@ -38,7 +38,7 @@ def from_error(exc: AiMemoryError) -> web.Response:
     headers = None
     if isinstance(exc, Overloaded):
         headers = {"Retry-After": str(max(1, round(exc.retry_after)))}
-    return error_response(status_of(exc), exc.message, exc.detail, headers)
+    return error_response(status_of(exc), exc.message, exc.detail, headers, exc.fields)
 
 
 @web.middleware

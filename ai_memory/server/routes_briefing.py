@@ -2,34 +2,73 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 from aiohttp import web
 
-from ai_memory.coordination.briefing import hook_output, recent_sessions, render
+from ai_memory.coordination.briefing import (
+    CAPS, Section, hook_output, lines_that_fit, memory_sections, recent_sessions, render, session_section,
+)
 from ai_memory.coordination.handoffs import accept, render_handoff
+from ai_memory.coordination.messages import claim, render_messages
+from ai_memory.store.messages import list_messages
 from ai_memory.core.errors import InputError
+from ai_memory.core.observation import utc_iso
 from ai_memory.ingest.hooks import project_of
 from ai_memory.server.body import read_json
+from ai_memory.server.identity import caller
 from ai_memory.server.keys import RUNTIME
 
 routes = web.RouteTableDef()
+BRIEFING_MESSAGES = 10
 
 
-async def _briefing(request: web.Request, cwd: str | None, session_id: str | None) -> web.Response:
+async def _briefing(request: web.Request, cwd: str | None, session_id: str | None, agent: str | None,
+                    owner: str) -> web.Response:
     if not cwd:
         raise InputError("missing cwd", detail="pass ?cwd= (or a hook payload with cwd)")
     project = project_of(cwd)
     runtime = request.app[RUNTIME]
-    handoff = await accept(runtime.writer, cwd=cwd, session_id=session_id) if session_id else None
-    sessions = await runtime.reader.run(lambda c: recent_sessions(c, project, session_id))
-    text = render(project, sessions, render_handoff(handoff) if handoff else None)
+    now = utc_iso(datetime.now(timezone.utc))
+    handoff = None
+    if session_id:  # claiming needs a session to claim for; without one the briefing only reads
+        handoff = await accept(runtime.writer, cwd=cwd, session_id=session_id, agent=agent, project=project,
+                               owner=owner)
+
+    def read(conn) -> tuple[list[Section], list[dict], int]:
+        sessions = recent_sessions(conn, project, session_id)
+        waiting = list_messages(conn, project=project, state="open", now=now, limit=BRIEFING_MESSAGES)
+        return [session_section(sessions)] + memory_sections(conn, project, owner, now), waiting, len(sessions)
+
+    later, waiting, session_count = await runtime.reader.run(read)
+    handoff_section = Section("", render_handoff(handoff) if handoff else [], CAPS["handoff"])
+    popped = await _deliver(runtime.writer, waiting, session_id)
+    sections = [handoff_section, Section("Messages for this project:", render_messages(popped), CAPS["messages"]),
+                *later]
+    text = render(project, sections)
     if request.query.get("format") == "hook":
         return web.json_response(hook_output("SessionStart", text))
-    return web.json_response({"project": project, "text": text, "sessions": len(sessions)})
+    return web.json_response({"project": project, "text": text, "sessions": session_count,
+                              "handoff": handoff, "messages": popped})
+
+
+async def _deliver(writer, waiting: list[dict], session_id: str | None) -> list[dict]:
+    """Claim the messages the briefing has room to show: a message is delivered exactly once,
+    and one that would be cut for size stays open for the next session."""
+    if not session_id or not waiting:
+        return []
+    room = lines_that_fit(Section("Messages for this project:", render_messages(waiting)), CAPS["messages"])
+    return await claim(writer, [m["id"] for m in waiting[:room]], session_id=session_id)
+
+
+def _text(value: object) -> str | None:
+    return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) and value != "" else None
 
 
 @routes.get("/v1/briefing")
 async def get_briefing(request: web.Request) -> web.Response:
-    return await _briefing(request, request.query.get("cwd"), request.query.get("session_id"))
+    q = request.query
+    return await _briefing(request, q.get("cwd"), q.get("session_id"), q.get("agent"), caller(request))
 
 
 @routes.post("/v1/briefing")
@@ -38,16 +77,7 @@ async def post_briefing(request: web.Request) -> web.Response:
     payload = await read_json(request)
     if not isinstance(payload, dict):
         raise InputError("payload must be a JSON object")
-    cwd = payload.get("cwd") or request.query.get("cwd")
-    session = payload.get("session_id") or request.query.get("session_id")
-    return await _briefing(request, str(cwd) if cwd else None, str(session) if session else None)
-
-
-@routes.post("/v1/handoffs/accept")
-async def accept_handoff(request: web.Request) -> web.Response:
-    """{cwd, agent, session_id} → {"handoff": {...}} for exactly one caller, else {"handoff": null}."""
-    body = await read_json(request)
-    if not isinstance(body, dict) or not isinstance(body.get("cwd"), str) or not isinstance(body.get("session_id"), str):
-        raise InputError("cwd and session_id are required", detail='{"cwd": "/repo/api", "session_id": "..."}')
-    handoff = await accept(request.app[RUNTIME].writer, cwd=body["cwd"], session_id=body["session_id"])
-    return web.json_response({"handoff": handoff})
+    q = request.query
+    return await _briefing(request, _text(payload.get("cwd")) or q.get("cwd"),
+                           _text(payload.get("session_id")) or q.get("session_id"),
+                           q.get("agent") or _text(payload.get("agent")), caller(request))

@@ -1,16 +1,22 @@
-"""Pages, sessions and search: /v1/query, /v1/pages, /v1/sessions/{id}/finalize, /v1/reindex."""
+"""Pages, sessions and search: /v1/query, /v1/pages (read, store), /v1/meta,
+/v1/sessions/{id}/finalize, /v1/reindex."""
 
 from __future__ import annotations
 
+import dataclasses
+from datetime import date, datetime, timezone
+
 from aiohttp import web
 
-from datetime import date
-
 from ai_memory.core.errors import InputError, NotFound
-from ai_memory.core.observation import parse_timestamp
+from ai_memory.core.memory import parse_draft
+from ai_memory.core.observation import parse_timestamp, utc_iso
 from ai_memory.retrieval.search import KIND_TYPES, Query
 from ai_memory.server.body import read_json
+from ai_memory.server.identity import caller
 from ai_memory.server.keys import RUNTIME
+from ai_memory.store.memories import find_page, lineage
+from ai_memory.store.meta import memory_meta
 from ai_memory.store.observations import session_exists
 from ai_memory.store.pages import get_page
 
@@ -74,7 +80,8 @@ def _check_date(text: str) -> str:
 @routes.post("/v1/query")
 async def query(request: web.Request) -> web.Response:
     runtime = request.app[RUNTIME]
-    q = parse_query(await read_json(request))
+    body = await read_json(request)
+    q = dataclasses.replace(parse_query(body), owner=caller(request, body))
     result = await runtime.reader.run(lambda c: runtime.retriever.answer(c, q))
     runtime.note_access([h["path"] for h in result.hits])
     return web.json_response({"hits": result.hits, "raw_hits": result.raw_hits, "streams": result.streams_used})
@@ -82,13 +89,39 @@ async def query(request: web.Request) -> web.Response:
 
 @routes.get("/v1/pages")
 async def read_page(request: web.Request) -> web.Response:
-    path = request.query.get("path")
-    if not path:
-        raise InputError("missing path", detail="pass ?path=<project>/<family>/<page>.md")
-    page = await request.app[RUNTIME].reader.run(lambda c: get_page(c, path))
+    """?path= or ?id= → the page's index row, with its lineage of corrections."""
+    ref = request.query.get("path") or request.query.get("id")
+    if not ref:
+        raise InputError("missing path or id", detail="pass ?path=<project>/<family>/<page>.md or ?id=<memory id>")
+
+    def read(conn):
+        found = get_page(conn, ref)
+        if found is None:
+            match = find_page(conn, ref)
+            found = get_page(conn, match["path"]) if match else None
+        return (found, lineage(conn, found["path"])) if found else (None, [])
+
+    page, chain = await request.app[RUNTIME].reader.run(read)
     if page is None:
-        raise NotFound("no such page", detail=path)
-    return web.json_response(page)
+        raise NotFound("no such page", detail=ref)
+    return web.json_response({**page, "lineage": chain if len(chain) > 1 else []})
+
+
+@routes.post("/v1/pages")
+async def store_page(request: web.Request) -> web.Response:
+    """Store a structured memory: {text, kind, project, ...} → {id, path}; 409 on a duplicate."""
+    body = await read_json(request)
+    draft = parse_draft(body, owner=caller(request, body))
+    stored = await request.app[RUNTIME].memories.remember(draft)
+    return web.json_response(stored.as_json(), status=201 if stored.created else 200)
+
+
+@routes.get("/v1/meta")
+async def meta(request: web.Request) -> web.Response:
+    project, owner = request.query.get("project"), caller(request)
+    now = utc_iso(datetime.now(timezone.utc))
+    found = await request.app[RUNTIME].reader.run(lambda c: memory_meta(c, project=project, owner=owner, now=now))
+    return web.json_response(found)
 
 
 @routes.post("/v1/sessions/{session_id}/finalize")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import dataclass
 from typing import Any
 
 from ai_memory.core.ids import new_id
@@ -42,33 +43,99 @@ def _decode(row: sqlite3.Row) -> dict[str, Any]:
     out = dict(row)
     for key in ("open_questions", "files_touched", "next_steps"):
         out[key] = json.loads(out[key])
+    out["shared"] = bool(out.get("shared"))
     return out
 
 
-def claim_handoff(conn: sqlite3.Connection, *, cwd: str, session_id: str, now: str,
-                  live_after: str, expire_before: str) -> dict[str, Any] | None:
-    """Claim the best open handoff for a session starting in ``cwd``; None when there is none.
+def insert_manual_handoff(conn: sqlite3.Connection, handoff: dict[str, Any]) -> dict[str, Any]:
+    """A handoff an agent begins on purpose (it wins over automatic ones when accepted)."""
+    handoff_id = new_id()
+    conn.execute(
+        "INSERT INTO handoffs(id, session_id, project, cwd, from_agent, to_agent, summary, open_questions,"
+        " files_touched, next_steps, model, owner, shared, created_at, kind, state)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?, 'manual', 'open')",
+        (handoff_id, handoff.get("session_id"), handoff["project"], handoff.get("cwd"), handoff.get("from_agent"),
+         handoff.get("to_agent"), handoff.get("summary") or "", json.dumps(handoff.get("open_questions") or []),
+         json.dumps(handoff.get("files_touched") or []), json.dumps(handoff.get("next_steps") or []),
+         handoff.get("model"), handoff.get("owner") or "local", 1 if handoff.get("shared") else 0,
+         handoff["created_at"]),
+    )
+    return _decode(conn.execute("SELECT * FROM handoffs WHERE id = ?", (handoff_id,)).fetchone())
 
-    Manual handoffs come before automatic ones; a handoff matches when its cwd is the receiver's
-    cwd or a parent of it (by path boundary); newest wins; an automatic handoff from a session
-    that is still live is skipped. Runs as one writer job, and the claim is a conditional update,
-    so under any concurrency exactly one caller gets each handoff.
+
+def list_handoffs(conn: sqlite3.Connection, *, owner: str, project: str | None, state: str | None,
+                  limit: int = 100) -> list[dict[str, Any]]:
+    """Handoffs the caller may see (its own or shared), newest first."""
+    sql = "SELECT * FROM handoffs WHERE (owner = ? OR shared = 1)"
+    args: list[Any] = [owner]
+    if project:
+        sql += " AND project = ?"
+        args.append(project)
+    if state:
+        sql += " AND state = ?"
+        args.append(state)
+    rows = conn.execute(sql + " ORDER BY created_at DESC LIMIT ?", (*args, limit)).fetchall()
+    return [_decode(r) for r in rows]
+
+
+def cancel_handoff(conn: sqlite3.Connection, handoff_id: str, owner: str) -> dict[str, Any] | None:
+    """Cancel an open handoff of the caller's; None when there is no such handoff it may see.
+
+    Raises nothing itself: the caller reads the returned state to tell 'cancelled' from 'too late'.
+    """
+    row = conn.execute("SELECT * FROM handoffs WHERE id = ? AND (owner = ? OR shared = 1)",
+                       (handoff_id, owner)).fetchone()
+    if row is None:
+        return None
+    conn.execute("UPDATE handoffs SET state = 'cancelled' WHERE id = ? AND state = 'open'", (handoff_id,))
+    return _decode(conn.execute("SELECT * FROM handoffs WHERE id = ?", (handoff_id,)).fetchone())
+
+
+@dataclass(frozen=True)
+class Receiver:
+    """Who is asking for a handoff: a session starting in a directory."""
+
+    cwd: str
+    session_id: str
+    agent: str | None
+    project: str | None
+    owner: str
+
+
+def _matches(row: sqlite3.Row, who: Receiver) -> bool:
+    if row["to_agent"] and who.agent and row["to_agent"].lower() != who.agent.lower():
+        return False
+    if row["cwd"] and covers(row["cwd"], who.cwd):
+        return True
+    # A manual handoff may name only its project: any session of that project may take it.
+    return row["kind"] == "manual" and not row["cwd"] and bool(who.project) and row["project"] == who.project
+
+
+def claim_handoff(conn: sqlite3.Connection, who: Receiver, *, now: str, live_after: str,
+                  expire_before: str) -> dict[str, Any] | None:
+    """Claim the best open handoff for a session starting in ``who.cwd``; None when there is none.
+
+    Only the caller's own handoffs and shared ones are visible. Manual handoffs come before
+    automatic ones; a handoff matches when its cwd is the receiver's cwd or a parent of it (by
+    path boundary); newest wins; an automatic handoff from a session that is still live is
+    skipped. Runs as one writer job, and the claim is a conditional update, so under any
+    concurrency exactly one caller gets each handoff.
     """
     conn.execute("UPDATE handoffs SET state = 'expired' WHERE state = 'open' AND created_at < ?", (expire_before,))
     rows = conn.execute(
         "SELECT h.*, s.last_event_at AS source_last_event, s.ended_at AS source_ended FROM handoffs h"
-        " LEFT JOIN sessions s ON s.id = h.session_id WHERE h.state = 'open'"
+        " LEFT JOIN sessions s ON s.id = h.session_id WHERE h.state = 'open' AND (h.owner = ? OR h.shared = 1)"
         " AND COALESCE(h.session_id, '') != ? ORDER BY (h.kind = 'manual') DESC, h.created_at DESC",
-        (session_id,)).fetchall()
+        (who.owner, who.session_id)).fetchall()
     for row in rows:
-        if not row["cwd"] or not covers(row["cwd"], cwd):
+        if not _matches(row, who):
             continue
         live = row["source_ended"] is None and (row["source_last_event"] or "") > live_after
         if row["kind"] != "manual" and live:
             continue
         won = conn.execute(
             "UPDATE handoffs SET state = 'accepted', accepted_at = ?, accepted_by_session = ?"
-            " WHERE id = ? AND state = 'open'", (now, session_id, row["id"])).rowcount
+            " WHERE id = ? AND state = 'open'", (now, who.session_id, row["id"])).rowcount
         if not won:
             continue
         if row["kind"] == "auto":  # older automatic handoffs for the same place are now moot

@@ -188,6 +188,41 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         CREATE VIRTUAL TABLE page_history_fts USING fts5(title, summary, body, tokenize="{FTS_TOKENIZE}");
         """,
     ),
+    (
+        4,
+        "structured memories (ids, scope, owner, duplicate hash); handoff owners; messages",
+        """
+        ALTER TABLE pages ADD COLUMN uid TEXT;
+        CREATE INDEX pages_uid ON pages(uid);
+        ALTER TABLE pages ADD COLUMN scope TEXT NOT NULL DEFAULT 'project';
+        ALTER TABLE pages ADD COLUMN owner TEXT;
+        ALTER TABLE pages ADD COLUMN norm_hash TEXT;
+        CREATE INDEX pages_norm ON pages(project, type, norm_hash);
+        ALTER TABLE pages ADD COLUMN idempotency_key TEXT;
+        CREATE INDEX pages_idempotency ON pages(idempotency_key) WHERE idempotency_key IS NOT NULL;
+        CREATE INDEX pages_supersedes ON pages(supersedes) WHERE supersedes IS NOT NULL;
+        CREATE INDEX pages_updated ON pages(project, type, updated);
+
+        ALTER TABLE handoffs ADD COLUMN owner TEXT NOT NULL DEFAULT 'local';
+        ALTER TABLE handoffs ADD COLUMN shared INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE handoffs ADD COLUMN model TEXT;
+
+        CREATE TABLE messages (
+            id TEXT PRIMARY KEY,
+            to_project TEXT NOT NULL,
+            from_project TEXT,
+            from_agent TEXT,
+            owner TEXT NOT NULL DEFAULT 'local',
+            body TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            expires_at TEXT,
+            state TEXT NOT NULL DEFAULT 'open',
+            popped_at TEXT,
+            popped_by_session TEXT
+        );
+        CREATE INDEX messages_to ON messages(to_project, state, created_at);
+        """,
+    ),
 )
 
 

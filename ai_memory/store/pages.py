@@ -14,7 +14,8 @@ from typing import Any
 
 from ai_memory.core.chunks import chunk_text, text_hash
 from ai_memory.core.entities import extract_entities, normalize_entity
-from ai_memory.core.page import ParsedPage
+from ai_memory.core.memory import normalized_hash
+from ai_memory.core.page import GLOBAL_PROJECT, ParsedPage
 from ai_memory.store.writer import WriteTx
 
 ENTITY_LIMIT = 80
@@ -58,8 +59,7 @@ def index_page_rows(conn: sqlite3.Connection, page: ParsedPage, mtime_ns: int, s
         ),
     )
     page_id = int(cur.lastrowid)
-    stem = page.path.rsplit("/", 1)[-1].removesuffix(".md").lower()
-    conn.execute("UPDATE pages SET stem = ? WHERE id = ?", (stem, page_id))
+    _set_memory_columns(conn, page_id, page)
     conn.execute("INSERT INTO pages_fts(rowid, title, summary, body) VALUES (?,?,?,?)",
                  (page_id, page.title, page.summary, page.body))
     _insert_entities(conn, page_id, page)
@@ -69,6 +69,31 @@ def index_page_rows(conn: sqlite3.Connection, page: ParsedPage, mtime_ns: int, s
     conn.executemany("INSERT OR IGNORE INTO links(src_id, target, kind) VALUES (?,?,?)",
                      [(page_id, target, kind) for target, kind in page.links])
     return page_id
+
+
+def _set_memory_columns(conn: sqlite3.Connection, page_id: int, page: ParsedPage) -> None:
+    """Columns of structured memories; supersession is read from both ends of the link, so a
+    correction whose second file write was interrupted still hides the page it corrects."""
+    meta = page.meta
+    uid = _text(meta.get("id"))
+    scope = str(meta.get("scope") or (GLOBAL_PROJECT if page.project == GLOBAL_PROJECT else "project"))
+    stem = page.path.rsplit("/", 1)[-1].removesuffix(".md").lower()
+    conn.execute(
+        "UPDATE pages SET stem = ?, uid = ?, scope = ?, owner = ?, norm_hash = ?, idempotency_key = ?"
+        " WHERE id = ?",
+        (stem, uid, scope, _text(meta.get("owner")), normalized_hash(page.body),
+         _text(meta.get("idempotency_key")), page_id),
+    )
+    if not meta.get("superseded_by"):
+        refs = [r for r in (uid, page.path) if r]
+        newer = conn.execute(
+            f"SELECT COALESCE(uid, path) FROM pages WHERE supersedes IN ({','.join('?' * len(refs))})"
+            " AND id != ? ORDER BY created DESC LIMIT 1", (*refs, page_id)).fetchone()
+        if newer is not None:
+            conn.execute("UPDATE pages SET superseded_by = ? WHERE id = ?", (newer[0], page_id))
+    if meta.get("supersedes"):
+        conn.execute("UPDATE pages SET superseded_by = ? WHERE (uid = ? OR path = ?) AND superseded_by IS NULL"
+                     " AND id != ?", (uid or page.path, str(meta["supersedes"]), str(meta["supersedes"]), page_id))
 
 
 def _insert_entities(conn: sqlite3.Connection, page_id: int, page: ParsedPage) -> None:

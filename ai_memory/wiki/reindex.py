@@ -94,7 +94,7 @@ def replay_journal(conn: sqlite3.Connection, raw_dir: Path, report: RebuildRepor
 
 
 def _copy_state(conn: sqlite3.Connection, old_db: Path) -> int:
-    """Handoff states are not in the files: carry them over from the old database when it reads."""
+    """Handoffs and messages are not in the files: carry them over from the old database when it reads."""
     if not old_db.exists():
         return 0
     try:
@@ -105,6 +105,8 @@ def _copy_state(conn: sqlite3.Connection, old_db: Path) -> int:
         conn.execute("BEGIN IMMEDIATE")
         cur = conn.execute("INSERT OR IGNORE INTO handoffs SELECT * FROM old.handoffs")
         kept = cur.rowcount
+        if conn.execute("SELECT 1 FROM old.sqlite_master WHERE name = 'messages'").fetchone():
+            conn.execute("INSERT OR IGNORE INTO messages SELECT * FROM old.messages")
         # vectors are keyed by content hash: unchanged chunks keep theirs, nothing is re-embedded
         conn.execute("INSERT OR IGNORE INTO embeddings SELECT * FROM old.embeddings")
         conn.execute("COMMIT")

@@ -50,20 +50,32 @@ class Wiki:
 
     async def write_page(self, rel: str, text: str, reason: str, extra: ExtraRows | None = None) -> ParsedPage:
         """Write a page atomically, then its index rows (and ``extra`` rows) in one transaction."""
-        data = text.encode("utf-8")
-        path = self.dir / rel
-        st = await asyncio.to_thread(atomic_write, path, data)
-        page = parse_page(rel, data)
+        return (await self.write_pages([(rel, text)], reason, extra))[0]
+
+    async def write_pages(self, pages: list[tuple[str, str]], reason: str,
+                          extra: ExtraRows | None = None, commit_now: bool = False) -> list[ParsedPage]:
+        """Write pages in order (each atomically), index them all in one transaction, one commit.
+
+        ``extra`` runs in that transaction with the first page's id. ``commit_now`` commits before
+        returning (deliberate memories) instead of within the commit window.
+        """
+        written = []
+        for rel, text in pages:
+            data = text.encode("utf-8")
+            st = await asyncio.to_thread(atomic_write, self.dir / rel, data)
+            written.append((parse_page(rel, data), st))
 
         def job(tx: WriteTx) -> None:
-            page_id = index_page_rows(tx.conn, page, st.st_mtime_ns, st.st_size)
+            ids = [index_page_rows(tx.conn, page, st.st_mtime_ns, st.st_size) for page, st in written]
             if extra is not None:
-                extra(tx, page_id)
+                extra(tx, ids[0])
 
         await self.writer.submit_wait(job)
-        await self.refresh_indexes({page.project})
+        await self.refresh_indexes({page.project for page, _ in written})
         self.committer.request(reason)
-        return page
+        if commit_now:
+            await self.committer.flush()
+        return [page for page, _ in written]
 
     async def refresh_indexes(self, projects: set[str]) -> None:
         """Rewrite each project's generated index.md when its listing changed."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from pathlib import Path
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
@@ -52,11 +53,23 @@ class WikiWatcher:
         self._observer.daemon = True
         self._observer.start()
 
-    def stop(self) -> None:
-        if self._observer is not None:
-            self._observer.stop()
-            self._observer.join(timeout=2)
-            self._observer = None
+    def stop(self, timeout: float = 3.0) -> None:
+        """Stop the observer, waiting at most ``timeout``: watchdog's inotify teardown can block
+        on a race with its reader thread, and shutdown must stay bounded. The observer's threads
+        are daemons, so one left behind does not keep the process alive."""
+        observer, self._observer = self._observer, None
+        if observer is None:
+            return
+
+        def teardown() -> None:
+            observer.stop()
+            observer.join(timeout=timeout)
+
+        worker = threading.Thread(target=teardown, name="watcher-stop", daemon=True)
+        worker.start()
+        worker.join(timeout)
+        if worker.is_alive():
+            log.warning("the file watcher did not stop within %.0f s; leaving it behind", timeout)
 
     async def run(self) -> None:
         """Consume paths: gather a burst, wait until it is quiet, then sync each path once."""

@@ -1,0 +1,151 @@
+"""Storing structured memories: idempotent, guarded against duplicates, corrected by superseding.
+
+A write is checked and written under one lock, so two identical writes racing each other
+cannot both pass the duplicate guard (the daemon is the only writer of the wiki).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+
+from ai_memory.core.chunks import chunk_text, text_hash
+from ai_memory.core.errors import Conflict, NotFound
+from ai_memory.core.ids import new_id
+from ai_memory.core.memory import MemoryDraft, mark_superseded, memory_page, normalized_hash, page_path
+from ai_memory.core.observation import utc_iso
+from ai_memory.core.page import render_page, split_frontmatter
+from ai_memory.embed.model import Embedder
+from ai_memory.store.memories import by_idempotency_key, find_page, live_first_chunks, same_text
+from ai_memory.store.reader import Reader
+from ai_memory.store.writer import WriteTx
+from ai_memory.wiki.service import Wiki
+
+NEAR_DUPLICATE = 0.95
+EMBED_MISSING_LIMIT = 16  # pages not embedded yet that a write embeds on the spot to compare
+
+
+@dataclass(frozen=True)
+class Stored:
+    id: str
+    path: str
+    created: bool  # False when an idempotency key matched an earlier write
+    supersedes: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"id": self.id, "path": self.path, "created": self.created, "supersedes": self.supersedes}
+
+
+class Memories:
+    """Owns deliberate writes to the wiki: POST /v1/pages and, later, the MCP and CLI verbs."""
+
+    def __init__(self, wiki: Wiki, reader: Reader, embedder: Callable[[], Embedder | None]) -> None:
+        self._wiki = wiki
+        self._reader = reader
+        self._embedder = embedder
+        self._lock = asyncio.Lock()
+
+    async def remember(self, draft: MemoryDraft, now: datetime | None = None) -> Stored:
+        moment = now or datetime.now(timezone.utc)
+        async with self._lock:
+            if draft.idempotency_key:
+                earlier = await self._reader.run(lambda c: by_idempotency_key(c, draft.idempotency_key))
+                if earlier is not None:
+                    return Stored(earlier["uid"] or earlier["path"], earlier["path"], False, earlier["supersedes"])
+            old = await self._superseded_page(draft)
+            vector = await self._check_duplicates(draft, moment, old)
+            return await self._write(draft, moment, old, vector)
+
+    async def _superseded_page(self, draft: MemoryDraft) -> dict[str, Any] | None:
+        if not draft.supersedes:
+            return None
+        old = await self._reader.run(lambda c: find_page(c, draft.supersedes))
+        if old is None:
+            raise NotFound("nothing to supersede", detail=f"no page with id or path {draft.supersedes!r}")
+        if old["superseded_by"]:
+            raise Conflict("already superseded", detail=f"correct the newest version, {old['superseded_by']}",
+                           id=old["superseded_by"])
+        return old
+
+    async def _check_duplicates(self, draft: MemoryDraft, moment: datetime,
+                                old: dict[str, Any] | None) -> np.ndarray | None:
+        """Refuse a write equal (normalized) or nearly equal (cosine) to a live page of its kind."""
+        stamp = utc_iso(moment)
+        skip = old["path"] if old else None
+        twin = await self._reader.run(
+            lambda c: same_text(c, draft.home, draft.page_type, normalized_hash(_body(draft)), stamp))
+        if twin is not None and twin["path"] != skip:
+            _refuse(twin["uid"], twin["path"], "the same text")
+        embedder = self._embedder()
+        if embedder is None:
+            return None
+        candidates = await self._reader.run(
+            lambda c: live_first_chunks(c, draft.home, draft.page_type, embedder.model_id, stamp))
+        candidates = [c for c in candidates if c["path"] != skip]
+        missing = [c for c in candidates if c["vector"] is None][:EMBED_MISSING_LIMIT]
+        texts = [_first_chunk(draft)] + [c["text"] for c in missing]
+        vectors = await asyncio.to_thread(embedder.encode, texts)
+        for cand, vec in zip(missing, vectors[1:]):
+            cand["vector"] = vec
+        for cand in candidates:
+            if cand["vector"] is not None and float(np.dot(vectors[0], cand["vector"])) >= NEAR_DUPLICATE:
+                _refuse(cand["uid"], cand["path"], f"nearly the same text (cosine ≥ {NEAR_DUPLICATE})")
+        return vectors[0]
+
+    async def _write(self, draft: MemoryDraft, moment: datetime, old: dict[str, Any] | None,
+                     vector: np.ndarray | None) -> Stored:
+        uid = new_id()
+        old_ref = (old["uid"] or old["path"]) if old else None
+        meta, body = memory_page(draft, uid, moment, supersedes_uid=old_ref)
+        rel = page_path(draft, uid)
+        pages = [(rel, render_page(meta, body))]  # the new page first: a crash then leaves no gap
+        if old is not None:
+            old_meta, old_body = await self._read_page(old["path"])
+            marked = mark_superseded(old_meta, uid, draft.supersede_reason, moment)
+            pages.append((old["path"], render_page(marked, old_body)))
+        embedder = self._embedder()
+        reason = f"memory: {draft.kind} {rel}" + (f" supersedes {old['path']}" if old else "")
+        await self._wiki.write_pages(pages, reason, extra=_store_vector(draft, vector, embedder), commit_now=True)
+        return Stored(uid, rel, True, old_ref)
+
+
+    async def _read_page(self, rel: str) -> tuple[dict[str, Any], str]:
+        """The file as it is now (files win over the index)."""
+        try:
+            text = await asyncio.to_thread((self._wiki.dir / rel).read_text, encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise NotFound("the page to supersede cannot be read", detail=f"{rel}: {exc}") from exc
+        meta, body, problems = split_frontmatter(text)
+        if problems:
+            raise Conflict("the page to supersede has broken frontmatter", detail=f"{rel}: {problems[0]}")
+        return meta, body
+
+
+def _body(draft: MemoryDraft) -> str:
+    return f"\n{draft.text}\n"
+
+
+def _first_chunk(draft: MemoryDraft) -> str:
+    return chunk_text(draft.title, _body(draft))[0]
+
+
+def _store_vector(draft: MemoryDraft, vector: np.ndarray | None, embedder: Embedder | None):
+    """Keep the vector computed for the guard: the new page is vector-searchable at once."""
+    if vector is None or embedder is None:
+        return None
+
+    def rows(tx: WriteTx, _page_id: int) -> None:
+        tx.conn.execute("INSERT OR IGNORE INTO embeddings(content_hash, model, dim, vector) VALUES (?,?,?,?)",
+                        (text_hash(_first_chunk(draft)), embedder.model_id, int(vector.shape[0]),
+                         vector.astype(np.float32).tobytes()))
+
+    return rows
+
+
+def _refuse(uid: str | None, path: str, why: str) -> None:
+    raise Conflict("duplicate memory", detail=f"{path} already holds {why}", id=uid, path=path)

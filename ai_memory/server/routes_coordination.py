@@ -1,0 +1,108 @@
+"""Handoffs and messages: /v1/handoffs (begin, list, accept, cancel) and /v1/messages."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from aiohttp import web
+
+from ai_memory.coordination import handoffs, messages
+from ai_memory.core.errors import InputError
+from ai_memory.core.observation import utc_iso
+from ai_memory.ingest.hooks import project_of
+from ai_memory.server.body import read_json
+from ai_memory.server.identity import caller
+from ai_memory.server.keys import RUNTIME
+from ai_memory.store.messages import list_messages
+
+routes = web.RouteTableDef()
+
+
+def _object(body: object, example: str) -> dict:
+    if not isinstance(body, dict):
+        raise InputError("body must be a JSON object", detail=example)
+    return body
+
+
+def _opt(body: dict, key: str) -> str | None:
+    value = body.get(key)
+    if value is not None and not isinstance(value, str):
+        raise InputError(f"{key} must be a string")
+    return value or None
+
+
+@routes.post("/v1/handoffs")
+async def begin_handoff(request: web.Request) -> web.Response:
+    """Leave a handoff on purpose; the next matching session (or ``to_agent``) takes it first."""
+    body = _object(await read_json(request), '{"summary": "...", "cwd": "/repo", "next_steps": ["..."]}')
+    cwd = _opt(body, "cwd")
+    project = _opt(body, "project") or (project_of(cwd) if cwd else None)
+    record = handoffs.parse_manual(body, project=project, owner=caller(request, body), now=datetime.now(timezone.utc))
+    handoff = await handoffs.begin(request.app[RUNTIME].writer, record)
+    return web.json_response({"handoff": handoff}, status=201)
+
+
+@routes.get("/v1/handoffs")
+async def list_handoffs(request: web.Request) -> web.Response:
+    owner = caller(request)
+    project, state = request.query.get("project"), request.query.get("state")
+    found = await request.app[RUNTIME].reader.run(
+        lambda c: handoffs.listing(c, owner=owner, project=project, state=state))
+    return web.json_response({"handoffs": found})
+
+
+@routes.post("/v1/handoffs/accept")
+async def accept_handoff(request: web.Request) -> web.Response:
+    """{cwd, agent, session_id} → {"handoff": {...}} for exactly one caller, else {"handoff": null}."""
+    body = _object(await read_json(request), '{"cwd": "/repo/api", "agent": "codex", "session_id": "..."}')
+    cwd, session_id = _opt(body, "cwd"), _opt(body, "session_id")
+    if not cwd or not session_id:
+        raise InputError("cwd and session_id are required", detail='{"cwd": "/repo/api", "session_id": "..."}')
+    handoff = await handoffs.accept(request.app[RUNTIME].writer, cwd=cwd, session_id=session_id,
+                                    agent=_opt(body, "agent"), project=_opt(body, "project") or project_of(cwd),
+                                    owner=caller(request, body))
+    return web.json_response({"handoff": handoff})
+
+
+@routes.post("/v1/handoffs/{handoff_id}/cancel")
+async def cancel_handoff(request: web.Request) -> web.Response:
+    handoff = await handoffs.cancel(request.app[RUNTIME].writer, request.match_info["handoff_id"], caller(request))
+    return web.json_response({"handoff": handoff})
+
+
+@routes.post("/v1/messages")
+async def send_message(request: web.Request) -> web.Response:
+    body = _object(await read_json(request), '{"to_project": "web", "body": "...", "from_project": "api"}')
+    message = messages.parse_message(body, owner=caller(request, body), now=datetime.now(timezone.utc))
+    sent = await messages.send(request.app[RUNTIME].writer, message)
+    return web.json_response({"message": sent}, status=201)
+
+
+@routes.get("/v1/messages")
+async def get_messages(request: web.Request) -> web.Response:
+    project, state = request.query.get("project"), request.query.get("state")
+    if state is not None and state not in messages.STATES:
+        raise InputError(f"unknown state {state!r}", detail="one of " + ", ".join(messages.STATES))
+    now = utc_iso(datetime.now(timezone.utc))
+    found = await request.app[RUNTIME].reader.run(lambda c: list_messages(c, project=project, state=state, now=now))
+    return web.json_response({"messages": found})
+
+
+@routes.post("/v1/messages/pop")
+async def pop_messages(request: web.Request) -> web.Response:
+    """{project, session_id?, limit?} → the oldest open messages, each delivered to one caller only."""
+    body = _object(await read_json(request), '{"project": "web", "limit": 1}')
+    project = _opt(body, "project")
+    if not project:
+        raise InputError("missing project", detail="the project whose messages to take")
+    limit = body.get("limit", 1)
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= messages.MAX_POP:
+        raise InputError(f"limit must be an integer from 1 to {messages.MAX_POP}")
+    popped = await messages.pop(request.app[RUNTIME].writer, project, session_id=_opt(body, "session_id"), limit=limit)
+    return web.json_response({"messages": popped})
+
+
+@routes.post("/v1/messages/{message_id}/cancel")
+async def cancel_message(request: web.Request) -> web.Response:
+    message = await messages.cancel(request.app[RUNTIME].writer, request.match_info["message_id"])
+    return web.json_response({"message": message})

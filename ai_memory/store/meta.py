@@ -1,0 +1,48 @@
+"""What the memory holds, in counts: so an agent can choose its search filters."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from ai_memory.core.page import MEMORY_KINDS
+
+_KIND_OF_TYPE = {page_type: kind for kind, (page_type, _) in MEMORY_KINDS.items()} | {"Session Summary": "session"}
+
+
+def memory_meta(conn: sqlite3.Connection, *, project: str | None, owner: str, now: str) -> dict[str, Any]:
+    where, args = "(scope != 'private' OR owner = ?)", [owner]
+    if project:
+        where += " AND project IN (?, '_global')"
+        args.append(project)
+    live = " AND superseded_by IS NULL AND (expires_at IS NULL OR expires_at > ?)"
+    counts: dict[str, dict[str, int]] = {}
+    for scope, page_type, n in conn.execute(
+            f"SELECT scope, type, COUNT(*) FROM pages WHERE {where}{live} GROUP BY scope, type", (*args, now)):
+        counts.setdefault(scope, {})[_KIND_OF_TYPE.get(page_type, page_type.lower())] = n
+    superseded = conn.execute(f"SELECT COUNT(*) FROM pages WHERE {where} AND superseded_by IS NOT NULL",
+                              args).fetchone()[0]
+    expired = conn.execute(f"SELECT COUNT(*) FROM pages WHERE {where} AND superseded_by IS NULL"
+                           " AND expires_at IS NOT NULL AND expires_at <= ?", (*args, now)).fetchone()[0]
+    return {"project": project, "counts": counts, "superseded": superseded, "expired": expired,
+            "projects": _projects(conn), "agents": _agents(conn, project)}
+
+
+def _projects(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Every project with its page and session counts and last activity, most recent first."""
+    found: dict[str, dict[str, Any]] = {}
+    for name, pages, updated in conn.execute("SELECT project, COUNT(*), MAX(updated) FROM pages GROUP BY project"):
+        found[name] = {"project": name, "pages": pages, "sessions": 0, "last_activity": updated}
+    for name, sessions, last in conn.execute(
+            "SELECT project, COUNT(*), MAX(last_event_at) FROM sessions WHERE project IS NOT NULL GROUP BY project"):
+        entry = found.setdefault(name, {"project": name, "pages": 0, "sessions": 0, "last_activity": None})
+        entry["sessions"] = sessions
+        entry["last_activity"] = max(filter(None, (entry["last_activity"], last)), default=None)
+    return sorted(found.values(), key=lambda e: e["last_activity"] or "", reverse=True)
+
+
+def _agents(conn: sqlite3.Connection, project: str | None) -> list[dict[str, Any]]:
+    sql = "SELECT agent, COUNT(*), MAX(last_event_at) FROM sessions"
+    rows = conn.execute(sql + (" WHERE project = ?" if project else "") + " GROUP BY agent ORDER BY 3 DESC",
+                        (project,) if project else ()).fetchall()
+    return [{"agent": a, "sessions": n, "last_seen": last} for a, n, last in rows]
