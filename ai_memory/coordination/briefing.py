@@ -15,6 +15,7 @@ from ai_memory.core.page import GLOBAL_PROJECT
 
 MAX_CHARS = 8000
 MAX_LINE = 400
+PAGE_LINE = 240  # one page in a list: its title and the start of what it says
 OPEN = "<ai-memory-briefing>"
 CLOSE = "</ai-memory-briefing>"
 _LIVE = ("superseded_by IS NULL AND (expires_at IS NULL OR expires_at > ?)"
@@ -73,12 +74,13 @@ def _page_lines(conn: sqlite3.Connection, where: str, args: tuple, limit: int) -
         " ORDER BY updated DESC, id DESC LIMIT ?", (*args, limit)).fetchall()
     lines = []
     for row in rows:
-        text = " ".join((row["summary"] or row["body"] or "").split())
+        prose = row["summary"] or "\n".join(l for l in (row["body"] or "").splitlines() if not l.startswith("#"))
+        text = " ".join(prose.split())
         label = row["type"] if row["project"] != GLOBAL_PROJECT else f"{row['type']}, global"
         line = f"- [{label}] {row['title']}"
         if text and text.rstrip(".") != row["title"]:
             line += f": {text}"
-        lines.append(_clip(line))
+        lines.append(_clip(line, PAGE_LINE))
     return lines
 
 
