@@ -165,3 +165,20 @@ def test_near_duplicates_are_refused_by_embedding(tmp_path: Path) -> None:
         assert first["path"] in [h["path"] for h in hits]  # its vector was stored with the write
     finally:
         daemon.stop()
+
+
+def test_supersession_survives_reindex_and_a_half_finished_correction(daemon: Daemon) -> None:
+    v1 = remember(daemon, text="Builds run on Jenkins.")
+    v2 = remember(daemon, text="Builds run on GitHub Actions.", supersedes=v1["id"], supersede_reason="migrated")
+    daemon.request("POST", "/v1/messages", {"to_project": "acme-api", "body": "kept across reindex"})
+    status, report, _ = daemon.request("POST", "/v1/reindex")
+    assert status == 200, report
+    assert [h["path"] for h in search(daemon, "builds run on")] == [v2["path"]]
+    assert daemon.request("GET", "/v1/messages?project=acme-api")[1]["messages"][0]["body"] == "kept across reindex"
+    # A crash after the new page was written but before the old one was marked: the new page's
+    # `supersedes` alone hides the old one.
+    v3 = remember(daemon, text="Deploys are manual.")
+    corrected = daemon.data_dir / "wiki" / "acme-api" / "facts" / "deploys-are-automatic.md"
+    corrected.write_text(f"---\nid: hand-1\ntype: Fact\nproject: acme-api\nsupersedes: {v3['id']}\n---\n"
+                         "Deploys are automatic since the CD rollout.\n")
+    wait_until(lambda: [h["path"] for h in search(daemon, "deploys are")] == ["acme-api/facts/deploys-are-automatic.md"])
