@@ -19,6 +19,8 @@ from ai_memory.store.memories import find_page, lineage
 from ai_memory.store.meta import memory_meta
 from ai_memory.store.observations import session_exists
 from ai_memory.store.pages import get_page
+from ai_memory.store.recent import recent as recent_rows
+from ai_memory.wiki.files import is_page_path
 
 routes = web.RouteTableDef()
 
@@ -114,6 +116,39 @@ async def store_page(request: web.Request) -> web.Response:
     draft = parse_draft(body, owner=caller(request, body))
     stored = await request.app[RUNTIME].memories.remember(draft)
     return web.json_response(stored.as_json(), status=201 if stored.created else 200)
+
+
+@routes.delete("/v1/pages")
+async def delete_page(request: web.Request) -> web.Response:
+    """?path= or ?id=: remove a page (a mistake, a leaked secret); git history still has it."""
+    ref = request.query.get("path") or request.query.get("id")
+    if not ref:
+        raise InputError("missing path or id", detail="pass ?path=<project>/<family>/<page>.md or ?id=<memory id>")
+    runtime = request.app[RUNTIME]
+    found = await runtime.reader.run(lambda c: find_page(c, ref))
+    hidden = found is not None and found["scope"] == "private" and found["owner"] != caller(request)
+    if found is None or hidden or not is_page_path(found["path"]):
+        raise NotFound("no such page", detail=ref)
+    removed = await runtime.wiki.delete_page(found["path"], f"delete {found['path']}")
+    if not removed:
+        raise NotFound("the page file is already gone", detail=found["path"])
+    return web.json_response({"deleted": found["path"], "id": found["uid"]})
+
+
+@routes.get("/v1/recent")
+async def recent(request: web.Request) -> web.Response:
+    """?project=&limit=: the newest pages and sessions."""
+    try:
+        limit = int(request.query.get("limit", "10"))
+    except ValueError:
+        raise InputError("limit must be an integer") from None
+    if not 1 <= limit <= 100:
+        raise InputError("limit must be from 1 to 100")
+    project, owner = request.query.get("project"), caller(request)
+    now = utc_iso(datetime.now(timezone.utc))
+    found = await request.app[RUNTIME].reader.run(
+        lambda c: recent_rows(c, project=project, limit=limit, owner=owner, now=now))
+    return web.json_response(found)
 
 
 @routes.get("/v1/meta")

@@ -77,6 +77,19 @@ class Wiki:
             await self.committer.flush()
         return [page for page, _ in written]
 
+    async def delete_page(self, rel: str, reason: str) -> bool:
+        """Remove a page file and its index rows, committed at once (git history keeps it)."""
+        path = self.dir / rel
+        try:
+            await asyncio.to_thread(path.unlink)
+        except FileNotFoundError:
+            return False
+        await self.writer.submit_wait(remove_page(rel))
+        await self.refresh_indexes({rel.split("/", 1)[0]} if "/" in rel else set())
+        self.committer.request(reason)
+        await self.committer.flush()
+        return True
+
     async def refresh_indexes(self, projects: set[str]) -> None:
         """Rewrite each project's generated index.md when its listing changed."""
         for project in sorted(projects):

@@ -1,0 +1,115 @@
+"""The daemon's HTTP API as Python calls, shared by the CLI and the MCP server.
+
+Each method returns the decoded JSON of a 2xx answer, or raises the typed error matching the
+status (400 InputError, 404 NotFound, 409 Conflict, 429 Overloaded, 503 StorageError), with the
+daemon's own reason. A daemon that cannot be reached raises DaemonUnavailable saying how to
+start it. Standard library only, like the rest of ``client/``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from ai_memory.client.http import DaemonClient, Reply
+from ai_memory.core.errors import (
+    AiMemoryError, Conflict, DaemonUnavailable, InputError, NotFound, Overloaded, StorageError,
+)
+
+START_HINT = "start it with: ai-memory serve (or make serve in a checkout)"
+_ERRORS: dict[int, type[AiMemoryError]] = {400: InputError, 404: NotFound, 409: Conflict, 413: InputError,
+                                           415: InputError, 429: Overloaded, 503: StorageError}
+
+
+def _params(**values: Any) -> str:
+    kept = {k: v for k, v in values.items() if v is not None and v != ""}
+    return ("?" + urlencode(kept)) if kept else ""
+
+
+class MemoryAPI:
+    """One method per endpoint a person or an agent uses."""
+
+    def __init__(self, client: DaemonClient) -> None:
+        self.client = client
+
+    @property
+    def url(self) -> str:
+        return self.client.url
+
+    def _call(self, method: str, path: str, body: Any = None) -> Any:
+        try:
+            reply = self.client.request(method, path, body)
+        except DaemonUnavailable:
+            raise DaemonUnavailable(f"the ai-memory daemon is not running at {self.client.url}",
+                                    detail=START_HINT) from None
+        return _checked(reply)
+
+    # -- search and pages
+    def query(self, q: str, **options: Any) -> dict[str, Any]:
+        return self._call("POST", "/v1/query", {"q": q, **{k: v for k, v in options.items() if v is not None}})
+
+    def read_page(self, ref: str) -> dict[str, Any]:
+        key = "id" if "/" not in ref and not ref.endswith(".md") else "path"
+        return self._call("GET", "/v1/pages" + _params(**{key: ref}))
+
+    def write(self, **memory: Any) -> dict[str, Any]:
+        return self._call("POST", "/v1/pages", {k: v for k, v in memory.items() if v is not None})
+
+    def delete_page(self, ref: str) -> dict[str, Any]:
+        key = "id" if "/" not in ref and not ref.endswith(".md") else "path"
+        return self._call("DELETE", "/v1/pages" + _params(**{key: ref}))
+
+    def recent(self, project: str | None = None, limit: int = 10) -> dict[str, Any]:
+        return self._call("GET", "/v1/recent" + _params(project=project, limit=limit))
+
+    def meta(self, project: str | None = None) -> dict[str, Any]:
+        return self._call("GET", "/v1/meta" + _params(project=project))
+
+    def status(self) -> dict[str, Any]:
+        return self._call("GET", "/status")
+
+    def session_observations(self, session_id: str) -> dict[str, Any]:
+        return self._call("GET", f"/v1/sessions/{quote(session_id, safe='')}/observations")
+
+    def briefing(self, cwd: str, agent: str | None = None, session_id: str | None = None) -> dict[str, Any]:
+        return self._call("GET", "/v1/briefing" + _params(cwd=cwd, agent=agent, session_id=session_id))
+
+    # -- handoffs
+    def handoff_begin(self, **handoff: Any) -> dict[str, Any]:
+        return self._call("POST", "/v1/handoffs", {k: v for k, v in handoff.items() if v is not None})["handoff"]
+
+    def handoff_list(self, project: str | None = None, state: str | None = None) -> list[dict[str, Any]]:
+        return self._call("GET", "/v1/handoffs" + _params(project=project, state=state))["handoffs"]
+
+    def handoff_accept(self, cwd: str, session_id: str, agent: str | None = None) -> dict[str, Any] | None:
+        body = {"cwd": cwd, "session_id": session_id, "agent": agent}
+        return self._call("POST", "/v1/handoffs/accept", {k: v for k, v in body.items() if v})["handoff"]
+
+    def handoff_cancel(self, handoff_id: str) -> dict[str, Any]:
+        return self._call("POST", f"/v1/handoffs/{quote(handoff_id, safe='')}/cancel")["handoff"]
+
+    # -- messages
+    def message_send(self, **message: Any) -> dict[str, Any]:
+        return self._call("POST", "/v1/messages", {k: v for k, v in message.items() if v is not None})["message"]
+
+    def message_list(self, project: str | None = None, state: str | None = None) -> list[dict[str, Any]]:
+        return self._call("GET", "/v1/messages" + _params(project=project, state=state))["messages"]
+
+    def message_pop(self, project: str, limit: int = 1, session_id: str | None = None) -> list[dict[str, Any]]:
+        body = {"project": project, "limit": limit, "session_id": session_id}
+        return self._call("POST", "/v1/messages/pop", {k: v for k, v in body.items() if v is not None})["messages"]
+
+    def message_cancel(self, message_id: str) -> dict[str, Any]:
+        return self._call("POST", f"/v1/messages/{quote(message_id, safe='')}/cancel")["message"]
+
+
+def _checked(reply: Reply) -> Any:
+    if reply.ok:
+        return reply.body
+    body = reply.body if isinstance(reply.body, dict) else {"error": str(reply.body)[:200]}
+    kind = _ERRORS.get(reply.status, StorageError if reply.status >= 500 else InputError)
+    message = str(body.get("error") or f"the daemon answered {reply.status}")
+    if kind is Overloaded:
+        raise Overloaded(message)
+    extra = {k: v for k, v in body.items() if k not in ("error", "detail")}
+    raise kind(message, body.get("detail"), **extra)
