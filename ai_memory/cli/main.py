@@ -13,11 +13,16 @@ from collections.abc import Sequence
 
 from ai_memory import __version__
 from ai_memory.cli import (
-    doctor, finalize_session, hook, import_transcripts, install_hooks, reindex, search, serve, status,
+    correct, delete, doctor, finalize_session, handoff, hook, import_transcripts, install_hooks, install_mcp,
+    install_rules, mcp_server, message, meta, read, recent, reindex, search, serve, status, write,
 )
 from ai_memory.core.errors import AiMemoryError, ConfigError
 
-VERBS = (serve, status, search, hook, install_hooks, import_transcripts, doctor, reindex, finalize_session)
+# Help lists verbs in this order: the daemon, memory for people, coordination, wiring agents, operations.
+VERBS = (
+    serve, status, search, read, recent, write, correct, delete, meta, handoff, message, mcp_server,
+    install_hooks, install_mcp, install_rules, hook, import_transcripts, doctor, reindex, finalize_session,
+)
 
 
 class _Parser(argparse.ArgumentParser):

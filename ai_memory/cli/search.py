@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ai_memory.cli.common import client_from, config_from, print_json
-from ai_memory.core.errors import DaemonUnavailable, InputError
+from ai_memory.cli.common import print_json
+from ai_memory.cli.daemon_args import api_from, cwd_project
 
 HELP = "search memory (the current project plus _global by default)"
 EXAMPLE = 'example: ai-memory search "what did we decide about the token TTL" --explain'
@@ -21,31 +21,16 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--explain", action="store_true", help="show how each score was made")
     p.add_argument("--as-of", help="answer from what memory knew then (ISO date or time)")
     p.add_argument("--json", action="store_true", help="print the raw reply as JSON")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, usage=p.error)
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from ai_memory.client.project import resolve_project
-
-    project = args.project or resolve_project(Path.cwd()).name
-    body = {"q": args.query, "project": project, "k": args.k, "explain": args.explain, "all": args.all}
-    if args.as_of:
-        body["as_of"] = args.as_of
-    client = client_from(config_from(args))
-    try:
-        reply = client.post("/v1/query", body)
-    except DaemonUnavailable:
-        raise DaemonUnavailable(f"the daemon is not running at {client.url}", detail="start it with: ai-memory serve") from None
-    if reply.status == 400:
-        raise InputError(reply.body.get("error", "bad query"), detail=reply.body.get("detail"))
-    if not reply.ok:
-        raise DaemonUnavailable(f"the daemon answered {reply.status}", detail=str(reply.body)[:200])
+    reply = api_from(args).query(args.query, project=args.project or cwd_project(), k=args.k,
+                                 explain=args.explain, all=args.all, as_of=args.as_of)
     if args.json:
-        print_json(reply.body)
+        print_json(reply)
         return 0
-    hits, raw = reply.body["hits"], reply.body["raw_hits"]
+    hits, raw = reply["hits"], reply["raw_hits"]
     if not hits and not raw:
         print("no matches", file=sys.stderr)
         return 0

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ai_memory.cli.common import client_from, config_from, print_json
-from ai_memory.core.errors import DaemonUnavailable
+from ai_memory.cli.common import print_json
+from ai_memory.cli.daemon_args import api_from
 
 HELP = "show the running daemon's status"
 EXAMPLE = "example: ai-memory status --json"
@@ -14,26 +14,17 @@ EXAMPLE = "example: ai-memory status --json"
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("status", parents=[common], help=HELP, description=HELP, epilog=EXAMPLE)
     p.add_argument("--json", action="store_true", help="print the full status as JSON")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, usage=p.error)
 
 
 def run(args: argparse.Namespace) -> int:
-    config = config_from(args)
-    client = client_from(config)
-    try:
-        reply = client.get("/status")
-    except DaemonUnavailable:
-        raise DaemonUnavailable(
-            f"the daemon is not running at {client.url}", detail="start it with: ai-memory serve"
-        ) from None
-    if not reply.ok:
-        raise DaemonUnavailable(f"the daemon answered {reply.status}", detail=str(reply.body)[:200])
-    body = reply.body
+    api = api_from(args)
+    body = api.status()
     if args.json:
         print_json(body)
         return 0
     w = body["writer"]
-    print(f"ai-memory {body['version']} (pid {body['pid']}) at {client.url}, up {body['uptime_s']:.0f}s")
+    print(f"ai-memory {body['version']} (pid {body['pid']}) at {api.url}, up {body['uptime_s']:.0f}s")
     print(f"data dir:     {body['data_dir']}")
     print(f"sessions:     {body['counts']['sessions']}")
     print(f"observations: {body['counts']['observations']}")

@@ -78,7 +78,7 @@ def _strings(body: dict[str, Any], key: str) -> tuple[str, ...]:
 def check_project(project: object) -> str:
     if not isinstance(project, str) or not project.strip():
         raise InputError("missing project", detail="every memory belongs to a project (or \"_global\")")
-    if not _PROJECT.match(project):
+    if project != GLOBAL_PROJECT and not _PROJECT.match(project):
         raise InputError("bad project name", detail="letters, digits, '.', '_' and '-', up to 128 characters")
     return project
 

@@ -1,0 +1,79 @@
+"""``ai-memory install-mcp`` / ``uninstall-mcp``: register ``ai-memory mcp`` with an agent.
+
+The file editing lives in ``ai_memory.client.mcp_settings``; this verb works out the command
+to run and the environment to pin, then prints a diff (``--dry-run``) or writes the files and
+says what it did, one line per file.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ai_memory.cli.common import config_from
+from ai_memory.cli.file_changes import apply_and_report, print_diffs
+
+if TYPE_CHECKING:
+    from ai_memory.config import Config
+
+INSTALL_HELP = "register ai-memory's MCP server (ai-memory mcp) with Claude Code, Codex or Gemini CLI"
+UNINSTALL_HELP = "remove ai-memory's MCP server from an agent's settings, keeping everything else"
+EXAMPLE = "example: ai-memory {verb} --agent claude --scope project --dry-run"
+AGENTS = ("claude", "codex", "gemini")
+SCOPES = ("user", "project")
+RESTART_NOTE = "restart the agent (or reload its MCP servers) to pick this up"
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    for verb, help_text in (("install-mcp", INSTALL_HELP), ("uninstall-mcp", UNINSTALL_HELP)):
+        p = sub.add_parser(verb, parents=[common], help=help_text, description=help_text,
+                           epilog=EXAMPLE.format(verb=verb))
+        p.add_argument("--agent", required=True, choices=AGENTS, help="which agent's settings")
+        p.add_argument("--scope", choices=SCOPES, default="user",
+                       help="user: files under your home; project: files in the project")
+        p.add_argument("--project-dir",
+                       help="project for --scope project (default: the git root of the current directory, else it)")
+        p.add_argument("--dry-run", action="store_true", help="print a diff and write nothing")
+        p.set_defaults(run=run, mcp_verb=verb, usage=p.error)
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from ai_memory.client import mcp_settings
+    from ai_memory.client.rules_file import project_root
+
+    project = Path(args.project_dir).expanduser().resolve() if args.project_dir else project_root(Path.cwd())
+    target = mcp_settings.McpTarget(args.agent, args.scope, Path.home(), project)
+    if args.mcp_verb == "install-mcp":
+        command, server_args = mcp_settings.server_command(Path(sys.executable))
+        spec = mcp_settings.ServerSpec(command, server_args, pinned_env(config_from(args)))
+        changes = mcp_settings.plan_install(target, spec)
+    else:
+        changes = mcp_settings.plan_uninstall(target)
+    if args.dry_run:
+        print_diffs(changes)
+        return 0
+    from ai_memory.client.agent_settings import apply_changes
+
+    apply_and_report(changes, apply_changes)
+    if any(change.changed for change in changes):
+        print(f"note: {RESTART_NOTE}")
+    return 0
+
+
+def pinned_env(config: "Config") -> dict[str, str]:
+    """AI_MEMORY_DATA_DIR / AI_MEMORY_URL, for what the server would not find on its own.
+
+    The agent starts the server with its own environment, which need not have ours: pin the
+    data dir unless it is the default one, and the URL unless that data dir's config gives it.
+    """
+    from ai_memory.config import default_data_dir, load_config
+
+    env = {}
+    if config.data_dir != default_data_dir({}):
+        env["AI_MEMORY_DATA_DIR"] = str(config.data_dir)
+    if config.url != load_config(config.data_dir, environ={}).url:
+        env["AI_MEMORY_URL"] = config.url
+    return env

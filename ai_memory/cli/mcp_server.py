@@ -1,0 +1,31 @@
+"""``ai-memory mcp``: serve the memory tools to an agent over stdio (MCP)."""
+
+from __future__ import annotations
+
+import argparse
+
+from ai_memory.cli.common import client_from, config_from
+
+HELP = "serve the memory tools to an agent over stdio (MCP; the daemon must be running)"
+EXAMPLE = ("example: claude mcp add ai-memory -- ai-memory mcp\n"
+           "         (hosts launch it; it speaks JSON-RPC on stdin/stdout and logs to stderr)")
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("mcp", parents=[common], help=HELP, description=HELP, epilog=EXAMPLE,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+    from pathlib import Path
+
+    # The SDK (pydantic, anyio) loads only when this verb runs, keeping other verbs fast.
+    from ai_memory.client.api import MemoryAPI
+    from ai_memory.mcp.context import ToolContext, default_workdir
+    from ai_memory.mcp.server import serve
+
+    api = MemoryAPI(client_from(config_from(args)))
+    workdir = default_workdir(os.environ, Path.cwd())  # $CLAUDE_PROJECT_DIR, set by Claude Code for MCP servers
+    return serve(ToolContext.for_dir(api, workdir))

@@ -1,0 +1,137 @@
+"""Input types and output models of the MCP tools: they become each tool's JSON schemas.
+
+Output models name the fields an agent relies on and allow the rest (``extra="allow"``), so a
+field the daemon adds later reaches the agent without breaking the published ``outputSchema``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# Spelled out (not derived from core.page.MEMORY_KINDS) so the schema and type checkers see an
+# enum; tests/test_mcp.py asserts the two lists stay equal.
+Kind = Literal["fact", "decision", "preference", "episode", "gotcha", "procedure", "rule", "concept", "note"]
+SearchKind = Literal["fact", "decision", "preference", "episode", "gotcha", "procedure", "rule", "concept",
+                     "note", "session"]
+Scope = Literal["project", "_global", "private"]
+HandoffState = Literal["open", "accepted", "expired", "cancelled"]
+MessageState = Literal["open", "popped", "expired", "cancelled"]
+
+ProjectName = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_][A-Za-z0-9._-]*$",
+                                   description="project name (letters, digits, '.', '_', '-')")]
+Ref = Annotated[str, Field(min_length=1, max_length=1000,
+                           description="a memory id (e.g. 01J...) or a wiki path such as api/decisions/x.md")]
+RecordId = Annotated[str, Field(min_length=1, max_length=200)]
+Items = Annotated[list[Annotated[str, Field(max_length=2000)]], Field(max_length=32)]
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class Hit(_Open):
+    path: str
+    title: str
+    type: str
+    project: str
+    score: float
+    snippet: str
+
+
+class QueryOut(_Open):
+    hits: list[Hit] = Field(description="pages, best first")
+    raw_hits: list[dict[str, Any]] = Field(description="observations matching the text, when no page did")
+    streams: list[str] = Field(description="retrieval streams that contributed")
+
+
+class PageOut(_Open):
+    path: str
+    title: str
+    type: str
+    project: str
+    uid: str | None = Field(description="the memory id (None for pages written by hand)")
+    body: str = Field(description="the page text, cut to max_chars when truncated")
+    frontmatter: dict[str, Any]
+    lineage: list[dict[str, Any]] = Field(description="the chain of corrections, oldest first; [] when none")
+    truncated: bool
+
+
+class RecentOut(_Open):
+    pages: list[dict[str, Any]] = Field(description="newest pages: path, title, type, project, updated")
+    sessions: list[dict[str, Any]] = Field(description="newest sessions: id, agent, project, cwd, events")
+
+
+class StatusOut(_Open):
+    version: str
+    data_dir: str
+    counts: dict[str, int]
+
+
+class MetaOut(_Open):
+    project: str | None
+    counts: dict[str, dict[str, int]] = Field(description="live memories by scope, then kind")
+    superseded: int
+    expired: int
+    projects: list[dict[str, Any]]
+    agents: list[dict[str, Any]]
+
+
+class BriefingOut(_Open):
+    project: str
+    text: str = Field(description="the briefing as markdown")
+    sessions: int
+
+
+class ObservationsOut(_Open):
+    session_id: str
+    observations: list[dict[str, Any]] = Field(description="in the order they happened")
+    total: int = Field(description="how many the session has")
+    truncated: bool
+
+
+class StoredOut(_Open):
+    id: str = Field(description="the memory id; pass it to memory_correct or memory_read_page")
+    path: str
+    created: bool = Field(description="false when idempotency_key matched an earlier write")
+    supersedes: str | None
+
+
+class DeletedOut(_Open):
+    deleted: str = Field(description="the path of the removed page")
+    id: str | None
+
+
+class Handoff(_Open):
+    id: str
+    project: str | None
+    state: str
+    summary: str
+
+
+class HandoffOut(_Open):
+    handoff: Handoff
+
+
+class HandoffListOut(_Open):
+    handoffs: list[Handoff]
+
+
+class AcceptOut(_Open):
+    handoff: Handoff | None = Field(description="the claimed handoff, or null when none was waiting")
+
+
+class Message(_Open):
+    id: str
+    to_project: str
+    body: str
+    state: str
+
+
+class MessageOut(_Open):
+    message: Message
+
+
+class MessageListOut(_Open):
+    messages: list[Message]
