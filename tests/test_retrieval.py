@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from ai_memory.core.timeexpr import parse_ranges
 from ai_memory.embed.model import MiniLM, ModelError, packaged_model_dir
+from ai_memory.retrieval.fts import query_terms
 from ai_memory.retrieval.rerank import combine
+from ai_memory.retrieval.streams import CONTEXT_WEIGHT, in_context
 from conftest import Daemon
 from wiki_helpers import page_text, wait_until
 
@@ -143,6 +146,30 @@ def test_evidence_points_at_the_turn(wiki: Daemon) -> None:
     wait_until(db_page, timeout=10)
     hit = db_page()[0]
     assert hit["session_id"] == sid and "vaultwarden" in hit["evidence"][0]["snippet"]
+
+
+def test_a_turn_is_scored_in_context_of_its_session_neighbours() -> None:
+    sessions = {10: "a", 11: "a", 12: "a", 13: "b"}
+    scored = in_context({11: 2.0, 13: 1.0}, sessions)
+    assert scored[11] == 2.0 and scored[13] == 1.0  # 13 is in another session: no context from 12's neighbour
+    assert scored[10] == scored[12] == CONTEXT_WEIGHT * 2.0  # the answer beside a matching question
+    assert 14 not in scored  # unknown observation (a session marker, or none)
+
+
+def test_query_terms_drop_possessives_and_lone_letters() -> None:
+    assert query_terms("What are Caroline's plans for the summer?") == ["Caroline", "plans", "summer"]
+    assert query_terms("deploy on 1 May") == ["deploy", "1", "May"]
+    assert query_terms("a") == ["a"]  # nothing else left: keep what there is
+
+
+def test_yearless_day_takes_the_named_year_or_any_year() -> None:
+    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    first, last = parse_ranges("between August 11 and August 15 2023", now)
+    assert (first.start.isoformat(), first.any_year, last.end.isoformat()) == ("2023-08-11", False, "2023-08-15")
+    (day,) = parse_ranges("what broke on March 3rd", now)
+    assert day.any_year and day.contains(datetime(2021, 3, 3).date()) and not day.contains(datetime(2021, 3, 4).date())
+    assert parse_ranges("plans for the summer", now) == []  # not a time filter
+    assert parse_ranges("what we did during the summer", now)
 
 
 def test_wrong_checksum_refuses_to_load(tmp_path: Path) -> None:

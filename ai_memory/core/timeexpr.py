@@ -22,7 +22,9 @@ _MONTH_ONLY = re.compile(rf"\b(?:in|during|since|before|after|of)\s+{_MONTH}\b",
 _YEAR = re.compile(r"\b(19[7-9]\d|20\d\d)\b")
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _SEASONS = {"spring": (3, 5), "summer": (6, 8), "autumn": (9, 11), "fall": (9, 11), "winter": (12, 2)}
-_SEASON = re.compile(r"\b(?:in|during|this|last|over|the)\s+(?:the\s+)?(spring|summer|autumn|fall|winter)\b", re.I)
+# A bare "the summer" is not a time filter ("plans for the summer" looks ahead); a preposition is.
+_SEASON = re.compile(
+    r"\b(?:in|during|this|last|over|since|until)\s+(?:the\s+)?(spring|summer|autumn|fall|winter)\b", re.I)
 _RELATIVE = {
     "today": (0, 0), "yesterday": (1, 1), "last week": (14, 0), "this week": (7, 0), "past week": (7, 0),
     "last month": (62, 0), "this month": (31, 0), "past month": (31, 0), "last year": (730, 0),
@@ -73,6 +75,20 @@ def _safe_date(year: int, month: int, day: int) -> date | None:
         return None
 
 
+def _named_year(text: str) -> str | None:
+    """The one year the text names, if exactly one: "between August 11 and August 15 2023"."""
+    years = {m.group(1) for m in _YEAR.finditer(text)}
+    return years.pop() if len(years) == 1 else None
+
+
+def _day_range(year: str | None, month: int, day: int) -> DateRange | None:
+    """One day; without a year it matches that day in any year, like "in June" does."""
+    found = _safe_date(int(year) if year else 2000, month, day)  # 2000: a leap year keeps 29 February
+    if found is None:
+        return None
+    return DateRange(found, found, any_year=year is None)
+
+
 def parse_ranges(text: str, now: datetime) -> list[DateRange]:
     """Every date range the text names; empty when it names none."""
     lowered = text.lower()
@@ -87,16 +103,14 @@ def parse_ranges(text: str, now: datetime) -> list[DateRange]:
         if day:
             ranges.append(DateRange(day, day))
             consumed.append(match.span())
-    for match in _DAY_MONTH_YEAR.finditer(text):
-        day = _safe_date(int(match.group(3) or today.year), MONTHS[match.group(2).lower()[:3]], int(match.group(1)))
-        if day:
-            ranges.append(DateRange(day, day))
-            consumed.append(match.span())
-    for match in _MONTH_DAY_YEAR.finditer(text):
-        day = _safe_date(int(match.group(3) or today.year), MONTHS[match.group(1).lower()[:3]], int(match.group(2)))
-        if day:
-            ranges.append(DateRange(day, day))
-            consumed.append(match.span())
+    named_year = _named_year(text)
+    for pattern, day_group, month_group in ((_DAY_MONTH_YEAR, 1, 2), (_MONTH_DAY_YEAR, 2, 1)):
+        for match in pattern.finditer(text):
+            found = _day_range(match.group(3) or named_year, MONTHS[match.group(month_group).lower()[:3]],
+                               int(match.group(day_group)))
+            if found:
+                ranges.append(found)
+                consumed.append(match.span())
     for match in _MONTH_YEAR.finditer(text):
         ranges.append(_month_range(int(match.group(2)), MONTHS[match.group(1).lower()[:3]]))
         consumed.append(match.span())

@@ -23,6 +23,7 @@ ever also like likely would could might much many one ones lot lots kind sort an
 """.split())
 
 _TOKEN = re.compile(r"[\w][\w./-]*[\w]|[\w]", re.UNICODE)
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b", re.I)
 _IDENTIFIER = re.compile(r"[_./-]|[a-z][A-Z]")
 # Weights for the columns of pages_fts(title, summary, body).
 PAGE_WEIGHTS = (4.0, 2.0, 1.0)
@@ -57,14 +58,24 @@ def make_snippet(text: str, terms: list[str], width: int = 160) -> str:
 
 
 def query_terms(text: str) -> list[str]:
-    """Distinct search terms: stopwords dropped unless nothing else is left."""
-    tokens = [t for t in _TOKEN.findall(text) if t]
-    kept = [t for t in tokens if t.lower() not in STOPWORDS or _IDENTIFIER.search(t)]
+    """Distinct search terms: stopwords dropped unless nothing else is left.
+
+    A possessive's "s" ("Caroline's") and other lone letters are dropped too: they match
+    nearly every text ("it's", "that's") and only add noise to BM25. Digits stay ("1 May").
+    """
+    tokens = [t for t in _TOKEN.findall(_POSSESSIVE.sub("", text)) if t]
+    kept = [t for t in tokens if _informative(t)]
     chosen = kept or tokens
     seen: dict[str, str] = {}
     for token in chosen:
         seen.setdefault(token.lower(), token)
     return list(seen.values())[:32]
+
+
+def _informative(token: str) -> bool:
+    if _IDENTIFIER.search(token):
+        return True
+    return token.lower() not in STOPWORDS and (len(token) > 1 or token.isdigit())
 
 
 def match_expression(text: str) -> str | None:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ai_memory.core.entities import extract_entities, normalize_entity
+from ai_memory.core.events import EventKind
 from ai_memory.retrieval.fts import query_terms, search_observations, search_pages
 from ai_memory.retrieval.vectors import VectorIndex
 
@@ -134,37 +135,68 @@ def _session_pages(conn: sqlite3.Connection, session_ids: set[str]) -> dict[str,
     return out
 
 
+# A turn is read in its context: an answer sits next to the question it answers, and a reply
+# often says "yes, that one" about the turn before it. So each turn also earns a share of its
+# best neighbour's score (the observations just before and after it in the same session).
+CONTEXT_WEIGHT = 0.3
+_MARKERS = (EventKind.SESSION_START.value, EventKind.SESSION_END.value)
+
+
 def turn_streams(conn: sqlite3.Connection, q: str, index: VectorIndex | None,
                  qvec: np.ndarray | None) -> tuple[Stream, Stream]:
-    """Observation-level text and vector matches, each session ranked by its best turn.
+    """Observation-level text and vector matches in context, each session ranked by its best turn.
 
-    ``detail`` holds the session's matching observations [(rowid, score), ...] for evidence.
+    ``detail`` holds the session's best observations [(rowid, score), ...] for evidence.
     """
-    text_hits = [(h.rowid, h.score) for h in search_observations(conn, q, limit=400)]
-    sessions_of = dict(_obs_sessions(conn, [r for r, _ in text_hits]))
+    text_hits = {h.rowid: h.score for h in search_observations(conn, q, limit=400)}
     vec_hits = index.search_observations(conn, qvec, limit=400) if index is not None and qvec is not None else []
-    for rowid, sid, _ in vec_hits:
-        sessions_of[rowid] = sid
+    vec_scores = {rowid: score for rowid, _, score in vec_hits}
+    sessions_of = {rowid: sid for rowid, sid, _ in vec_hits}
+    sessions_of.update(_obs_sessions(conn, [r for r in text_hits if r not in sessions_of]))
+    neighbours = {r + d for r in sessions_of for d in (-1, 1)} - sessions_of.keys()
+    sessions_of.update(_obs_sessions(conn, sorted(neighbours), content_only=True))
     pages = _session_pages(conn, set(sessions_of.values()))
     streams = []
-    for name, hits in (("turns_fts", text_hits), ("turns_vectors", [(r, s) for r, _, s in vec_hits])):
+    for name, hits in (("turns_fts", text_hits), ("turns_vectors", vec_scores)):
         stream = Stream(name)
         per_page: dict[int, list[tuple[int, float]]] = defaultdict(list)
-        for rowid, score in hits:
+        for rowid, score in in_context(hits, sessions_of).items():
             page_id = pages.get(sessions_of.get(rowid, ""))
             if page_id is not None:
                 per_page[page_id].append((rowid, score))
         for page_id, turns in sorted(per_page.items(), key=lambda kv: -max(s for _, s in kv[1])):
-            stream.add(page_id, max(s for _, s in turns), turns[:10])
+            turns.sort(key=lambda t: -t[1])
+            stream.add(page_id, turns[0][1], turns[:10])
         streams.append(stream)
     return streams[0], streams[1]
 
 
-def _obs_sessions(conn: sqlite3.Connection, rowids: list[int]) -> list[tuple[int, str]]:
+def in_context(hits: dict[int, float], sessions_of: dict[int, str]) -> dict[int, float]:
+    """Each turn's own score plus CONTEXT_WEIGHT times its best same-session neighbour's score.
+
+    Neighbours are rowid +/- 1: observations are stored in arrival order, and the session check
+    keeps concurrent sessions apart. A turn that did not match at all can still rank by context.
+    """
+    out: dict[int, float] = {}
+    for rowid in set(hits) | {r + d for r in hits for d in (-1, 1)}:
+        sid = sessions_of.get(rowid)
+        if sid is None:
+            continue
+        near = max((hits.get(n, 0.0) for n in (rowid - 1, rowid + 1) if sessions_of.get(n) == sid), default=0.0)
+        score = hits.get(rowid, 0.0) + CONTEXT_WEIGHT * max(0.0, near)
+        if score > 0:
+            out[rowid] = score
+    return out
+
+
+def _obs_sessions(conn: sqlite3.Connection, rowids: list[int], content_only: bool = False) -> list[tuple[int, str]]:
+    """(rowid, session id) of these observations; ``content_only`` leaves out session start and
+    end markers, which say nothing and so are no context for a neighbouring match."""
     out: list[tuple[int, str]] = []
+    skip = _MARKERS if content_only else ()
     for i in range(0, len(rowids), 500):
         part = rowids[i:i + 500]
         marks = ",".join("?" * len(part))
         out += [(int(r[0]), str(r[1])) for r in conn.execute(
-            f"SELECT rowid, session_id FROM observations WHERE rowid IN ({marks})", part)]
+            f"SELECT rowid, session_id, event FROM observations WHERE rowid IN ({marks})", part) if r[2] not in skip]
     return out
