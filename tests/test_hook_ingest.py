@@ -112,3 +112,18 @@ def test_status_reports_counts_and_writer(daemon: Daemon) -> None:
     assert body["writer"]["batches"] >= 1 and body["writer"]["mean_batch"] >= 1
     assert body["data_dir"] == str(daemon.data_dir.resolve())
     assert "sqlite" in body and body["uptime_s"] >= 0
+
+
+def test_a_late_delivery_keeps_the_time_the_client_captured(daemon: Daemon) -> None:
+    import time
+
+    hour_ago_ms = int(time.time() * 1000) - 3_600_000
+    for key, captured in (("late", hour_ago_ms), ("skewed", int(time.time() * 1000) + 86_400_000)):
+        envelope = {"agent": "codex", "event": "Stop", "idempotency_key": key, "captured_at": captured,
+                    "payload": {"session_id": f"cap-{key}", "hook_event_name": "Stop"}}
+        assert daemon.request("POST", "/hook/envelope", envelope)[0] == 202
+    late = daemon.request("GET", "/v1/sessions/cap-late/observations")[1]["observations"][0]
+    skewed = daemon.request("GET", "/v1/sessions/cap-skewed/observations")[1]["observations"][0]
+    assert late["occurred_at"] < late["received_at"] and late["occurred_at"].startswith(
+        time.strftime("%Y-%m-%dT%H", time.gmtime(hour_ago_ms / 1000)))
+    assert skewed["occurred_at"] == skewed["received_at"]  # a clock a day ahead is not believed

@@ -3,23 +3,27 @@
 from __future__ import annotations
 
 import argparse
+import time
 
 from ai_memory.cli.common import print_json
 from ai_memory.cli.daemon_args import api_from
+from ai_memory.core.errors import DaemonUnavailable
 
 HELP = "show the running daemon's status"
-EXAMPLE = "example: ai-memory status --json"
+EXAMPLE = "example: ai-memory status --json; in scripts: ai-memory serve & ai-memory status --wait 30"
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("status", parents=[common], help=HELP, description=HELP, epilog=EXAMPLE)
     p.add_argument("--json", action="store_true", help="print the full status as JSON")
+    p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                   help="wait up to SECONDS for a daemon that is still starting")
     p.set_defaults(run=run, usage=p.error)
 
 
 def run(args: argparse.Namespace) -> int:
     api = api_from(args)
-    body = api.status()
+    body = _status(api, args.wait)
     if args.json:
         print_json(body)
         return 0
@@ -30,3 +34,15 @@ def run(args: argparse.Namespace) -> int:
     print(f"observations: {body['counts']['observations']}")
     print(f"writer:       queue {w['queue_depth']}, {w['batches']} batches, mean batch {w['mean_batch']}")
     return 0
+
+
+def _status(api, wait_s: float) -> dict:
+    """The status; with ``wait_s``, retry while the daemon is not up yet (it may be starting)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return api.status()
+        except DaemonUnavailable:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.2)

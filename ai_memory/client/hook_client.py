@@ -95,7 +95,8 @@ def run_hook(*, agent: str, event: str | None, stdin: bytes, url: str, token: st
     host = socket.gethostname()
     envelope = {
         "agent": agent, "event": name or None, "host": host, "os": sys.platform,
-        "idempotency_key": f"{host}-{os.getpid()}-{time.time_ns()}", "payload": payload,
+        "idempotency_key": f"{host}-{os.getpid()}-{time.time_ns()}",
+        "captured_at": time.time_ns() // 1_000_000, "payload": payload,  # epoch ms: its real time if delivered late
     }
     try:
         spool_file = spool_event(spool_dir, envelope)

@@ -10,7 +10,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ai_memory.core.errors import InputError
@@ -94,6 +94,28 @@ def parse_timestamp(value: Any) -> str:
     return utc_iso(moment)
 
 
+# How far a hook client's capture time may lie from the daemon's clock and still be believed:
+# a spooled event can wait days for delivery, but a clock minutes in the future is wrong.
+_CAPTURE_PAST = timedelta(days=30)
+_CAPTURE_FUTURE = timedelta(minutes=5)
+
+
+def _capture_time(captured_at: Any, received_at: datetime) -> str:
+    """When the client captured the event (its spool envelope says), else when we received it.
+
+    A spooled event delivered late keeps its real time and its place among the session's events.
+    """
+    if captured_at is None:
+        return utc_iso(received_at)
+    try:
+        moment = datetime.fromisoformat(parse_timestamp(captured_at).replace("Z", "+00:00"))
+    except InputError:
+        return utc_iso(received_at)
+    if not received_at - _CAPTURE_PAST <= moment <= received_at + _CAPTURE_FUTURE:
+        return utc_iso(received_at)
+    return utc_iso(moment)
+
+
 def _first_str(payload: dict[str, Any], keys: tuple[str, ...]) -> str | None:
     for key in keys:
         value = payload.get(key)
@@ -111,6 +133,7 @@ def build_observation(
     idempotency_key: str | None = None,
     host: str | None = None,
     project_resolver: Callable[[str], str] | None = None,
+    captured_at: Any = None,
 ) -> Observation:
     """Validate, normalize and sanitize one raw hook payload. InputError says what is wrong."""
     if not isinstance(payload, dict):
@@ -127,7 +150,7 @@ def build_observation(
     if key is not None and not _KEY_RE.match(key):
         raise InputError("invalid idempotency key", detail="1-128 printable ASCII characters")
     stamp = payload.get("timestamp")
-    occurred_at = parse_timestamp(stamp) if stamp is not None else utc_iso(received_at)
+    occurred_at = parse_timestamp(stamp) if stamp is not None else _capture_time(captured_at, received_at)
     kind = normalize_event(source_event)
     if kind is EventKind.POST_TOOL_USE and payload.get("error"):
         kind = EventKind.TOOL_FAILURE  # Gemini's AfterTool reports failures this way

@@ -27,6 +27,7 @@ async def ingest_event(
     idempotency_key: str | None = None,
     host: str | None = None,
     client_os: str | None = None,
+    captured_at: Any = None,
     wait_for_room: bool = False,
 ) -> InsertResult:
     """Sanitize one payload and return once it is durably committed.
@@ -38,7 +39,7 @@ async def ingest_event(
         payload = {**payload, "os": str(client_os)[:64]}
     obs = build_observation(
         payload, agent=agent, event_hint=event, received_at=datetime.now(timezone.utc),
-        idempotency_key=idempotency_key, host=host, project_resolver=project_of,
+        idempotency_key=idempotency_key, host=host, project_resolver=project_of, captured_at=captured_at,
     )
     job = insert_observation(obs)
     return await (writer.submit_wait(job) if wait_for_room else writer.submit(job))

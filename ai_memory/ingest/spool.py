@@ -1,6 +1,6 @@
 """Draining ``spool/``: events that hook clients saved but could not deliver themselves.
 
-A spool file is one JSON envelope ``{agent, event, idempotency_key, host, payload}`` written
+A spool file is one JSON envelope ``{agent, event, idempotency_key, host, captured_at, payload}`` written
 atomically by a hook client. Delivery is at-least-once; the idempotency key makes a second
 delivery harmless. Unreadable files move to ``spool/bad/``; past the caps (count, age) the
 oldest files are dropped and counted, never silently.
@@ -101,7 +101,8 @@ async def _deliver(writer: Writer, path: Path, stats: SpoolStats,
         result = await ingest_event(
             writer, envelope["payload"], agent=str(envelope.get("agent") or "unknown"),
             event=envelope.get("event"), idempotency_key=envelope.get("idempotency_key"),
-            host=envelope.get("host"), client_os=envelope.get("os"), wait_for_room=True,
+            host=envelope.get("host"), client_os=envelope.get("os"),
+            captured_at=envelope.get("captured_at"), wait_for_room=True,
         )
     except InputError as exc:
         stats.rejected += 1

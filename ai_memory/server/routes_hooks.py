@@ -19,11 +19,12 @@ routes = web.RouteTableDef()
 
 
 async def ingest(request: web.Request, payload: Any, agent: str, event: str | None,
-                 key: str | None, host: str | None = None, client_os: str | None = None) -> InsertResult:
+                 key: str | None, host: str | None = None, client_os: str | None = None,
+                 captured_at: Any = None) -> InsertResult:
     """Sanitize one payload and wait until it is durably committed."""
     runtime = request.app[RUNTIME]
-    result = await ingest_event(runtime.writer, payload, agent=agent, event=event,
-                                idempotency_key=key, host=host, client_os=client_os)
+    result = await ingest_event(runtime.writer, payload, agent=agent, event=event, idempotency_key=key,
+                                host=host, client_os=client_os, captured_at=captured_at)
     runtime.notice(result)
     return result
 
@@ -33,10 +34,10 @@ def is_envelope(item: Any) -> bool:
 
 
 async def ingest_envelope(request: web.Request, envelope: dict[str, Any], default_agent: str) -> InsertResult:
-    """An envelope {agent, event, idempotency_key, host, os, payload}, as hook clients spool it."""
+    """An envelope {agent, event, idempotency_key, host, os, captured_at, payload}, as hook clients spool it."""
     return await ingest(request, envelope["payload"], str(envelope.get("agent") or default_agent),
                         envelope.get("event") or None, envelope.get("idempotency_key"),
-                        envelope.get("host"), envelope.get("os"))
+                        envelope.get("host"), envelope.get("os"), envelope.get("captured_at"))
 
 
 @routes.post("/hook")
