@@ -7,7 +7,7 @@ import time
 
 from ai_memory.cli.common import print_json
 from ai_memory.cli.daemon_args import api_from
-from ai_memory.core.errors import DaemonUnavailable
+from ai_memory.core.errors import AuthError, DaemonUnavailable
 
 HELP = "show the running daemon's status"
 EXAMPLE = "example: ai-memory status --json; in scripts: ai-memory serve & ai-memory status --wait 30"
@@ -22,8 +22,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 
 def run(args: argparse.Namespace) -> int:
-    api = api_from(args)
-    body = _status(api, args.wait)
+    api, body = _status(args, args.wait)
     if args.json:
         print_json(body)
         return 0
@@ -36,13 +35,15 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _status(api, wait_s: float) -> dict:
-    """The status; with ``wait_s``, retry while the daemon is not up yet (it may be starting)."""
+def _status(args: argparse.Namespace, wait_s: float):
+    """(api, status); with ``wait_s``, retry while the daemon is still starting. The client is
+    built afresh each time: a first start writes the token file only as it comes up."""
     deadline = time.monotonic() + wait_s
     while True:
+        api = api_from(args)
         try:
-            return api.status()
-        except DaemonUnavailable:
+            return api, api.status()
+        except (DaemonUnavailable, AuthError):
             if time.monotonic() >= deadline:
                 raise
             time.sleep(0.2)

@@ -13,11 +13,11 @@ from urllib.parse import quote, urlencode
 
 from ai_memory.client.http import DaemonClient, Reply
 from ai_memory.core.errors import (
-    AiMemoryError, Conflict, DaemonUnavailable, InputError, NotFound, Overloaded, StorageError,
+    AiMemoryError, AuthError, Conflict, DaemonUnavailable, InputError, NotFound, Overloaded, StorageError,
 )
 
 START_HINT = "start it with: ai-memory serve (or make serve in a checkout)"
-_ERRORS: dict[int, type[AiMemoryError]] = {400: InputError, 404: NotFound, 409: Conflict, 413: InputError,
+_ERRORS: dict[int, type[AiMemoryError]] = {400: InputError, 401: AuthError, 403: AuthError, 404: NotFound, 409: Conflict, 413: InputError,
                                            415: InputError, 429: Overloaded, 503: StorageError}
 
 

@@ -6,6 +6,7 @@
     ├── InputError             a request or payload we refuse (HTTP 4xx)
     │   ├── PayloadTooLarge    413
     │   └── UnsupportedMedia   415
+    ├── AuthError              401/403 (a client was refused: token or origin)
     ├── NotFound               404
     ├── Conflict               409
     ├── Overloaded             the writer queue is full (HTTP 429 + Retry-After)
@@ -49,6 +50,10 @@ class PayloadTooLarge(InputError):
 
 class UnsupportedMedia(InputError):
     """The body is not JSON."""
+
+
+class AuthError(AiMemoryError):
+    """The daemon refused the caller: no token, a wrong one, or a foreign origin."""
 
 
 class NotFound(AiMemoryError):

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ai_memory.core.page import GLOBAL_PROJECT
+from ai_memory.core.page import GLOBAL_PROJECT, MEMORY_KINDS
 from ai_memory.core.timeexpr import parse_ranges
 from ai_memory.embed.model import Embedder
 from ai_memory.retrieval import rerank
@@ -27,10 +27,8 @@ from ai_memory.retrieval.streams import (
 )
 from ai_memory.retrieval.vectors import VectorIndex
 
-KIND_TYPES = {
-    "fact": "Fact", "decision": "Decision", "preference": "Preference", "episode": "Note", "gotcha": "Gotcha",
-    "procedure": "Procedure", "rule": "Rule", "concept": "Concept", "note": "Note", "session": "Session Summary",
-}
+# The kinds a search can filter on: every structured-memory kind, plus compiled sessions.
+KIND_TYPES = {kind: page_type for kind, (page_type, _) in MEMORY_KINDS.items()} | {"session": "Session Summary"}
 RERANK_DEPTH = 40
 
 

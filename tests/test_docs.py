@@ -1,0 +1,54 @@
+"""The docs keep up with the code: every CLI verb, config key and MCP tool is in the README."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from ai_memory.cli.main import build_parser
+from ai_memory.config import KEYS
+from ai_memory.mcp.server import TOOL_NAMES
+from conftest import REPO
+
+README = (REPO / "README.md").read_text()
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def cli_commands() -> list[str]:
+    """Every verb, and every subcommand as "verb sub"."""
+    found = []
+    for verb, parser in _subparsers(build_parser()).items():
+        found.append(verb)
+        found += [f"{verb} {sub}" for sub in _subparsers(parser)]
+    return found
+
+
+@pytest.mark.parametrize("command", cli_commands())
+def test_every_cli_verb_is_documented(command: str) -> None:
+    verb, _, sub = command.partition(" ")
+    assert f"ai-memory {verb}" in README, f"README does not show `ai-memory {verb}`"
+    if sub:
+        lines = [line for line in README.splitlines() if f"ai-memory {verb}" in line]
+        assert any(sub in line for line in lines), f"README does not show `ai-memory {verb} {sub}`"
+
+
+@pytest.mark.parametrize("key", [k.dotted for k in KEYS])
+def test_every_config_key_is_documented(key: str) -> None:
+    assert f"`{key}`" in README, f"config key {key} is missing from README's configuration table"
+
+
+@pytest.mark.parametrize("tool", TOOL_NAMES)
+def test_every_mcp_tool_is_documented(tool: str) -> None:
+    assert f"`{tool}`" in README, f"MCP tool {tool} is missing from README"
+
+
+def test_the_lists_are_not_empty() -> None:
+    """A docs test over nothing would pass forever."""
+    assert len(cli_commands()) > 20 and len(KEYS) > 15 and len(TOOL_NAMES) == 18
