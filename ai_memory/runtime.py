@@ -7,7 +7,6 @@ in tasks created by ``start`` and cancelled and awaited by ``stop``: no orphans.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import logging
 import time
@@ -34,6 +33,7 @@ from ai_memory.wiki.service import Wiki
 from ai_memory.wiki.watcher import WikiWatcher
 
 log = logging.getLogger(__name__)
+STOP_TASKS_S = 10.0
 
 
 @dataclass
@@ -121,9 +121,10 @@ class Runtime:
                 task.cancel()
         for task in self._tasks:
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        if self._tasks:  # bounded: a task that ignores its cancel must not hold the shutdown
+            _, stuck = await asyncio.wait(self._tasks, timeout=STOP_TASKS_S)
+            for task in stuck:
+                log.error("background task %s did not stop within %.0f s", task.get_name(), STOP_TASKS_S)
         log.info("stopping: last git commit")
         await self.wiki.committer.flush()
         log.info("stopping: closing the store")

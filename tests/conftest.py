@@ -82,7 +82,14 @@ class Daemon:
         assert self.proc is not None
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
-        return self.proc.wait(timeout=timeout)
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:  # leave every thread's stack in the log, then fail loudly
+            self.proc.send_signal(signal.SIGUSR1)
+            time.sleep(1.0)
+            self.proc.kill()
+            log = (self.data_dir.parent / f"daemon-{self.port}.log").read_text()[-12000:]
+            raise AssertionError(f"daemon did not stop within {timeout} s; its log:\n{log}") from None
 
     def request(self, method: str, path: str, body: Any = None, *, raw: bytes | None = None,
                 headers: dict[str, str] | None = None, auth: bool = True,

@@ -126,7 +126,8 @@ class EmbeddingJob:
             if not done:
                 self._wake.clear()
                 try:
-                    await asyncio.wait_for(self._wake.wait(), timeout=self._idle)
+                    async with asyncio.timeout(self._idle):  # not wait_for: it can swallow a cancel on 3.11
+                        await self._wake.wait()
                 except asyncio.TimeoutError:
                     pass
 

@@ -76,9 +76,12 @@ class WikiWatcher:
         while True:
             pending = {await self._queue.get()}
             while True:
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancel that
+                # lands as an item arrives, and the daemon's shutdown then waits forever.
                 try:
-                    pending.add(await asyncio.wait_for(self._queue.get(), timeout=self._debounce))
-                except asyncio.TimeoutError:
+                    async with asyncio.timeout(self._debounce):
+                        pending.add(await self._queue.get())
+                except TimeoutError:
                     break
             await self._sync(pending)
 
