@@ -157,11 +157,13 @@ class Runtime:
         if len(self._last_access) > 50_000:
             self._last_access = {p: t for p, t in self._last_access.items() if now - t < 60.0}
         stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        marks = ",".join("?" * len(due))
 
         def bump(tx) -> None:
-            tx.conn.execute(f"UPDATE pages SET access_count = access_count + 1, last_access_at = ?"
-                            f" WHERE path IN ({marks})", (stamp, *due))
+            # by path in page_stats: usage is not in the files, and must outlive a reindex
+            tx.conn.executemany(
+                "INSERT INTO page_stats(path, access_count, last_access_at) VALUES (?, 1, ?)"
+                " ON CONFLICT(path) DO UPDATE SET access_count = access_count + 1, last_access_at = excluded.last_access_at",
+                [(path, stamp) for path in due])
 
         task = asyncio.create_task(self._quiet(self.writer.submit(bump)))
         self._oneshots.add(task)

@@ -223,6 +223,35 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         CREATE INDEX messages_to ON messages(to_project, state, created_at);
         """,
     ),
+    (
+        5,
+        "page usage and feedback kept by path (survives reindex); tombstones of forgotten pages",
+        """
+        CREATE TABLE page_stats (
+            path TEXT PRIMARY KEY,
+            access_count INTEGER NOT NULL DEFAULT 0,
+            last_access_at TEXT,
+            salience REAL NOT NULL DEFAULT 1.0,
+            feedback_count INTEGER NOT NULL DEFAULT 0,
+            last_feedback_at TEXT
+        );
+        INSERT INTO page_stats(path, access_count, last_access_at)
+            SELECT path, access_count, last_access_at FROM pages WHERE access_count > 0;
+
+        CREATE TABLE tombstones (
+            path TEXT PRIMARY KEY,
+            project TEXT NOT NULL,
+            type TEXT NOT NULL,
+            title TEXT NOT NULL,
+            tier TEXT NOT NULL,
+            content_hash TEXT,
+            reason TEXT NOT NULL,
+            removed_at TEXT NOT NULL,
+            git_commit TEXT
+        );
+        CREATE INDEX tombstones_removed ON tombstones(removed_at);
+        """,
+    ),
 )
 
 

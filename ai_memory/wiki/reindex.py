@@ -94,7 +94,7 @@ def replay_journal(conn: sqlite3.Connection, raw_dir: Path, report: RebuildRepor
 
 
 def _copy_state(conn: sqlite3.Connection, old_db: Path) -> int:
-    """Handoffs and messages are not in the files: carry them over from the old database when it reads."""
+    """Handoffs, messages, page usage and tombstones are not in the files: carry them over from the old database."""
     if not old_db.exists():
         return 0
     try:
@@ -105,8 +105,9 @@ def _copy_state(conn: sqlite3.Connection, old_db: Path) -> int:
         conn.execute("BEGIN IMMEDIATE")
         cur = conn.execute("INSERT OR IGNORE INTO handoffs SELECT * FROM old.handoffs")
         kept = cur.rowcount
-        if conn.execute("SELECT 1 FROM old.sqlite_master WHERE name = 'messages'").fetchone():
-            conn.execute("INSERT OR IGNORE INTO messages SELECT * FROM old.messages")
+        for table in ("messages", "page_stats", "tombstones"):  # state that is not in the files
+            if conn.execute("SELECT 1 FROM old.sqlite_master WHERE name = ?", (table,)).fetchone():
+                conn.execute(f"INSERT OR IGNORE INTO {table} SELECT * FROM old.{table}")
         # vectors are keyed by content hash: unchanged chunks keep theirs, nothing is re-embedded
         conn.execute("INSERT OR IGNORE INTO embeddings SELECT * FROM old.embeddings")
         conn.execute("COMMIT")
