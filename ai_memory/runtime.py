@@ -1,7 +1,7 @@
 """The runtime: builds and owns every long-lived part of the daemon from a Config.
 
-Background work (spool drain, git commits, the watcher, the reconciler, idle sessions) lives
-in tasks created by ``start`` and cancelled and awaited by ``stop``: no orphans.
+Background work (spool drain, git commits, the watcher, the reconciler, idle sessions, the
+forget sweep, scheduled backups) lives in tasks created by ``start`` and cancelled and awaited by ``stop``: no orphans.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ai_memory import datadir
+from ai_memory.backup import backup_due_in, scheduled_backup
 from ai_memory.config import Config
 from ai_memory.coordination.memories import Memories
 from ai_memory.core.errors import AiMemoryError
@@ -27,6 +28,7 @@ from ai_memory.retrieval.vectors import VectorIndex
 from ai_memory.store.observations import InsertResult
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer
+from ai_memory.wiki.forget import Forgetter, SweepReport, retention_params
 from ai_memory.wiki.git import Committer
 from ai_memory.wiki.repo import ensure_repo
 from ai_memory.wiki.service import Wiki
@@ -50,6 +52,7 @@ class Runtime:
     retriever: Retriever
     embedding: EmbeddingJob | None
     memories: Memories
+    forgetter: Forgetter
     started_at: float = field(default_factory=time.time)
     spool: SpoolStats = field(default_factory=SpoolStats)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
@@ -87,6 +90,7 @@ class Runtime:
             wiki=wiki, sessions=SessionCompiler(wiki, reader, float(config.get("sessions.idle_minutes"))),
             watcher=WikiWatcher(wiki) if config.get("wiki.watch") else None,
             retriever=retriever, embedding=embedding, memories=memories,
+            forgetter=Forgetter(wiki, retention_params(config)),
         )
 
     async def start(self) -> None:
@@ -101,6 +105,12 @@ class Runtime:
         self._spawn(self._every("spool.drain_interval_s", self.drain_spool), "spool-drain")
         self._spawn(self._every("wiki.reconcile_interval_s", self.wiki.reconcile, first_wait=True), "reconcile")
         self._spawn(self._every("wiki.reconcile_interval_s", self.sessions.finalize_idle), "idle-sessions")
+        if self.config.get("forget.enabled"):  # first sweep one interval after start: a daemon
+            # started to look at an old wiki must not change it before anyone asked
+            self._spawn(self._every("forget.sweep_interval_hours", self.forgetter.sweep, first_wait=True,
+                                    unit_s=3600.0), "forget-sweep")
+        if float(self.config.get("backup.interval_hours")) > 0:
+            self._spawn(self._backups_on_schedule(), "scheduled-backups")
         if self.embedding is not None:
             self._spawn(self.embedding.run(), "embeddings")
         # Everything built so far lives as long as the daemon: keep it out of every GC pass.
@@ -175,6 +185,11 @@ class Runtime:
         except AiMemoryError as exc:  # a busy writer skips an access count; nothing more
             log.debug("access count skipped: %s", exc.message)
 
+    async def forget_sweep(self, dry_run: bool) -> SweepReport:
+        """A sweep on request; never beside a reindex, a reconcile or the daily sweep."""
+        async with self._maintenance:
+            return await self.forgetter.sweep(dry_run=dry_run)
+
     async def reindex(self) -> dict[str, object]:
         """Rebuild the database from files and journal while serving; swap it in atomically."""
         from ai_memory.wiki.reindex import catch_up, rebuild, swap_in
@@ -195,6 +210,26 @@ class Runtime:
                 "observations": report.observations + late.observations,
                 "handoffs_kept": report.handoffs_kept}
 
+    async def _backups_on_schedule(self) -> None:
+        """A backup every backup.interval_hours, counted from the newest archive, then pruning.
+
+        Under the maintenance lock: a reindex must not swap the database file mid-copy (the
+        other periodic passes wait for the backup; hooks do not).
+        """
+        interval = float(self.config.get("backup.interval_hours")) * 3600.0
+        while True:
+            await asyncio.sleep(backup_due_in(self.config.data_dir, interval))
+            try:
+                async with self._maintenance:
+                    report, pruned = await asyncio.to_thread(scheduled_backup, self.config)
+                log.info("scheduled backup %s (%d bytes); %d old archives pruned", report.path, report.size, len(pruned))
+            except AiMemoryError as exc:
+                log.warning("scheduled backup failed: %s (%s)", exc.message, exc.detail)
+                await asyncio.sleep(interval)
+            except Exception:
+                log.exception("scheduled backup failed")
+                await asyncio.sleep(interval)
+
     async def drain_spool(self) -> int:
         return await drain_once(
             self.writer, self.config.sub("spool"),
@@ -203,9 +238,10 @@ class Runtime:
             stats=self.spool, on_stored=self.notice,
         )
 
-    async def _every(self, interval_key: str, fn: Callable[[], Awaitable[object]], first_wait: bool = False) -> None:
+    async def _every(self, interval_key: str, fn: Callable[[], Awaitable[object]], first_wait: bool = False,
+                     unit_s: float = 1.0) -> None:
         """Run ``fn`` now (or after one interval) and then every interval; failures wait a turn."""
-        interval = float(self.config.get(interval_key))
+        interval = float(self.config.get(interval_key)) * unit_s
         if first_wait:
             await asyncio.sleep(interval)
         while True:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import http.client
 import json
 import math
@@ -37,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -573,11 +575,14 @@ def main() -> None:
     parser.add_argument("--no-profile", action="store_true", help="skip the in-process per-stage timing")
     parser.add_argument("--embed-threads", type=int, help="AI_MEMORY_EMBED_THREADS for the daemon (default: its own)")
     parser.add_argument("--embed-timeout", type=float, default=3600.0, help="give up waiting for vectors after s")
+    parser.add_argument("--workdir", type=Path,
+                        help="keep the data dir here; a later run with the same --pages reuses it, and its vectors"
+                             " (keyed by content hash), instead of embedding everything again")
     args = parser.parse_args()
     out: dict[str, Any] = {"pages": args.pages, "queries": args.queries, "target_p95_ms": TARGET_P95_MS,
                            "cores": os.cpu_count(), "sqlite": sqlite3.sqlite_version,
                            "embed_threads": args.embed_threads or "default"}
-    with tempfile.TemporaryDirectory() as tmp:
+    with _workdir(args.workdir) as tmp:
         data, port = Path(tmp) / "data", free_port()
         t0 = time.perf_counter()
         specs = generate(data / "wiki", args.pages)
@@ -666,6 +671,17 @@ def main() -> None:
     print_summary(out)
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))
+
+
+@contextlib.contextmanager
+def _workdir(keep: Path | None) -> Iterator[str]:
+    """A temporary directory, or ``keep`` (created if needed and left in place)."""
+    if keep is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            yield tmp
+        return
+    keep.mkdir(parents=True, exist_ok=True)
+    yield str(keep)
 
 
 def fmt(m: dict[str, float]) -> str:

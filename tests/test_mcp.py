@@ -25,16 +25,18 @@ from ai_memory.mcp.server import TOOL_NAMES
 
 PROJECT = "mcp-api"
 READ_ONLY = {"memory_query", "memory_read_page", "memory_recent", "memory_status", "memory_meta",
-             "memory_briefing", "memory_read_session_observations", "memory_handoff_list", "memory_message_list"}
+             "memory_briefing", "memory_read_session_observations", "memory_handoff_list", "memory_message_list",
+             "memory_lint"}
 DESTRUCTIVE = {"memory_delete_page", "memory_handoff_cancel", "memory_message_cancel"}
 # Minimal valid arguments for every tool: the stopped-daemon test calls each one with these.
 VALID_ARGS: dict[str, dict[str, Any]] = {
     "memory_query": {"query": "token"}, "memory_read_page": {"ref": "01ABC"}, "memory_recent": {},
     "memory_status": {}, "memory_meta": {}, "memory_briefing": {},
-    "memory_read_session_observations": {"session_id": "s1"},
+    "memory_read_session_observations": {"session_id": "s1"}, "memory_lint": {},
     "memory_write_page": {"text": "Tokens live 15 minutes.", "kind": "fact"},
     "memory_correct": {"ref": "01ABC", "text": "Tokens live 30 minutes.", "reason": "changed"},
     "memory_delete_page": {"ref": "01ABC"}, "memory_handoff_begin": {"summary": "half done"},
+    "memory_feedback": {"ref": "01ABC", "signal": "helpful"},
     "memory_handoff_list": {}, "memory_handoff_accept": {}, "memory_handoff_cancel": {"handoff_id": "h1"},
     "memory_message_send": {"to_project": "web", "body": "hi"}, "memory_message_list": {},
     "memory_message_pop": {}, "memory_message_cancel": {"message_id": "m1"},
@@ -173,6 +175,7 @@ def test_lists_every_tool_in_order_with_annotations(daemon: Daemon, project_dir:
         assert by_name["memory_handoff_accept"].annotations.idempotent_hint is False
         assert by_name["memory_message_pop"].annotations.idempotent_hint is False
         assert by_name["memory_write_page"].annotations.idempotent_hint is False
+        assert by_name["memory_feedback"].annotations.idempotent_hint is False
         kinds = by_name["memory_write_page"].input_schema["properties"]["kind"]
         assert kinds["enum"] == list(MEMORY_KINDS) and kinds["description"]
 
@@ -212,10 +215,15 @@ def test_write_read_search_correct_delete(daemon: Daemon, project_dir: Path) -> 
         hits = (await ok(s, "memory_query", query="session token TTL"))["hits"]
         assert stored["path"] not in [h["path"] for h in hits]
 
+        rated = await ok(s, "memory_feedback", ref=fixed["id"], signal="helpful")
+        assert rated["path"] == new_page["path"] and rated["salience"] > rated["salience_before"]
+        assert "signal" in await error(s, "memory_feedback", ref=fixed["id"], signal="great")
+
         gone = await ok(s, "memory_delete_page", ref=fixed["id"])
         assert gone["deleted"] == new_page["path"]
         assert (await error(s, "memory_read_page", ref=fixed["id"])).startswith("not found")
         assert (await error(s, "memory_delete_page", ref=fixed["id"])).startswith("not found")
+        assert (await error(s, "memory_feedback", ref=fixed["id"], signal="wrong")).startswith("not found")
 
     drive(server_env(daemon.data_dir, daemon.port), project_dir, scenario)
 

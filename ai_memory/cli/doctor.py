@@ -1,9 +1,17 @@
-"""``ai-memory doctor``: find what stands between the agents and their memory, with a fix for each."""
+"""``ai-memory doctor``: find what stands between the agents and their memory, with a fix for each.
+
+Beside the daemon, token, hooks and spool, it checks the data dir itself, with or without a
+running daemon: the database (SQLite ``integrity_check``), the wiki's git repository (``git
+fsck``), drift between files and index, free disk space (below ``DISK_FREE_MIN_BYTES`` writes are
+near failing: hooks get 503 and keep their events in the spool) and the age of the newest backup.
+A warning (no backup yet, or one older than ``BACKUP_MAX_AGE_DAYS``) is shown with its fix but
+does not fail the run: backups are the operator's choice.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
+import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -11,8 +19,10 @@ from ai_memory.cli.common import client_from, config_from, print_json
 from ai_memory.config import Config
 from ai_memory.core.errors import DaemonUnavailable
 
-HELP = "check the daemon, token, hooks and spool; print a fix for each problem"
+HELP = "check the daemon, token, hooks, spool, database, git, drift, disk space and backups; a fix for each"
 EXAMPLE = "example: ai-memory doctor --json"
+DISK_FREE_MIN_BYTES = 512 * 1024 * 1024
+BACKUP_MAX_AGE_DAYS = 7.0
 
 
 @dataclass(frozen=True)
@@ -21,6 +31,7 @@ class Check:
     ok: bool
     detail: str
     fix: str = ""
+    warning: bool = False  # a failed warning is shown with its fix but does not fail the run
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -92,21 +103,91 @@ def check_agents(status: dict | None) -> Check:
     return Check("last events", True, ", ".join(f"{a} {t[:19].replace('T', ' ')}" for a, t in sorted(agents.items())))
 
 
+def check_database(config: Config) -> Check:
+    from ai_memory.store.integrity import integrity_problems
+
+    if not config.db_path.exists():
+        return Check("database", False, f"{config.db_path} does not exist", "run: ai-memory serve (it creates it)")
+    problems = integrity_problems(config.db_path)
+    if problems:
+        return Check("database", False, "integrity_check: " + "; ".join(problems[:3]),
+                     "stop the daemon, then run: ai-memory reindex (rebuilds it from wiki/ and raw/)")
+    wal = config.db_path.with_name(config.db_path.name + "-wal")
+    size = config.db_path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
+    return Check("database", True, f"integrity_check ok ({size // 1024} KiB with its WAL)")
+
+
+def check_git(config: Config) -> Check:
+    from ai_memory.wiki.fsck import fsck
+
+    wiki = config.sub("wiki")
+    if not (wiki / ".git").exists():
+        return Check("wiki git", False, f"{wiki} is not a git repository", "run: ai-memory serve (it creates it)")
+    result = fsck(wiki)
+    if not result.ok:
+        return Check("wiki git", False, f"{result.method}: " + "; ".join(result.problems[:3]),
+                     f"restore the wiki from a backup, or re-clone it; the files themselves are intact: check {wiki}")
+    walked = f", {result.objects} objects read" if result.objects else ""
+    return Check("wiki git", True, f"{result.method} clean{walked}")
+
+
+def check_drift(config: Config) -> Check:
+    from ai_memory.wiki.lint import persistent_drift
+
+    if not config.db_path.exists():
+        return Check("index drift", False, "not checked: no database yet", "run: ai-memory serve", warning=True)
+    drift = persistent_drift(config.sub("wiki"), config.sub("raw"), config.db_path)
+    if drift:
+        return Check("index drift", False, f"{len(drift)} differences, e.g. {drift[0]}",
+                     "run: ai-memory reindex (ai-memory reindex --check lists them all)")
+    return Check("index drift", True, "files, journal and index agree")
+
+
+def check_disk(config: Config) -> Check:
+    where = config.data_dir if config.data_dir.exists() else config.data_dir.parent
+    free = shutil.disk_usage(where).free
+    detail = f"{free / 2**20:.0f} MiB free on the filesystem of {config.data_dir}"
+    if free < DISK_FREE_MIN_BYTES:
+        return Check("disk space", False, detail + f" (below {DISK_FREE_MIN_BYTES // 2**20} MiB)",
+                     "free space there: at 0 writes fail with 503 (hooks keep their events in the spool)"
+                     " and resume by themselves once space is back")
+    return Check("disk space", True, detail)
+
+
+def check_backup(config: Config) -> Check:
+    from ai_memory.backup import latest_backup
+
+    found = latest_backup(config.data_dir)
+    if found is None:
+        return Check("backup", False, f"no backup in {config.data_dir / 'backups'}", "run: ai-memory backup",
+                     warning=True)
+    newest, age_s = found
+    age_days = age_s / 86400
+    detail = f"newest {newest.name}, {age_days:.1f} days old"
+    if age_days > BACKUP_MAX_AGE_DAYS:
+        return Check("backup", False, detail + f" (older than {BACKUP_MAX_AGE_DAYS:.0f} days)",
+                     "run: ai-memory backup", warning=True)
+    return Check("backup", True, detail)
+
+
 def run(args: argparse.Namespace) -> int:
     config = config_from(args)
     daemon, status = check_daemon(config)
     checks = [daemon, check_token(config)]
     checks += [check_hooks(config, agent) for agent in ("claude", "codex", "gemini")]
     checks += [check_spool(config), check_agents(status)]
+    checks += [check_database(config), check_git(config), check_drift(config), check_disk(config),
+               check_backup(config)]
     # Hooks for every agent are not expected: one installed agent is enough.
     hook_checks = [c for c in checks if c.name.startswith("hooks:")]
-    problems = [c for c in checks if not c.ok and not c.name.startswith("hooks:")]
+    problems = [c for c in checks if not c.ok and not c.warning and not c.name.startswith("hooks:")]
     if not any(c.ok for c in hook_checks):
         problems += hook_checks
     if args.json:
         print_json({"ok": not problems, "checks": [asdict(c) for c in checks]})
     else:
         for c in checks:
-            mark = "ok " if c.ok else ("-- " if c in hook_checks and c not in problems else "!! ")
-            print(f"{mark}{c.name}: {c.detail}" + (f"\n   fix: {c.fix}" if not c.ok and c in problems else ""))
+            shown = c in problems or (c.warning and not c.ok)
+            mark = "ok " if c.ok else ("!! " if c in problems else "-- ")
+            print(f"{mark}{c.name}: {c.detail}" + (f"\n   fix: {c.fix}" if shown else ""))
     return 1 if problems else 0

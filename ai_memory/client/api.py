@@ -59,6 +59,16 @@ class MemoryAPI:
         key = "id" if "/" not in ref and not ref.endswith(".md") else "path"
         return self._call("DELETE", "/v1/pages" + _params(**{key: ref}))
 
+    def feedback(self, ref: str, signal: str) -> dict[str, Any]:
+        key = "id" if "/" not in ref and not ref.endswith(".md") else "path"
+        return self._call("POST", "/v1/feedback", {key: ref, "signal": signal})
+
+    def forget_sweep(self, dry_run: bool = False) -> dict[str, Any]:
+        return self._call("POST", "/v1/forget-sweep", {"dry_run": dry_run})
+
+    def tombstones(self, project: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        return self._call("GET", "/v1/tombstones" + _params(project=project, limit=limit))["tombstones"]
+
     def recent(self, project: str | None = None, limit: int = 10) -> dict[str, Any]:
         return self._call("GET", "/v1/recent" + _params(project=project, limit=limit))
 
@@ -67,6 +77,9 @@ class MemoryAPI:
 
     def status(self) -> dict[str, Any]:
         return self._call("GET", "/status")
+
+    def lint(self) -> dict[str, Any]:
+        return self._call("GET", "/v1/lint")
 
     def session_observations(self, session_id: str) -> dict[str, Any]:
         return self._call("GET", f"/v1/sessions/{quote(session_id, safe='')}/observations")

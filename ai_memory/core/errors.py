@@ -12,7 +12,9 @@
     ├── Overloaded             the writer queue is full (HTTP 429 + Retry-After)
     ├── StorageError           the write path failed (HTTP 503; the client keeps its copy)
     │   └── DiskFull           ENOSPC
-    └── DaemonUnavailable      a client could not reach the daemon (CLI exit 1)
+    ├── DaemonUnavailable      a client could not reach the daemon (CLI exit 1)
+    └── BackupError            a backup could not be written, or an archive not restored
+        └── CorruptArchive     a member, checksum or manifest of an archive does not match
 
 Lower-layer errors (sqlite3, OSError, json) are translated into these once, at the layer
 that sees them, with ``raise ... from exc``; the edges translate these into an HTTP status or a
@@ -82,3 +84,11 @@ class DiskFull(StorageError):
 
 class DaemonUnavailable(AiMemoryError):
     """The daemon could not be reached or did not answer in time."""
+
+
+class BackupError(AiMemoryError):
+    """A backup could not be written, or an archive could not be restored."""
+
+
+class CorruptArchive(BackupError):
+    """An archive whose manifest, members or checksums do not match: nothing is restored from it."""

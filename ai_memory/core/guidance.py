@@ -32,6 +32,11 @@ Correct, never contradict:
   text and the reason. Do not write a second record that contradicts the first: the correction
   keeps the history and hides the old version from search.
 
+Say what helped:
+- When a memory you relied on was right, call memory_feedback with "helpful"; when it was
+  outdated or wrong, "stale" or "wrong" (and correct it if you know better). Memories that
+  help rank higher and are kept longer; unused session records fade by rule.
+
 Hand off:
 - Before stopping with work unfinished, or when another agent should continue, call
   memory_handoff_begin with a summary, the next steps, open questions and the files touched.

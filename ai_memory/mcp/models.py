@@ -18,6 +18,8 @@ SearchKind = Literal["fact", "decision", "preference", "episode", "gotcha", "pro
 Scope = Literal["project", "_global", "private"]
 HandoffState = Literal["open", "accepted", "expired", "cancelled"]
 MessageState = Literal["open", "popped", "expired", "cancelled"]
+# The daemon's feedback signals (core.retention.FEEDBACK_DELTAS; tests/test_forgetting.py keeps them equal).
+Signal = Literal["helpful", "not_helpful", "stale", "wrong"]
 
 ProjectName = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_][A-Za-z0-9._-]*$",
                                    description="project name (letters, digits, '.', '_', '-')")]
@@ -91,6 +93,23 @@ class ObservationsOut(_Open):
     truncated: bool
 
 
+class Finding(_Open):
+    rule: str = Field(description="contradiction, broken-link, orphan, duplicate-title, expired, broken-frontmatter, "
+                                  "oversized, index-drift or conflict-copy")
+    path: str = Field(description="the page the finding is about")
+    detail: str
+    fix: str = Field(description="what to do about it")
+
+
+class LintOut(_Open):
+    clean: bool = Field(description="true when nothing was found")
+    pages: int
+    counts: dict[str, int] = Field(description="findings per rule")
+    findings: list[Finding]
+    total: int = Field(description="how many findings there are in all")
+    truncated: bool
+
+
 class StoredOut(_Open):
     id: str = Field(description="the memory id; pass it to memory_correct or memory_read_page")
     path: str
@@ -101,6 +120,15 @@ class StoredOut(_Open):
 class DeletedOut(_Open):
     deleted: str = Field(description="the path of the removed page")
     id: str | None
+
+
+class FeedbackOut(_Open):
+    path: str
+    id: str | None
+    signal: str
+    salience_before: float
+    salience: float = Field(description="the page's salience now, within [0.25, 2.0] (1.0 by default)")
+    feedback_count: int
 
 
 class Handoff(_Open):

@@ -83,6 +83,16 @@ def observations(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def lint(data: dict[str, Any]) -> str:
+    if data["clean"]:
+        return f"no findings in {data['pages']} pages"
+    lines = [f"{data['total']} findings in {data['pages']} pages"
+             + (f", first {len(data['findings'])} shown" if data["truncated"] else "")]
+    for f in data["findings"]:
+        lines.append(f"- {f['rule']}: {f['path']}: {_one_line(f['detail'], 200)}\n  fix: {_one_line(f['fix'], 300)}")
+    return "\n".join(lines)
+
+
 def stored(data: dict[str, Any]) -> str:
     verb = "stored" if data["created"] else "already stored (same idempotency_key)"
     text = f"{verb}: id {data['id']}, path {data['path']}"
@@ -91,6 +101,11 @@ def stored(data: dict[str, Any]) -> str:
 
 def deleted(data: dict[str, Any]) -> str:
     return f"deleted {data['deleted']}" + (f" (id {data['id']})" if data.get("id") else "")
+
+
+def feedback(data: dict[str, Any]) -> str:
+    return (f"recorded {data['signal']} for {data['path']}: salience {data['salience_before']:.2f} -> "
+            f"{data['salience']:.2f}")
 
 
 def handoff(h: dict[str, Any]) -> str:

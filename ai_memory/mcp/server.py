@@ -23,8 +23,8 @@ from ai_memory.mcp.context import ToolContext
 
 TOOL_NAMES = (
     "memory_query", "memory_read_page", "memory_recent", "memory_status", "memory_meta", "memory_briefing",
-    "memory_read_session_observations", "memory_write_page", "memory_correct", "memory_delete_page",
-    "memory_handoff_begin", "memory_handoff_list", "memory_handoff_accept", "memory_handoff_cancel",
+    "memory_read_session_observations", "memory_lint", "memory_write_page", "memory_correct", "memory_delete_page",
+    "memory_feedback", "memory_handoff_begin", "memory_handoff_list", "memory_handoff_accept", "memory_handoff_cancel",
     "memory_message_send", "memory_message_list", "memory_message_pop", "memory_message_cancel",
 )
 

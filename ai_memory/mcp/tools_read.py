@@ -14,8 +14,8 @@ from pydantic import Field
 from ai_memory.mcp import render
 from ai_memory.mcp.context import ToolContext
 from ai_memory.mcp.models import (
-    BriefingOut, MetaOut, ObservationsOut, PageOut, ProjectName, QueryOut, RecentOut, Ref, Scope, SearchKind,
-    StatusOut,
+    BriefingOut, LintOut, MetaOut, ObservationsOut, PageOut, ProjectName, QueryOut, RecentOut, Ref, Scope,
+    SearchKind, StatusOut,
 )
 from ai_memory.mcp.outcome import attempt, read_only
 
@@ -27,7 +27,7 @@ AllProjects = Annotated[bool, Field(description="look in every project instead o
 
 
 def register(server: MCPServer, ctx: ToolContext) -> None:
-    for tool in (_query, _read_page, _recent, _status, _meta, _briefing, _session_observations):
+    for tool in (_query, _read_page, _recent, _status, _meta, _briefing, _session_observations, _lint):
         tool(server, ctx)
 
 
@@ -137,6 +137,23 @@ def _session_observations(server: MCPServer, ctx: ToolContext) -> None:
             return {**found, "observations": kept, "total": len(rows), "truncated": len(rows) > limit}
 
         return attempt(call, render.observations)
+
+
+def _lint(server: MCPServer, ctx: ToolContext) -> None:
+    @server.tool(name="memory_lint", annotations=read_only("Lint the memory wiki"), description=(
+        "Check the memory wiki for defects: contradictions left unresolved, broken links, orphan pages, duplicate "
+        "titles, expired pages still present, broken frontmatter, oversized pages, index drift and sync conflict "
+        "copies. Each finding names the page and a concrete fix. Use it when search answers look stale or "
+        "contradictory, or before tidying memory; fix contradictions with memory_correct."))
+    def memory_lint(
+        limit: Annotated[int, Field(ge=1, le=500, description="return at most this many findings")] = 50,
+    ) -> Annotated[CallToolResult, LintOut]:
+        def call() -> dict[str, Any]:
+            found = ctx.api.lint()
+            findings = found["findings"]
+            return {**found, "findings": findings[:limit], "total": len(findings), "truncated": len(findings) > limit}
+
+        return attempt(call, render.lint)
 
 
 def _observation(row: dict[str, Any], include_payload: bool) -> dict[str, Any]:

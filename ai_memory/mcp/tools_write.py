@@ -11,6 +11,8 @@ Annotations, and why:
   a second identical call finds the page already superseded (409).
 - memory_delete_page: destructive (the file leaves the wiki; only git history keeps it), and
   idempotent: deleting again changes nothing more (it answers "not found").
+- memory_feedback: not destructive (it moves a bounded salience, and a later signal moves it
+  back), and not idempotent: every call counts, so a repeat moves the salience again.
 """
 
 from typing import Annotated, Any
@@ -21,7 +23,7 @@ from pydantic import Field
 
 from ai_memory.mcp import render
 from ai_memory.mcp.context import ToolContext
-from ai_memory.mcp.models import DeletedOut, Items, Kind, ProjectName, Ref, Scope, StoredOut
+from ai_memory.mcp.models import DeletedOut, FeedbackOut, Items, Kind, ProjectName, Ref, Scope, Signal, StoredOut
 from ai_memory.mcp.outcome import attempt, writes
 
 _TYPE_KINDS = {"Fact": "fact", "Decision": "decision", "Preference": "preference", "Episode": "episode",
@@ -40,7 +42,7 @@ Entities = Annotated[Items | None, Field(description="identifiers it is about: f
 
 
 def register(server: MCPServer, ctx: ToolContext) -> None:
-    for tool in (_write_page, _correct, _delete_page):
+    for tool in (_write_page, _correct, _delete_page, _feedback):
         tool(server, ctx)
 
 
@@ -129,3 +131,17 @@ def _delete_page(server: MCPServer, ctx: ToolContext) -> None:
         "the index; git history still holds it."))
     def memory_delete_page(ref: Ref) -> Annotated[CallToolResult, DeletedOut]:
         return attempt(lambda: ctx.api.delete_page(ref), render.deleted)
+
+
+def _feedback(server: MCPServer, ctx: ToolContext) -> None:
+    @server.tool(name="memory_feedback", annotations=writes("Rate a memory", destructive=False, idempotent=False),
+                 description=(
+        "Say whether a memory you used was worth it, once per memory per task: helpful when it helped, "
+        "not_helpful when it was beside the point, stale when it is out of date, wrong when it misled you. "
+        "Helpful memories rank higher in search and are kept longer; the others rank lower and old session "
+        "notes among them are forgotten sooner. To fix wrong content, also use memory_correct."))
+    def memory_feedback(
+        ref: Ref,
+        signal: Annotated[Signal, Field(description="helpful, not_helpful, stale or wrong")],
+    ) -> Annotated[CallToolResult, FeedbackOut]:
+        return attempt(lambda: ctx.api.feedback(ref, signal), render.feedback)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ai_memory.core.retention import authority_factor
 from ai_memory.retrieval.streams import Stream
 
 RRF_K = 60
@@ -37,8 +38,8 @@ def fuse(streams: list[Stream]) -> list[Fused]:
 
 
 def authority(row: dict[str, Any]) -> float:
-    """Type, pinning and supersession, bounded to [0.5, 1.3]."""
-    value = TYPE_AUTHORITY.get(row.get("type", ""), 1.0)
+    """Type, pinning, supersession and feedback (salience, within ±20 %), bounded to [0.5, 1.3]."""
+    value = TYPE_AUTHORITY.get(row.get("type", ""), 1.0) * authority_factor(row.get("salience"))
     if row.get("pinned"):
         value *= 1.15
     if row.get("superseded_by"):

@@ -217,8 +217,9 @@ def _page_rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, dict[str, 
         return {}
     marks = ",".join("?" * len(ids))
     rows = conn.execute(
-        f"SELECT id, path, title, type, project, session_id, created, updated, superseded_by, expires_at,"
-        f" pinned, summary, body, frontmatter FROM pages WHERE id IN ({marks})", ids).fetchall()
+        f"SELECT p.id, p.path, p.title, p.type, p.project, p.session_id, p.created, p.updated, p.superseded_by,"
+        f" p.expires_at, p.pinned, p.summary, p.body, p.frontmatter, s.salience FROM pages p"
+        f" LEFT JOIN page_stats s ON s.path = p.path WHERE p.id IN ({marks})", ids).fetchall()
     out = {}
     for r in rows:
         row = dict(r)

@@ -8,6 +8,8 @@ from aiohttp import web
 
 from ai_memory.runtime import Runtime
 from ai_memory.server import routes_briefing, routes_coordination, routes_hooks, routes_pages, routes_status
+from ai_memory.server import routes_retention
+from ai_memory.server import routes_lint
 from ai_memory.server.errors import error_middleware
 from ai_memory.server.keys import RUNTIME
 from ai_memory.server.security import make_security_middleware
@@ -30,6 +32,8 @@ def create_app(runtime: Runtime) -> web.Application:
     app.add_routes(routes_briefing.routes)
     app.add_routes(routes_coordination.routes)
     app.add_routes(routes_pages.routes)
+    app.add_routes(routes_retention.routes)
+    app.add_routes(routes_lint.routes)
     app.cleanup_ctx.append(_runtime_context)
     return app
 

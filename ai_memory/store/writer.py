@@ -178,16 +178,20 @@ class Writer:
         conn = self._conn
         assert conn is not None
         records: list[dict[str, Any] | bytes] = []
+        journaled = False
         try:
             conn.execute("BEGIN IMMEDIATE")
             for job in batch:
                 records.extend(self._run_job(conn, job))
             if self._journal is not None:
                 self._journal.append(records)
+                journaled = True
             if self._commit_delay_s:
                 time.sleep(self._commit_delay_s)
             conn.execute("COMMIT")
-        except (sqlite3.Error, OSError) as exc:
+        except (sqlite3.Error, OSError, DiskFull) as exc:
+            if journaled and self._journal is not None:  # it holds committed batches only: take this one out
+                self._journal.undo()
             self._fail_batch(conn, batch, exc)
             return
         self.stats.batches += 1
@@ -199,6 +203,8 @@ class Writer:
         try:
             job.result = job.fn(tx)
         except Exception as exc:  # a failing job fails alone; its error goes to its caller
+            if _is_disk_full(exc):
+                raise  # no job can commit on a full disk: the whole batch fails, cleanly, as DiskFull
             conn.execute("ROLLBACK TO job")
             conn.execute("RELEASE job")
             job.error = exc
@@ -220,11 +226,18 @@ class Writer:
             job.result, job.error = None, error
 
 
+def _is_disk_full(exc: BaseException) -> bool:
+    if isinstance(exc, DiskFull):
+        return True
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    if isinstance(exc, sqlite3.Error):
+        return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "full" in str(exc).lower()
+    return False
+
+
 def _storage_error(exc: Exception) -> StorageError:
-    full = (isinstance(exc, OSError) and exc.errno == errno.ENOSPC) or (
-        isinstance(exc, sqlite3.Error) and "full" in str(exc).lower()
-    )
-    if full:
+    if _is_disk_full(exc):
         err: StorageError = DiskFull("disk is full; nothing was stored", detail=str(exc))
     else:
         err = StorageError("the write could not be committed", detail=str(exc))

@@ -7,12 +7,14 @@ leaves either the old file or the new one, never a torn page.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
+from ai_memory.core.errors import DiskFull
 from ai_memory.store.raw_log import fsync_dir
 
 TEMP_PREFIX = ".ai-memory-tmp-"
@@ -55,17 +57,20 @@ def iter_pages(wiki_dir: Path) -> Iterator[tuple[str, Path]]:
 
 def atomic_write(path: Path, data: bytes) -> os.stat_result:
     """Write ``data`` to ``path`` atomically and durably; return the new file's stat."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f"{TEMP_PREFIX}{secrets.token_hex(6)}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            # typed, so callers answer 503 (the client keeps its copy) instead of a bare 500
+            raise DiskFull("disk is full; the page was not written", detail=str(exc)) from exc
         raise
     fsync_dir(path.parent)
     return path.stat()

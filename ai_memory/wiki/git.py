@@ -46,6 +46,30 @@ def commit_all(wiki_dir: Path, message: str) -> str | None:
     return str(oid)
 
 
+def removal_commit(wiki_dir: Path, path: str, depth: int = 200) -> str | None:
+    """The newest commit (within ``depth`` of HEAD) whose tree lacks ``path`` while its first
+    parent's has it: where a removed page can be restored from (``git show <id>^:<path>``)."""
+    repo = ensure_repo(wiki_dir)
+    if repo.head_is_unborn:
+        return None
+    for count, commit in enumerate(repo.walk(repo.head.target, pygit2.enums.SortMode.TOPOLOGICAL)):
+        if count >= depth:
+            break
+        if commit.parents and path not in commit.tree and path in commit.parents[0].tree:
+            return str(commit.id)
+    return None
+
+
+def committed(wiki_dir: Path, files: dict[str, bytes]) -> set[str]:
+    """The paths whose bytes are exactly what HEAD holds: only those can leave the work tree
+    and still be restored from history."""
+    repo = ensure_repo(wiki_dir)
+    if repo.head_is_unborn:
+        return set()
+    tree = repo[repo.head.target].tree
+    return {path for path, data in files.items() if path in tree and tree[path].id == pygit2.hash(data)}
+
+
 class Committer:
     """Collects commit requests and makes one commit per quiet window, off the event loop."""
 
@@ -71,11 +95,18 @@ class Committer:
             await asyncio.sleep(self._window)
             await self.flush()
 
-    async def flush(self) -> None:
+    async def commit_now(self, reason: str) -> str | None:
+        """Commit everything waiting now, under ``reason`` among others; the new commit's id
+        (None when nothing changed, the commit failed and will be retried, or a concurrent flush
+        committed these changes first: ``removal_commit`` then finds it)."""
+        self.request(reason)
+        return await self.flush()
+
+    async def flush(self) -> str | None:
         self._event.clear()
         reasons, self._reasons = self._reasons, []
         if not reasons:
-            return
+            return None
         message = reasons[0] if len(reasons) == 1 else f"ai-memory: {len(reasons)} changes ({'; '.join(reasons[:5])})"
         try:
             oid = await asyncio.to_thread(self._commit, message)
@@ -89,14 +120,15 @@ class Committer:
                 self._event.set()
             else:
                 log.error("git commit keeps failing (%s); will retry with the next change", exc)
-            return
+            return None
         self._failures = 0
         if oid:
             self.commits += 1
+        return oid
 
     def _commit(self, message: str) -> str | None:
         with self._lock:
             return commit_all(self._wiki, message)
 
 
-__all__ = ["Committer", "commit_all", "is_page_path"]
+__all__ = ["Committer", "commit_all", "committed", "is_page_path", "removal_commit"]

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ai_memory.core.errors import DiskFull
 from ai_memory.core.page import ParsedPage, parse_page
 from ai_memory.store.pages import FileState, file_states, index_page_rows, remove_page
 from ai_memory.store.reader import Reader
@@ -103,7 +104,12 @@ class Wiki:
             except (OSError, UnicodeDecodeError):
                 current = None
             if current != text and (rows or current is not None):
-                await asyncio.to_thread(atomic_write, path, text.encode("utf-8"))
+                try:
+                    await asyncio.to_thread(atomic_write, path, text.encode("utf-8"))
+                except DiskFull as exc:
+                    # index.md is derived: the page itself is already written and indexed, so its
+                    # caller must not see a failure; the next change to the project rewrites it.
+                    log.warning("could not rewrite %s: %s", path, exc.detail)
 
     async def sync_path(self, rel: str, known: FileState | None = None, *, lookup: bool = True) -> str:
         """Bring one path's index rows in step with its file: 'indexed', 'removed' or 'unchanged'."""

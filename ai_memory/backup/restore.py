@@ -1,0 +1,178 @@
+"""Restoring an archive into a data dir: all checks first, then a staged dir swapped in.
+
+Nothing at the target changes until the archive has been verified whole, extracted into a
+staging dir beside the target (verified again as it is written), its wiki rebuilt from the
+bundle and its index brought in step with its files. Only then is the staged dir renamed
+into place, after the old one (with ``--force``) was renamed aside.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ai_memory import datadir
+from ai_memory.backup.archive import Manifest, extract_verified, verify_archive
+from ai_memory.backup.gitbundle import WikiHead, restore_bundle
+from ai_memory.core.errors import BackupError, Conflict, DataDirLocked
+from ai_memory.core.page import parse_page
+from ai_memory.store.connection import open_write_connection
+from ai_memory.store.migrations import MIGRATIONS, migrate
+from ai_memory.store.pages import file_states, index_page_rows, remove_page_rows
+from ai_memory.wiki.files import iter_pages
+from ai_memory.wiki.reindex import RebuildReport, replay_journal
+
+DB_RELATIVE = Path("db") / "memory.sqlite"
+
+
+@dataclass(frozen=True)
+class RestoreReport:
+    data_dir: str
+    moved_aside: str | None
+    files: int
+    wiki_head: str
+    created_at: str
+    observations_replayed: int
+    pages_reindexed: int
+    token: str  # "archive", "kept" (the replaced dir's) or "new"
+
+
+def restore_archive(archive: Path, target: Path, *, force: bool = False,
+                    show_progress: bool = False) -> RestoreReport:
+    """Restore ``archive`` into ``target``; see the module docstring for the order of things."""
+    if not archive.is_file():
+        raise BackupError("no such archive", detail=str(archive))
+    if target.exists() and not target.is_dir():
+        raise BackupError("the restore target is not a directory", detail=str(target))
+    refuse_running(target)
+    occupied = target.exists() and any(target.iterdir())
+    if occupied and not force:
+        raise Conflict(f"{target} is not empty", detail="restore into an empty dir, or pass --force to move it aside")
+    manifest = verify_archive(archive, show_progress)  # a corrupt archive changes nothing
+    if manifest.schema_version > MIGRATIONS[-1][0]:
+        raise BackupError(f"the archive's database schema v{manifest.schema_version} is newer than this ai-memory",
+                          detail=f"written by ai-memory {manifest.ai_memory_version}; upgrade first")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.restoring-", dir=target.parent))
+    try:
+        extract_verified(archive, staging, show_progress)
+        restore_bundle(staging / "wiki.bundle", staging / "wiki", WikiHead(manifest.wiki_head, manifest.wiki_head_ref))
+        (staging / "wiki.bundle").unlink()
+        token = _settle_token(manifest, staging, target if occupied else None)
+        datadir.prepare(staging)  # spool/, logs/, models/; a fresh token when none came along
+        replayed, reindexed = sync_index(staging)
+        moved = _swap_in(staging, target, occupied)
+    except BaseException as exc:
+        shutil.rmtree(staging, ignore_errors=True)  # the target is untouched until _swap_in
+        if isinstance(exc, OSError):
+            raise BackupError(f"could not restore into {target}", detail=str(exc)) from exc
+        raise
+    return RestoreReport(data_dir=str(target), moved_aside=str(moved) if moved else None,
+                         files=len(manifest.files), wiki_head=manifest.wiki_head, created_at=manifest.created_at,
+                         observations_replayed=replayed, pages_reindexed=reindexed, token=token)
+
+
+def refuse_running(target: Path) -> None:
+    """A daemon serving ``target`` holds its serve.lock: never restore under it."""
+    pid = datadir.locked_pid(target) if target.is_dir() else None
+    if pid is not None:
+        raise DataDirLocked(f"an ai-memory daemon (pid {pid}) is serving {target}",
+                            detail="stop it before restoring")
+
+
+def _settle_token(manifest: Manifest, staging: Path, replaced: Path | None) -> str:
+    """Without --include-secrets the archive has no token: a restore over an existing dir keeps
+    that dir's, so agents' hooks on this machine keep working; elsewhere prepare makes a new one."""
+    if "token" in manifest.files:
+        return "archive"
+    if replaced is not None and (replaced / "token").is_file():
+        shutil.copyfile(replaced / "token", staging / "token")
+        (staging / "token").chmod(0o600)
+        return "kept"
+    return "new"
+
+
+def sync_index(data_dir: Path) -> tuple[int, int]:
+    """Bring the restored database in step with the restored files and journal.
+
+    The database copy is a moment older than the journal and the wiki files (see snapshot.py):
+    replay the journal (ids and idempotency keys dedupe) and re-index the pages that differ.
+    Like ``reindex``, this opens a writable connection, to a file no daemon can see yet.
+    """
+    try:
+        conn = open_write_connection(data_dir / DB_RELATIVE)
+    except sqlite3.Error as exc:
+        raise BackupError("cannot open the restored database", detail=str(exc)) from exc
+    try:
+        migrate(conn)  # an archive from an older ai-memory: the schema this code expects
+        conn.execute("BEGIN IMMEDIATE")
+        report = RebuildReport()
+        replay_journal(conn, data_dir / "raw", report)
+        reindexed = _sync_pages(conn, data_dir / "wiki")
+        conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        raise BackupError("cannot bring the restored index in step with its files", detail=str(exc)) from exc
+    finally:
+        conn.close()
+    return report.observations, reindexed
+
+
+def _sync_pages(conn: sqlite3.Connection, wiki_dir: Path) -> int:
+    """Index pages changed or added since the database copy, drop rows of removed ones."""
+    states = file_states(conn)
+    on_disk = dict(iter_pages(wiki_dir))
+    changed = 0
+    for rel, path in sorted(on_disk.items()):
+        st = path.stat()
+        known = states.get(rel)
+        if known is not None and (known.mtime_ns, known.size) == (st.st_mtime_ns, st.st_size):
+            continue
+        page = parse_page(rel, path.read_bytes())
+        if known is not None and known.content_hash == page.content_hash:
+            # Same page, new stat (extraction rounds mtimes): record it, or every reconcile
+            # of the restored daemon would re-read and re-hash the whole wiki.
+            conn.execute("UPDATE pages SET mtime_ns = ?, size = ? WHERE path = ?", (st.st_mtime_ns, st.st_size, rel))
+            continue
+        index_page_rows(conn, page, st.st_mtime_ns, st.st_size)
+        changed += 1
+    for rel in sorted(set(states) - set(on_disk)):
+        remove_page_rows(conn, rel)
+        changed += 1
+    return changed
+
+
+def _swap_in(staging: Path, target: Path, occupied: bool) -> Path | None:
+    """Rename the old dir aside (holding its serve lock, so no daemon starts on it meanwhile)
+    and the staged dir into place; return where the old dir went."""
+    if not occupied:
+        if target.exists():
+            target.rmdir()  # empty, checked before
+        staging.rename(target)
+        return None
+    lock = datadir.ServeLock(target)
+    lock.acquire()  # DataDirLocked if a daemon started since the first check
+    try:
+        aside = _aside_name(target)
+        target.rename(aside)
+        try:
+            staging.rename(target)
+        except OSError as exc:
+            raise BackupError(f"could not move the restored dir into place; the old one is at {aside}",
+                              detail=str(exc)) from exc
+    finally:
+        lock.release()
+    return aside
+
+
+def _aside_name(target: Path) -> Path:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    aside = target.with_name(f"{target.name}.before-restore-{stamp}")
+    n = 1
+    while aside.exists():  # two restores within one second
+        aside = target.with_name(f"{target.name}.before-restore-{stamp}-{n}")
+        n += 1
+    return aside

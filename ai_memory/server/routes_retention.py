@@ -1,0 +1,67 @@
+"""Forgetting and feedback: /v1/forget-sweep, /v1/tombstones, /v1/feedback."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from aiohttp import web
+
+from ai_memory.core.errors import InputError, NotFound
+from ai_memory.core.retention import FEEDBACK_DELTAS
+from ai_memory.server.body import read_json
+from ai_memory.server.identity import caller
+from ai_memory.server.keys import RUNTIME
+from ai_memory.store.forgetting import give_feedback, list_tombstones, stamp
+from ai_memory.store.memories import find_page
+
+routes = web.RouteTableDef()
+
+
+def _object(body: Any, example: str) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise InputError("body must be a JSON object", detail=example)
+    return body
+
+
+@routes.post("/v1/forget-sweep")
+async def forget_sweep(request: web.Request) -> web.Response:
+    """{dry_run?}: remove cold episodic and expired pages (or only list them), purge old tombstones."""
+    body = _object(await read_json(request), '{"dry_run": true}')
+    dry_run = body.get("dry_run", False)
+    if not isinstance(dry_run, bool):
+        raise InputError("dry_run must be true or false")
+    report = await request.app[RUNTIME].forget_sweep(dry_run)
+    return web.json_response(report.as_json())
+
+
+@routes.get("/v1/tombstones")
+async def tombstones(request: web.Request) -> web.Response:
+    """?project=&limit=: pages the sweep removed, newest first, with the commit that holds them."""
+    try:
+        limit = int(request.query.get("limit", "100"))
+    except ValueError:
+        raise InputError("limit must be an integer") from None
+    if not 1 <= limit <= 10_000:
+        raise InputError("limit must be from 1 to 10000")
+    project = request.query.get("project") or None
+    found = await request.app[RUNTIME].reader.run(lambda c: list_tombstones(c, project, limit))
+    return web.json_response({"tombstones": found})
+
+
+@routes.post("/v1/feedback")
+async def feedback(request: web.Request) -> web.Response:
+    """{path or id, signal}: move the page's salience (search authority and retention)."""
+    body = _object(await read_json(request), '{"path": "acme-api/decisions/x.md", "signal": "helpful"}')
+    ref, signal = body.get("path") or body.get("id"), body.get("signal")
+    if not isinstance(ref, str) or not ref.strip():
+        raise InputError("missing path or id", detail="the page's wiki path or memory id")
+    if signal not in FEEDBACK_DELTAS:
+        raise InputError("signal must be one of " + ", ".join(FEEDBACK_DELTAS), detail=str(signal)[:40])
+    runtime = request.app[RUNTIME]
+    found = await runtime.reader.run(lambda c: find_page(c, ref))
+    if found is None or (found["scope"] == "private" and found["owner"] != caller(request, body)):
+        raise NotFound("no such page", detail=ref[:200])
+    when = stamp(datetime.now(timezone.utc))
+    result = await runtime.writer.submit(give_feedback(found["path"], signal, when))
+    return web.json_response({**result, "id": found["uid"]})

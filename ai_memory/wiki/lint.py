@@ -1,0 +1,282 @@
+"""Lint: what is wrong with the wiki as a body of knowledge, each finding with a concrete fix.
+
+Read-only: it reads the index (a read-only connection), lists files and compares them with the
+index; it never changes a page or a row. Rules, in the order they are reported:
+
+- ``contradiction``: a page's ``relations: {contradicts: [...]}`` names a page, both are live
+  (neither superseded nor expired) and neither supersedes the other. Reported once per pair.
+- ``broken-link``: a wikilink, markdown link or relation whose target resolves to no page. Targets
+  resolve as the retrieval graph stream resolves them (``retrieval/streams.py``): path, file
+  stem, or title, case-insensitive. Session pages are not checked: their links are quoted from
+  prompts and tool output.
+- ``orphan``: a hand-written page with no link out and no link in from another page. Session
+  pages (reached by session id and date), structured memories (records with an ``id``, reached by
+  search and supersession, rarely linked by design) and conflict copies are not held to it; the
+  generated ``index.md`` is not a page and its links do not count (it links to everything).
+  ``supersedes``/``superseded_by`` count as links.
+- ``duplicate-title``: two or more live pages of one project share a title (case-insensitive).
+  Session pages are left out: they are titled by their first prompt, which repeats.
+- ``expired``: ``expires_at`` is past but the file is still in the wiki.
+- ``broken-frontmatter``: the page parsed with problems (bad YAML, missing type, not UTF-8, ...).
+- ``oversized``: the file is larger than ``OVERSIZED_BYTES``.
+- ``index-drift``: files and index disagree (``reindex.check``), in two passes a moment apart so
+  a write in flight (file written, rows not yet committed) is not reported.
+- ``conflict-copy``: a sync tool's conflict copy (``x.conflict-*.md``, ``x.sync-conflict-*.md``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import time
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ai_memory.store.connection import open_read_connection
+from ai_memory.wiki.files import iter_pages
+from ai_memory.wiki.reindex import check
+
+RULES = ("contradiction", "broken-link", "orphan", "duplicate-title", "expired", "broken-frontmatter",
+         "oversized", "index-drift", "conflict-copy")
+# Larger than this, a page is no longer one piece of knowledge: agents read pages whole
+# (memory_read_page cuts at 20,000 characters by default) and retrieval ranks it by its best chunk.
+OVERSIZED_BYTES = 100_000
+CONFLICT_COPY = re.compile(r"\.(?:sync-)?conflict-[^/]*\.md$")
+DRIFT_RECHECK_S = 0.5
+SESSION_TYPE = "Session Summary"
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    path: str
+    detail: str
+    fix: str
+
+
+@dataclass
+class LintReport:
+    pages: int = 0
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not self.findings
+
+    def as_dict(self) -> dict[str, Any]:
+        counts: dict[str, int] = defaultdict(int)
+        for finding in self.findings:
+            counts[finding.rule] += 1
+        return {"clean": self.clean, "pages": self.pages, "counts": dict(counts),
+                "findings": [asdict(f) for f in self.findings]}
+
+
+@dataclass(frozen=True)
+class _Page:
+    id: int
+    path: str
+    project: str
+    type: str
+    title: str
+    uid: str | None
+    size: int
+    expires_at: str | None
+    supersedes: str | None
+    superseded_by: str | None
+    problems: list[str]
+    pinned: bool
+
+    def live(self, now: str) -> bool:
+        return not self.superseded_by and not (self.expires_at and self.expires_at <= now)
+
+    @property
+    def ref(self) -> str:
+        return self.uid or self.path
+
+
+def lint(wiki_dir: Path, raw_dir: Path, db_path: Path, now: str | None = None) -> LintReport:
+    """Every finding of every rule; changes nothing."""
+    now = now or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    conn = open_read_connection(db_path)
+    try:
+        pages = _pages(conn)
+        links = [(int(r[0]), str(r[1]), str(r[2])) for r in conn.execute("SELECT src_id, target, kind FROM links")]
+    finally:
+        conn.close()
+    report = LintReport(pages=len(pages))
+    by_id = {p.id: p for p in pages}
+    resolver = _Resolver(pages)
+    report.findings += _contradictions(links, by_id, resolver, now)
+    report.findings += _broken_links(links, by_id, resolver)
+    report.findings += _orphans(links, by_id, resolver)
+    report.findings += _duplicate_titles(pages, now)
+    report.findings += _expired(pages, wiki_dir, now)
+    report.findings += [_broken(p) for p in pages if p.problems]
+    report.findings += [_oversized(p) for p in pages if p.size > OVERSIZED_BYTES]
+    report.findings += [_drift_finding(d) for d in persistent_drift(wiki_dir, raw_dir, db_path)]
+    report.findings += _conflict_copies(wiki_dir)
+    report.findings.sort(key=lambda f: (RULES.index(f.rule), f.path, f.detail))
+    return report
+
+
+def persistent_drift(wiki_dir: Path, raw_dir: Path, db_path: Path) -> list[str]:
+    """The differences ``reindex.check`` reports twice, ``DRIFT_RECHECK_S`` apart.
+
+    On a running daemon a page file is written just before its rows, and a journal line just
+    before its commit; a difference that has gone a moment later was such a write, not drift.
+    """
+    first = check(wiki_dir, raw_dir, db_path).differences
+    if not first:
+        return []
+    time.sleep(DRIFT_RECHECK_S)
+    again = set(check(wiki_dir, raw_dir, db_path).differences)
+    return [d for d in first if d in again]
+
+
+def _pages(conn: sqlite3.Connection) -> list[_Page]:
+    rows = conn.execute(
+        "SELECT id, path, project, type, title, uid, size, expires_at, supersedes, superseded_by, problems, pinned"
+        " FROM pages ORDER BY path").fetchall()
+    return [_Page(int(r[0]), r[1], r[2], r[3], r[4], r[5], int(r[6]), r[7], r[8], r[9], json.loads(r[10] or "[]"),
+                  bool(r[11])) for r in rows]
+
+
+class _Resolver:
+    """Link targets to page ids, by the graph stream's rules, from an in-memory map of the index."""
+
+    def __init__(self, pages: list[_Page]) -> None:
+        self._path: dict[str, int] = {}
+        self._stem: dict[str, list[int]] = defaultdict(list)
+        self._title: dict[str, list[int]] = defaultdict(list)
+        for page in pages:
+            self._path[page.path] = page.id
+            self._stem[page.path.rsplit("/", 1)[-1].removesuffix(".md").lower()].append(page.id)
+            self._title[page.title.lower()].append(page.id)
+
+    def resolve(self, target: str) -> set[int]:
+        head = target.split(":", 1)[0]
+        name = target.replace(":", "/", 1) if ":" in target and "/" not in head else target
+        name = name.removesuffix(".md")
+        leaf = name.rsplit("/", 1)[-1].lower()
+        found = {self._path[p] for p in (name + ".md", name) if p in self._path}
+        return found | set(self._stem.get(leaf, ())) | set(self._title.get(leaf, ()))
+
+
+def _contradictions(links: list[tuple[int, str, str]], by_id: dict[int, _Page], resolver: _Resolver,
+                    now: str) -> list[Finding]:
+    found, seen = [], set()
+    for src, target, kind in links:
+        page = by_id[src]
+        if kind != "contradicts" or not page.live(now):
+            continue
+        for other in (by_id[i] for i in resolver.resolve(target) if i != src):
+            pair = frozenset((page.id, other.id))
+            if pair in seen or not other.live(now) or _supersedes(page, other) or _supersedes(other, page):
+                continue
+            seen.add(pair)
+            found.append(Finding(
+                "contradiction", page.path, f"contradicts {other.path}; both are live",
+                f"decide which holds: supersede the wrong one (ai-memory correct {other.ref} \"<corrected text>\""
+                f" --reason \"...\"), or if both hold, remove {target} from relations.contradicts in {page.path}"))
+    return found
+
+
+def _supersedes(newer: _Page, older: _Page) -> bool:
+    return bool(newer.supersedes) and newer.supersedes in (older.uid, older.path)
+
+
+def _broken_links(links: list[tuple[int, str, str]], by_id: dict[int, _Page], resolver: _Resolver) -> list[Finding]:
+    found = []
+    for src, target, kind in links:
+        # a session page's links are quoted from prompts and tool output, not written by anyone
+        if by_id[src].type == SESSION_TYPE or resolver.resolve(target):
+            continue
+        path = by_id[src].path
+        if kind == "link":
+            fix = f"create the page {target}, or correct or remove the link to it in {path}"
+            detail = f"links to {target}, which is no page"
+        else:
+            fix = f"correct {target} or remove it from relations.{kind} in {path}"
+            detail = f"relation {kind} names {target}, which is no page"
+        found.append(Finding("broken-link", path, detail, fix))
+    return found
+
+
+def _orphans(links: list[tuple[int, str, str]], by_id: dict[int, _Page], resolver: _Resolver) -> list[Finding]:
+    linked: set[int] = set()
+    for src, target, _ in links:
+        linked.add(src)  # a link out, even a broken one (that one is its own finding)
+        linked |= resolver.resolve(target) - {src}
+    for page in by_id.values():  # supersession is a link both ways
+        if page.supersedes or page.superseded_by:
+            linked.add(page.id)
+    return [Finding("orphan", p.path, "no page links to it and it links to none",
+                    f"link it from a related page ([[{p.path.removesuffix('.md')}]]) or link it to one;"
+                    f" or delete it if it is no longer useful (ai-memory delete {p.path})")
+            for p in by_id.values()
+            if p.id not in linked and p.type != SESSION_TYPE and not p.uid and not CONFLICT_COPY.search(p.path)]
+
+
+def _duplicate_titles(pages: list[_Page], now: str) -> list[Finding]:
+    groups: dict[tuple[str, str], list[_Page]] = defaultdict(list)
+    for page in pages:
+        if page.live(now) and page.type != SESSION_TYPE and not CONFLICT_COPY.search(page.path):
+            groups[(page.project, page.title.strip().lower())].append(page)
+    found = []
+    for group in (g for g in groups.values() if len(g) > 1):
+        for page in group:
+            others = ", ".join(o.path for o in group if o is not page)
+            found.append(Finding(
+                "duplicate-title", page.path, f"title {page.title!r} is also the title of {others}",
+                f"merge them: keep one and supersede the other (ai-memory correct {page.ref} ...), or retitle one"))
+    return found
+
+
+def _expired(pages: list[_Page], wiki_dir: Path, now: str) -> list[Finding]:
+    return [Finding("expired", p.path, f"expired at {p.expires_at} but the file is still in the wiki",
+                    _expired_fix(p))
+            for p in pages
+            if p.expires_at and p.expires_at <= now and not p.superseded_by and (wiki_dir / p.path).exists()]
+
+
+def _expired_fix(page: _Page) -> str:
+    if page.pinned:  # the forget sweep never removes a pinned page: a person has to decide
+        return (f"it is pinned, so the forget sweep keeps it: delete it (ai-memory delete {page.ref}; git history"
+                " keeps it), or move expires_at forward if it still holds")
+    return ("run: ai-memory forget-sweep (removes expired pages; git history keeps them), or move expires_at"
+            " forward if it still holds")
+
+
+def _broken(page: _Page) -> Finding:
+    return Finding("broken-frontmatter", page.path, "; ".join(page.problems),
+                   f"edit {page.path}: fix the YAML between the --- lines and give it a known type"
+                   " (Decision, Fact, Note, ...); ai-memory re-indexes it within a second")
+
+
+def _oversized(page: _Page) -> Finding:
+    return Finding("oversized", page.path, f"{page.size} bytes (limit {OVERSIZED_BYTES})",
+                   "split it into smaller pages, one topic each, linked with [[...]]")
+
+
+def _drift_finding(difference: str) -> Finding:
+    what, _, subject = difference.partition(": ")
+    if "observation" in what:
+        return Finding("index-drift", f"raw/ ({subject})", what,
+                       "run: ai-memory reindex (rebuilds the index from wiki/ and raw/)")
+    return Finding("index-drift", subject or difference, what,
+                   "run: ai-memory reindex (or wait for the next reconcile, every wiki.reconcile_interval_s)")
+
+
+def _conflict_copies(wiki_dir: Path) -> list[Finding]:
+    found = []
+    for rel, _ in iter_pages(wiki_dir):
+        if CONFLICT_COPY.search(rel):
+            original = CONFLICT_COPY.sub(".md", rel)
+            found.append(Finding("conflict-copy", rel, f"a sync conflict copy of {original}",
+                                 f"compare it with {original}, merge what is missing into that page,"
+                                 f" then delete {rel}"))
+    return found
