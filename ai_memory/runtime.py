@@ -1,7 +1,7 @@
 """The runtime: builds and owns every long-lived part of the daemon from a Config.
 
 Background work (spool drain, git commits, the watcher, the reconciler, idle sessions, the
-forget sweep, scheduled backups) lives in tasks created by ``start`` and cancelled and awaited by ``stop``: no orphans.
+forget sweep, scheduled backups, the git sync) lives in tasks created by ``start`` and cancelled and awaited by ``stop``: no orphans.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from ai_memory import datadir
 from ai_memory.backup import backup_due_in, scheduled_backup
 from ai_memory.config import Config
 from ai_memory.coordination.memories import Memories
+from ai_memory.coordination.users import Users
 from ai_memory.core.errors import AiMemoryError
 from ai_memory.ingest.sessions import SessionCompiler
 from ai_memory.ingest.spool import SpoolStats, drain_once
@@ -32,6 +33,7 @@ from ai_memory.wiki.forget import Forgetter, SweepReport, retention_params
 from ai_memory.wiki.git import Committer
 from ai_memory.wiki.repo import ensure_repo
 from ai_memory.wiki.service import Wiki
+from ai_memory.wiki.sync import SyncReport, Syncer, syncer_for
 from ai_memory.wiki.watcher import WikiWatcher
 
 log = logging.getLogger(__name__)
@@ -52,7 +54,9 @@ class Runtime:
     retriever: Retriever
     embedding: EmbeddingJob | None
     memories: Memories
+    users: Users
     forgetter: Forgetter
+    syncer: Syncer
     started_at: float = field(default_factory=time.time)
     spool: SpoolStats = field(default_factory=SpoolStats)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
@@ -85,16 +89,18 @@ class Runtime:
         retriever = Retriever(embedding.query_embedder if embedding else None, index,
                               ready=lambda: bool(embedding and embedding.ready))
         memories = Memories(wiki, reader, lambda: embedding.query_embedder if embedding and embedding.ready else None)
+        token = datadir.read_token(config.token_path)
         return cls(
-            config=config, token=datadir.read_token(config.token_path), writer=writer, reader=reader,
+            config=config, token=token, writer=writer, reader=reader, users=Users(token, writer, reader),
             wiki=wiki, sessions=SessionCompiler(wiki, reader, float(config.get("sessions.idle_minutes"))),
             watcher=WikiWatcher(wiki) if config.get("wiki.watch") else None,
             retriever=retriever, embedding=embedding, memories=memories,
-            forgetter=Forgetter(wiki, retention_params(config)),
+            forgetter=Forgetter(wiki, retention_params(config)), syncer=syncer_for(wiki, config),
         )
 
     async def start(self) -> None:
         await self.writer.start()  # migrates the schema before any reader opens the file
+        await self.users.load()  # team tokens are checked from memory on every request
         report = await self.wiki.reconcile()  # edits made while the daemon was down
         if report.changed:
             log.info("start-up reconcile: %d indexed, %d removed", len(report.indexed), len(report.removed))
@@ -111,6 +117,8 @@ class Runtime:
                                     unit_s=3600.0), "forget-sweep")
         if float(self.config.get("backup.interval_hours")) > 0:
             self._spawn(self._backups_on_schedule(), "scheduled-backups")
+        if self.syncer.remote:  # at start (pull what others wrote meanwhile), then every interval
+            self._spawn(self._every("sync.interval_s", self.syncer.sync), "git-sync")
         if self.embedding is not None:
             self._spawn(self.embedding.run(), "embeddings")
         # Everything built so far lives as long as the daemon: keep it out of every GC pass.
@@ -189,6 +197,11 @@ class Runtime:
         """A sweep on request; never beside a reindex, a reconcile or the daily sweep."""
         async with self._maintenance:
             return await self.forgetter.sweep(dry_run=dry_run)
+
+    async def sync(self, remote: str | None = None) -> SyncReport:
+        """A git sync on request; like the scheduled one, never beside a reindex or a sweep."""
+        async with self._maintenance:
+            return await self.syncer.sync(remote)
 
     async def reindex(self) -> dict[str, object]:
         """Rebuild the database from files and journal while serving; swap it in atomically."""

@@ -11,6 +11,7 @@ from ai_memory.config import Config, load_config
 
 if TYPE_CHECKING:
     from ai_memory.client.http import DaemonClient
+    from ai_memory.client.resilient import ClientSettings
 
 
 def config_from(args: argparse.Namespace, **overrides: Any) -> Config:
@@ -28,6 +29,14 @@ def client_from(config: Config) -> "DaemonClient":
     if config.token_path.exists():
         token = config.token_path.read_text().strip()
     return DaemonClient(config.url, token, float(config.get("client.timeout_s")))
+
+
+def settings_from(config: Config) -> "ClientSettings":
+    """What the client layer needs from the config: URL, token, timeouts, breaker, state dir."""
+    from ai_memory.client.resilient import ClientSettings
+
+    token = config.token_path.read_text().strip() if config.token_path.exists() else None
+    return ClientSettings.from_values(config.values, config.url, token, config.data_dir)
 
 
 def print_json(value: Any) -> None:

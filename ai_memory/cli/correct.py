@@ -37,6 +37,9 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.json:
         print_json(stored)
+    elif stored.get("pending"):
+        print(f"pending {stored['id']}: {stored['note']}")
+        print(f"supersedes {old.get('uid') or old['path']}")
     else:
         print(f"stored {stored['id']}: {stored['path']}")
         print(f"supersedes {old.get('uid') or old['path']}: {old['path']}")

@@ -11,16 +11,17 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from ai_memory.cli.common import client_from, config_from
+from ai_memory.cli.common import config_from, settings_from
 
 if TYPE_CHECKING:
     from ai_memory.client.api import MemoryAPI
 
 
 def api_from(args: argparse.Namespace) -> "MemoryAPI":
-    from ai_memory.client.api import MemoryAPI
+    """The plain API for a local daemon; the resilient one (breaker, outbox, fallback) for a remote one."""
+    from ai_memory.client.offline import open_api
 
-    return MemoryAPI(client_from(config_from(args)))
+    return open_api(settings_from(config_from(args)))
 
 
 def cwd_project() -> str:

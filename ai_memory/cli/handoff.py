@@ -97,6 +97,8 @@ def run_begin(args: argparse.Namespace) -> int:
         from_agent=args.from_agent, model=args.model, shared=args.shared or None)
     if args.json:
         print_json(handoff)
+    elif handoff.get("pending"):
+        print(f"handoff {handoff['id']} is pending: {handoff['note']}")
     else:
         print(f"handoff {handoff['id']} is open for {handoff.get('cwd') or 'project ' + handoff['project']}")
     return 0

@@ -2,14 +2,23 @@
 
 Reads the payload on stdin, spools it, delivers it without making the agent wait, and prints
 what the agent expects. Always exits 0. Kept off argparse's full verb table: see cli/main.py.
+
+Against a daemon on another machine (``client.resilient``), delivery is a detached drain of the
+spool under the circuit breaker; ``ai-memory hook --drain`` runs that drain in the foreground
+(what the shell hook client starts for a remote daemon).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-HELP = "capture one agent hook event from stdin (used by installed hooks)"
+if TYPE_CHECKING:
+    from ai_memory.config import Config
+
+HELP = "capture one agent hook event from stdin (used by installed hooks); --drain delivers the spool"
 EXAMPLE = "example: echo '{\"session_id\":\"s1\",\"hook_event_name\":\"Stop\"}' | ai-memory hook --agent codex"
 
 
@@ -17,6 +26,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p = sub.add_parser("hook", parents=[common], help=HELP, description=HELP, epilog=EXAMPLE)
     p.add_argument("--agent", default="unknown", help="claude, codex, gemini, ...")
     p.add_argument("--event", help="the event name when the payload does not carry one")
+    p.add_argument("--drain", action="store_true",
+                   help="deliver the spooled events to a remote daemon now (one drain at a time), then exit")
     p.set_defaults(run=run)
 
 
@@ -24,16 +35,49 @@ def run(args: argparse.Namespace) -> int:
     from ai_memory.client.hook_client import run_hook
     from ai_memory.config import load_config
 
+    if args.drain:
+        return _drain_now(args)
     try:
         config = load_config(args.data_dir, {"client.url": args.url})
         token = config.token_path.read_text().strip() if config.token_path.exists() else ""
         url, spool = config.url, config.sub("spool")
+        drain, briefing = _remote_delivery(config, url, token)
     except Exception:  # a hook never fails the agent: fall back to defaults
         from ai_memory.config import DEFAULT_PORT
 
-        url, token, spool = f"http://127.0.0.1:{DEFAULT_PORT}", "", None
+        url, token, spool, drain, briefing = f"http://127.0.0.1:{DEFAULT_PORT}", "", None, None, True
     stdin = sys.stdin.buffer.read()
     if spool is None:
         sys.stdout.write("{}\n")
         return 0
-    return run_hook(agent=args.agent, event=args.event, stdin=stdin, url=url, token=token, spool_dir=spool)
+    return run_hook(agent=args.agent, event=args.event, stdin=stdin, url=url, token=token, spool_dir=spool,
+                    drain=drain, briefing=briefing)
+
+
+def _remote_delivery(config: "Config", url: str, token: str) -> tuple[Callable[[], None] | None, bool]:
+    """(drain, briefing allowed): no drain for a local daemon, which drains its own spool."""
+    from ai_memory.client.breaker import Breaker, BreakerPolicy
+    from ai_memory.client.locality import resilience_on
+
+    if not resilience_on(str(config.get("client.resilient")), url):
+        return None, True
+    state_dir = config.data_dir / "client"
+    open_ms = Breaker(state_dir, url, BreakerPolicy()).open_for_ms()  # policy unused for a read
+
+    def drain() -> None:  # runs in the detached child: the heavier imports happen there
+        from ai_memory.client.hook_drain import drain_spool
+        from ai_memory.client.resilient import ClientSettings
+
+        drain_spool(ClientSettings.from_values(config.values, url, token or None, config.data_dir), config.sub("spool"))
+
+    return drain, open_ms == 0
+
+
+def _drain_now(args: argparse.Namespace) -> int:
+    from ai_memory.cli.common import config_from, print_json, settings_from
+    from ai_memory.client.hook_drain import drain_spool
+
+    config = config_from(args)
+    report = drain_spool(settings_from(config), config.sub("spool"))
+    print_json(report.as_json())
+    return 0

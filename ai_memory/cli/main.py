@@ -19,13 +19,16 @@ from ai_memory.cli import (
 from ai_memory.cli import feedback, forget_sweep
 from ai_memory.cli import lint
 from ai_memory.cli import backup, restore
+from ai_memory.cli import sync
+from ai_memory.cli import audit, user
+from ai_memory.cli import breaker, outbox
 from ai_memory.core.errors import AiMemoryError, ConfigError
 
 # Help lists verbs in this order: the daemon, memory for people, coordination, wiring agents, operations.
 VERBS = (
     serve, status, search, read, recent, write, correct, delete, feedback, meta, handoff, message, mcp_server,
     install_hooks, install_mcp, install_rules, hook, import_transcripts, doctor, lint, reindex, forget_sweep,
-    finalize_session, backup, restore,
+    finalize_session, backup, restore, sync, user, audit, breaker, outbox,
 )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ai_memory.cli.common import client_from, config_from
+from ai_memory.cli.common import config_from, settings_from
 
 HELP = "serve the memory tools to an agent over stdio (MCP; the daemon must be running)"
 EXAMPLE = ("example: claude mcp add ai-memory -- ai-memory mcp\n"
@@ -22,10 +22,10 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     # The SDK (pydantic, anyio) loads only when this verb runs, keeping other verbs fast.
-    from ai_memory.client.api import MemoryAPI
+    from ai_memory.client.offline import open_api
     from ai_memory.mcp.context import ToolContext, default_workdir
     from ai_memory.mcp.server import serve
 
-    api = MemoryAPI(client_from(config_from(args)))
+    api = open_api(settings_from(config_from(args)))  # resilient (outbox, fallback) for a remote daemon
     workdir = default_workdir(os.environ, Path.cwd())  # $CLAUDE_PROJECT_DIR, set by Claude Code for MCP servers
     return serve(ToolContext.for_dir(api, workdir))

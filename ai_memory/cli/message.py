@@ -76,6 +76,8 @@ def run_send(args: argparse.Namespace) -> int:
                                        from_agent=args.from_agent, ttl_s=args.ttl_s)
     if args.json:
         print_json(sent)
+    elif sent.get("pending"):
+        print(f"message {sent['id']} to {sent['to_project']} is pending: {sent['note']}")
     else:
         expires = (sent.get("expires_at") or "")[:16].replace("T", " ")
         print(f"message {sent['id']} waits for {sent['to_project']}" + (f" until {expires}" if expires else ""))

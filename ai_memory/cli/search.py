@@ -31,12 +31,15 @@ def run(args: argparse.Namespace) -> int:
         print_json(reply)
         return 0
     hits, raw = reply["hits"], reply["raw_hits"]
+    if reply.get("fallback") == "local":  # the server was not used: never pass this off as its answer
+        print(f"fallback: local (lexical, not semantic): {reply['note']}", file=sys.stderr)
     if not hits and not raw:
         print("no matches", file=sys.stderr)
         return 0
     for i, hit in enumerate(hits, 1):
-        print(f"{i:>2}. {hit['title']}  ({hit['type']}, {hit['project']}, score {hit['score']})")
-        print(f"    {hit['path']}")
+        pending = ", pending: not on the server yet" if hit.get("pending") else ""
+        print(f"{i:>2}. {hit['title']}  ({hit['type']}, {hit['project']}, score {hit['score']}{pending})")
+        print(f"    {hit['path'] or hit.get('id')}")
         print(f"    {hit['snippet'][:200]}")
         for ev in hit.get("evidence", [])[:2]:
             print(f"      > {ev['snippet'][:160]}")

@@ -45,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.json:
         print_json(stored)
+    elif stored.get("pending"):
+        print(f"pending {stored['id']}: {stored['note']}")
     elif stored.get("created", True):
         print(f"stored {stored['id']}: {stored['path']}")
     else:

@@ -13,7 +13,8 @@ from urllib.parse import quote, urlencode
 
 from ai_memory.client.http import DaemonClient, Reply
 from ai_memory.core.errors import (
-    AiMemoryError, AuthError, Conflict, DaemonUnavailable, InputError, NotFound, Overloaded, StorageError,
+    AiMemoryError, AuthError, Conflict, DaemonUnavailable, GatewayUnreachable, InputError, NotFound, Overloaded,
+    ResponseIncomplete, StorageError,
 )
 
 START_HINT = "start it with: ai-memory serve (or make serve in a checkout)"
@@ -39,9 +40,11 @@ class MemoryAPI:
     def _call(self, method: str, path: str, body: Any = None) -> Any:
         try:
             reply = self.client.request(method, path, body)
-        except DaemonUnavailable:
-            raise DaemonUnavailable(f"the ai-memory daemon is not running at {self.client.url}",
-                                    detail=START_HINT) from None
+        except (GatewayUnreachable, ResponseIncomplete):
+            raise  # they carry their own reason (and the breaker's retry_in_ms)
+        except DaemonUnavailable as exc:
+            raise type(exc)(f"the ai-memory daemon is not running at {self.client.url}",
+                            detail=START_HINT) from None
         return _checked(reply)
 
     # -- search and pages
@@ -81,6 +84,14 @@ class MemoryAPI:
     def lint(self) -> dict[str, Any]:
         return self._call("GET", "/v1/lint")
 
+    def sync(self, remote: str | None = None) -> dict[str, Any]:
+        """Git pull and push of the daemon's wiki (give the client a timeout long enough)."""
+        return self._call("POST", "/v1/sync", {"remote": remote} if remote else {})
+
+    def export(self, cursor: str | None = None, limit: int = 100) -> dict[str, Any]:
+        """{items, next_cursor}: one batch of every page and tombstone."""
+        return self._call("GET", "/v1/export" + _params(cursor=cursor, limit=limit))
+
     def session_observations(self, session_id: str) -> dict[str, Any]:
         return self._call("GET", f"/v1/sessions/{quote(session_id, safe='')}/observations")
 
@@ -114,6 +125,20 @@ class MemoryAPI:
 
     def message_cancel(self, message_id: str) -> dict[str, Any]:
         return self._call("POST", f"/v1/messages/{quote(message_id, safe='')}/cancel")["message"]
+
+    # -- team mode (admin token only)
+    def users(self) -> list[dict[str, Any]]:
+        return self._call("GET", "/v1/users")["users"]
+
+    def user_add(self, name: str) -> dict[str, Any]:
+        """{user, token}: the token is shown this once."""
+        return self._call("POST", "/v1/users", {"name": name})
+
+    def user_revoke(self, name: str) -> dict[str, Any]:
+        return self._call("POST", f"/v1/users/{quote(name, safe='')}/revoke")["user"]
+
+    def audit(self, limit: int = 100, user: str | None = None) -> list[dict[str, Any]]:
+        return self._call("GET", "/v1/audit" + _params(limit=limit, user=user))["entries"]
 
 
 def _checked(reply: Reply) -> Any:

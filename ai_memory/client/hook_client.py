@@ -2,6 +2,10 @@
 
 Standard library only, and only the light parts of it: this runs on every agent hook, so its
 import path must stay far from aiohttp, torch or the store (a test guards this).
+
+Against a daemon on another machine the caller passes ``drain``: the event is still spooled
+first, and instead of a direct 150 ms delivery a detached child runs ``drain`` (one drain at a
+time, with the circuit breaker's rules: see ``client/hook_drain.py``).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import os
 import socket
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
@@ -82,9 +87,32 @@ def deliver_detached(url: str, token: str, spool_file: Path) -> None:
         os._exit(0)
 
 
+def drain_detached(drain: Callable[[], object]) -> None:
+    """Fork a detached child that runs ``drain`` (the spool's remote delivery); the parent returns at once."""
+    try:
+        pid = os.fork()
+    except OSError:
+        return  # no fork: the next hook, or ai-memory hook --drain, delivers it
+    if pid:
+        return
+    try:
+        os.setsid()
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        drain()
+    finally:
+        os._exit(0)
+
+
 def run_hook(*, agent: str, event: str | None, stdin: bytes, url: str, token: str,
-             spool_dir: Path, out=sys.stdout) -> int:
-    """Everything ``ai-memory hook`` does; always returns 0."""
+             spool_dir: Path, out=sys.stdout, drain: Callable[[], object] | None = None,
+             briefing: bool = True) -> int:
+    """Everything ``ai-memory hook`` does; always returns 0.
+
+    ``drain``: deliver through it (a remote daemon) instead of posting directly; ``briefing``:
+    False when the circuit breaker is open, so SessionStart does not touch the network.
+    """
     try:
         payload = json.loads(stdin) if stdin.strip() else {}
     except ValueError:
@@ -103,11 +131,14 @@ def run_hook(*, agent: str, event: str | None, stdin: bytes, url: str, token: st
     except OSError:
         spool_file = None
     if name in SESSION_START:
-        _print_briefing(url, token, agent, payload, out)
+        if briefing:  # False while the breaker is open: print nothing, as when the daemon is down
+            _print_briefing(url, token, agent, payload, out)
     else:
         out.write("{}\n")
     out.flush()
-    if spool_file is not None:
+    if spool_file is not None and drain is not None:
+        drain_detached(drain)
+    elif spool_file is not None:
         deliver_detached(url, token, spool_file)
     return 0
 

@@ -65,6 +65,8 @@ class Memories:
         if not draft.supersedes:
             return None
         old = await self._reader.run(lambda c: find_page(c, draft.supersedes))
+        if old is not None and old["scope"] == "private" and old["owner"] != draft.owner:
+            old = None  # another user's private page: it does not exist for this writer
         if old is None:
             raise NotFound("nothing to supersede", detail=f"no page with id or path {draft.supersedes!r}")
         if old["superseded_by"]:

@@ -13,8 +13,12 @@
     ├── StorageError           the write path failed (HTTP 503; the client keeps its copy)
     │   └── DiskFull           ENOSPC
     ├── DaemonUnavailable      a client could not reach the daemon (CLI exit 1)
-    └── BackupError            a backup could not be written, or an archive not restored
-        └── CorruptArchive     a member, checksum or manifest of an archive does not match
+    │   ├── ConnectFailed      refused, DNS, connect timeout: definitive, never retried
+    │   ├── ResponseIncomplete headers or body did not arrive in time: ambiguous, retried
+    │   └── GatewayUnreachable the client's circuit breaker is open: no network touched
+    ├── BackupError            a backup could not be written, or an archive not restored
+    │   └── CorruptArchive     a member, checksum or manifest of an archive does not match
+    └── SyncError              the wiki could not be synced with its git remote (HTTP 502)
 
 Lower-layer errors (sqlite3, OSError, json) are translated into these once, at the layer
 that sees them, with ``raise ... from exc``; the edges translate these into an HTTP status or a
@@ -86,9 +90,31 @@ class DaemonUnavailable(AiMemoryError):
     """The daemon could not be reached or did not answer in time."""
 
 
+class ConnectFailed(DaemonUnavailable):
+    """No connection could be made (refused, unknown host, connect timeout): the request never left."""
+
+
+class ResponseIncomplete(DaemonUnavailable):
+    """The request was sent but its answer did not finish: the daemon may or may not have acted on it."""
+
+
+class GatewayUnreachable(DaemonUnavailable):
+    """The circuit breaker is open: the call failed at once, without touching the network."""
+
+    error = "gateway_unreachable"
+
+    def __init__(self, message: str, retry_in_ms: int, detail: str | None = None) -> None:
+        super().__init__(message, detail, error=self.error, breaker_open=True, retry_in_ms=retry_in_ms)
+        self.retry_in_ms = retry_in_ms
+
+
 class BackupError(AiMemoryError):
     """A backup could not be written, or an archive could not be restored."""
 
 
 class CorruptArchive(BackupError):
     """An archive whose manifest, members or checksums do not match: nothing is restored from it."""
+
+
+class SyncError(AiMemoryError):
+    """Fetching from, merging with or pushing to the wiki's git remote failed; nothing local was lost."""

@@ -53,6 +53,7 @@ class Observation:
     body: Sanitized
     payload: SanitizedJson
     idempotency_key: str | None
+    owner: str = "local"  # the user whose token delivered the event (team mode)
 
     def to_record(self) -> dict[str, Any]:
         """The JSON-able form used by the raw journal and by reindex."""
@@ -64,7 +65,7 @@ class Observation:
             "occurred_at": self.occurred_at, "received_at": self.received_at,
             "title": self.title.text, "body": self.body.text, "payload": self.payload.value,
             "redactions": sorted(set(self.payload.redactions) | set(self.body.redactions)),
-            "idempotency_key": self.idempotency_key,
+            "idempotency_key": self.idempotency_key, "owner": self.owner,
         }
 
 
@@ -134,6 +135,7 @@ def build_observation(
     host: str | None = None,
     project_resolver: Callable[[str], str] | None = None,
     captured_at: Any = None,
+    owner: str = "local",
 ) -> Observation:
     """Validate, normalize and sanitize one raw hook payload. InputError says what is wrong."""
     if not isinstance(payload, dict):
@@ -178,6 +180,7 @@ def build_observation(
         body=sanitize(body_text, TextKind.BODY),
         payload=clean,
         idempotency_key=key,
+        owner=owner,
     )
 
 

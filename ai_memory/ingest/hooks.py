@@ -29,6 +29,7 @@ async def ingest_event(
     client_os: str | None = None,
     captured_at: Any = None,
     wait_for_room: bool = False,
+    owner: str = "local",
 ) -> InsertResult:
     """Sanitize one payload and return once it is durably committed.
 
@@ -40,6 +41,7 @@ async def ingest_event(
     obs = build_observation(
         payload, agent=agent, event_hint=event, received_at=datetime.now(timezone.utc),
         idempotency_key=idempotency_key, host=host, project_resolver=project_of, captured_at=captured_at,
+        owner=owner,
     )
     job = insert_observation(obs)
     return await (writer.submit_wait(job) if wait_for_room else writer.submit(job))

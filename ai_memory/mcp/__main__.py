@@ -11,8 +11,8 @@ import os
 import sys
 from pathlib import Path
 
-from ai_memory.client.api import MemoryAPI
-from ai_memory.client.http import DaemonClient
+from ai_memory.client.offline import open_api
+from ai_memory.client.resilient import ClientSettings
 from ai_memory.config import load_config
 from ai_memory.core.errors import ConfigError
 from ai_memory.mcp.context import ToolContext, default_workdir
@@ -30,7 +30,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ai-memory mcp: {exc.message}", file=sys.stderr)
         return 2
     token = config.token_path.read_text().strip() if config.token_path.exists() else None
-    api = MemoryAPI(DaemonClient(config.url, token, float(config.get("client.timeout_s"))))
+    try:  # resilient (breaker, outbox, local fallback) when the daemon is on another machine
+        api = open_api(ClientSettings.from_values(config.values, config.url, token, config.data_dir))
+    except ConfigError as exc:
+        print(f"ai-memory mcp: {exc.message}", file=sys.stderr)
+        return 2
     workdir = default_workdir(os.environ, Path.cwd())  # the process edge: where the host says we work
     return serve(ToolContext.for_dir(api, workdir))
 

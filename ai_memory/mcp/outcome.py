@@ -12,11 +12,11 @@ from typing import Any
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from ai_memory.core.errors import (
-    AiMemoryError, Conflict, DaemonUnavailable, InputError, NotFound, Overloaded, StorageError,
+    AiMemoryError, Conflict, DaemonUnavailable, GatewayUnreachable, InputError, NotFound, Overloaded, StorageError,
 )
 
 _LABELS: tuple[tuple[type[AiMemoryError], str], ...] = (
-    (DaemonUnavailable, "daemon unavailable"), (InputError, "invalid input"), (NotFound, "not found"),
+    (GatewayUnreachable, "gateway_unreachable"), (DaemonUnavailable, "daemon unavailable"), (InputError, "invalid input"), (NotFound, "not found"),
     (Conflict, "conflict"), (Overloaded, "busy"), (StorageError, "storage failure"),
 )
 
@@ -36,6 +36,8 @@ def error_text(exc: AiMemoryError) -> str:
         text += f"; {exc.detail}"
     if isinstance(exc, Overloaded):
         text += f"; retry in {max(1, round(exc.retry_after))} s"
+    if isinstance(exc, GatewayUnreachable):  # breaker_open: no network was touched
+        text += f"; breaker_open, retry in {max(1, round(exc.retry_in_ms / 1000))} s"
     if exc.fields.get("id") or exc.fields.get("path"):  # a duplicate or an already-corrected memory
         text += "\nexisting memory: " + ", ".join(f"{k} {exc.fields[k]}" for k in ("id", "path") if exc.fields.get(k))
     record = exc.fields.get("record")

@@ -18,6 +18,8 @@ def _one_line(text: object, limit: int = SNIPPET) -> str:
 
 def query(data: dict[str, Any]) -> str:
     hits, raw = data["hits"], data["raw_hits"]
+    if data.get("fallback") == "local":
+        return _local_query(data)
     if not hits and not raw:
         return "no matches"
     lines = [f"{i}. {h['title']} [{h['type']}, {h['project']}, score {h['score']}]\n   {h['path']}\n"
@@ -27,6 +29,16 @@ def query(data: dict[str, Any]) -> str:
         lines += [f"- {str(r.get('occurred_at', ''))[:16]} session {r.get('session_id')}: {_one_line(r.get('snippet'))}"
                   for r in raw]
     return "\n".join(lines)
+
+
+def _local_query(data: dict[str, Any]) -> str:
+    """The server was not reached: say so first, and that the ranking is lexical, not semantic."""
+    lines = [f"[fallback: local, lexical] {data.get('note', '')}"]
+    for i, h in enumerate(data["hits"], 1):
+        pending = ", pending (not on the server yet)" if h.get("pending") else ""
+        lines.append(f"{i}. {h['title']} [{h['type']}, {h['project']}{pending}]\n   {h['path'] or h.get('id')}\n"
+                     f"   {_one_line(h['snippet'])}")
+    return "\n".join(lines if data["hits"] else [*lines, "no local matches"])
 
 
 def page(data: dict[str, Any]) -> str:
@@ -94,6 +106,8 @@ def lint(data: dict[str, Any]) -> str:
 
 
 def stored(data: dict[str, Any]) -> str:
+    if data.get("pending"):  # the server was unreachable: the local outbox holds it
+        return f"pending: id {data['id']} ({data.get('note', 'queued in the local outbox')})"
     verb = "stored" if data["created"] else "already stored (same idempotency_key)"
     text = f"{verb}: id {data['id']}, path {data['path']}"
     return text + (f"; supersedes {data['supersedes']}" if data.get("supersedes") else "")

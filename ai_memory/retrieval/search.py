@@ -66,7 +66,7 @@ def in_scope(row: dict[str, Any], query: Query, now: str) -> bool:
     scope = fm.get("scope") or ("_global" if row["project"] == GLOBAL_PROJECT else "project")
     if query.scope and scope != query.scope:
         return False
-    if scope == "private" and fm.get("owner") and fm.get("owner") != query.owner:
+    if scope == "private" and fm.get("owner") != query.owner:  # as in SQL: no owner, nobody's
         return False
     if row.get("superseded_by") and not query.include_superseded:
         return False
@@ -185,7 +185,8 @@ class Retriever:
         terms = query_terms(query.q)
         for r in rows:
             row = dict(r)
-            if not in_scope({**row, "fm": {}, "superseded_by": None}, query, "9999"):
+            fm = {"scope": row.get("scope"), "owner": row.get("owner")}  # a version remembers its owner
+            if not in_scope({**row, "fm": fm, "superseded_by": None}, query, "9999"):
                 continue
             answer.hits.append({
                 "path": row["path"], "title": row["title"], "type": row["type"], "score": round(row["score"], 4),

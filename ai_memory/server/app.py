@@ -6,10 +6,13 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
+from ai_memory.core.ratelimit import RateLimiter
 from ai_memory.runtime import Runtime
 from ai_memory.server import routes_briefing, routes_coordination, routes_hooks, routes_pages, routes_status
 from ai_memory.server import routes_retention
 from ai_memory.server import routes_lint
+from ai_memory.server import routes_sync
+from ai_memory.server import routes_team
 from ai_memory.server.errors import error_middleware
 from ai_memory.server.keys import RUNTIME
 from ai_memory.server.security import make_security_middleware
@@ -19,8 +22,9 @@ def create_app(runtime: Runtime) -> web.Application:
     """Build the app; the runtime starts with the app and stops (draining the writer) with it."""
     cfg = runtime.config
     security = make_security_middleware(
-        runtime.token, cfg.host, list(cfg.get("server.allowed_origins")),
+        runtime.users, cfg.host, list(cfg.get("server.allowed_origins")),
         bool(cfg.get("server.allow_remote")),
+        RateLimiter(float(cfg.get("server.rate_limit_per_s")), float(cfg.get("server.rate_burst"))),
     )
     app = web.Application(
         middlewares=[error_middleware, security],
@@ -34,6 +38,8 @@ def create_app(runtime: Runtime) -> web.Application:
     app.add_routes(routes_pages.routes)
     app.add_routes(routes_retention.routes)
     app.add_routes(routes_lint.routes)
+    app.add_routes(routes_sync.routes)
+    app.add_routes(routes_team.routes)
     app.cleanup_ctx.append(_runtime_context)
     return app
 

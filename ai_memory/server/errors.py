@@ -9,8 +9,8 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from ai_memory.core.errors import (
-    AiMemoryError, Conflict, DiskFull, InputError, NotFound, Overloaded, PayloadTooLarge,
-    StorageError, UnsupportedMedia,
+    AiMemoryError, AuthError, Conflict, DiskFull, InputError, NotFound, Overloaded, PayloadTooLarge,
+    StorageError, SyncError, UnsupportedMedia,
 )
 
 log = logging.getLogger(__name__)
@@ -27,7 +27,7 @@ def status_of(exc: AiMemoryError) -> int:
     """The HTTP status for each kind of error (most specific first)."""
     for kind, status in (
         (PayloadTooLarge, 413), (UnsupportedMedia, 415), (InputError, 400), (NotFound, 404),
-        (Conflict, 409), (Overloaded, 429), (DiskFull, 503), (StorageError, 503),
+        (Conflict, 409), (AuthError, 403), (Overloaded, 429), (DiskFull, 503), (StorageError, 503), (SyncError, 502),
     ):
         if isinstance(exc, kind):
             return status

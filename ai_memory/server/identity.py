@@ -1,8 +1,10 @@
-"""Who is calling: the owner that handoffs, private memories and messages are attributed to.
+"""Who is calling: the owner that observations, handoffs, memories and messages are attributed to.
 
-A local daemon serves one person, so the caller may name itself (``owner`` in the body or the
-query, e.g. to keep two agents' handoffs apart); otherwise it is "local". Per-user tokens in
-team mode will replace this with the token's user.
+The security middleware sets ``request["user"]`` from the bearer token. A team user's token
+speaks for that user only: an ``owner`` in the body or query is ignored. The admin token (the
+data dir's ``token``, user ``local``) may name an owner itself (``owner`` in the body or the
+query), which keeps two agents' handoffs apart on a single-user daemon and lets tests act as
+several people; without one it is ``local``.
 """
 
 from __future__ import annotations
@@ -11,13 +13,22 @@ import re
 
 from aiohttp import web
 
-from ai_memory.core.errors import InputError
+from ai_memory.core.errors import AuthError, InputError
+from ai_memory.core.users import ADMIN
 
-LOCAL_OWNER = "local"
+LOCAL_OWNER = ADMIN
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 
 
+def token_user(request: web.Request) -> str:
+    """The user of the request's token (``local`` for the admin token)."""
+    return str(request.get("user", LOCAL_OWNER))
+
+
 def caller(request: web.Request, body: object = None) -> str:
+    user = token_user(request)
+    if user != LOCAL_OWNER:
+        return user
     named = body.get("owner") if isinstance(body, dict) else None
     named = named or request.query.get("owner")
     if named is None:
@@ -25,3 +36,9 @@ def caller(request: web.Request, body: object = None) -> str:
     if not isinstance(named, str) or not _NAME.match(named):
         raise InputError("bad owner", detail="letters, digits, '.', '_', '@' and '-', up to 64 characters")
     return named
+
+
+def require_admin(request: web.Request) -> None:
+    """Managing users and reading the audit log need the data dir's own token."""
+    if token_user(request) != LOCAL_OWNER:
+        raise AuthError("admin only", detail="this needs the data dir's token, not a user token")

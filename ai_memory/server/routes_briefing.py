@@ -15,6 +15,7 @@ from ai_memory.store.messages import list_messages
 from ai_memory.core.errors import InputError
 from ai_memory.core.observation import utc_iso
 from ai_memory.ingest.hooks import project_of
+from ai_memory.server.audit import audit
 from ai_memory.server.body import read_json
 from ai_memory.server.identity import caller
 from ai_memory.server.keys import RUNTIME
@@ -34,6 +35,8 @@ async def _briefing(request: web.Request, cwd: str | None, session_id: str | Non
     if session_id:  # claiming needs a session to claim for; without one the briefing only reads
         handoff = await accept(runtime.writer, cwd=cwd, session_id=session_id, agent=agent, project=project,
                                owner=owner)
+        if handoff is not None:
+            await audit(request, owner, "handoff.accept", handoff["id"], f"session {session_id} (briefing)")
 
     def read(conn) -> tuple[list[Section], list[dict], int]:
         sessions = recent_sessions(conn, project, session_id)

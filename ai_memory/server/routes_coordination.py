@@ -10,6 +10,7 @@ from ai_memory.coordination import handoffs, messages
 from ai_memory.core.errors import InputError
 from ai_memory.core.observation import utc_iso
 from ai_memory.ingest.hooks import project_of
+from ai_memory.server.audit import audit
 from ai_memory.server.body import read_json
 from ai_memory.server.identity import caller
 from ai_memory.server.keys import RUNTIME
@@ -39,6 +40,8 @@ async def begin_handoff(request: web.Request) -> web.Response:
     project = _opt(body, "project") or (project_of(cwd) if cwd else None)
     record = handoffs.parse_manual(body, project=project, owner=caller(request, body), now=datetime.now(timezone.utc))
     handoff = await handoffs.begin(request.app[RUNTIME].writer, record)
+    await audit(request, record["owner"], "handoff.begin", handoff["id"],
+                f"{project or ''}{' shared' if handoff.get('shared') else ''}".strip())
     return web.json_response({"handoff": handoff}, status=201)
 
 
@@ -58,15 +61,20 @@ async def accept_handoff(request: web.Request) -> web.Response:
     cwd, session_id = _opt(body, "cwd"), _opt(body, "session_id")
     if not cwd or not session_id:
         raise InputError("cwd and session_id are required", detail='{"cwd": "/repo/api", "session_id": "..."}')
+    who = caller(request, body)
     handoff = await handoffs.accept(request.app[RUNTIME].writer, cwd=cwd, session_id=session_id,
                                     agent=_opt(body, "agent"), project=_opt(body, "project") or project_of(cwd),
-                                    owner=caller(request, body))
+                                    owner=who)
+    if handoff is not None:
+        await audit(request, who, "handoff.accept", handoff["id"], f"session {session_id}")
     return web.json_response({"handoff": handoff})
 
 
 @routes.post("/v1/handoffs/{handoff_id}/cancel")
 async def cancel_handoff(request: web.Request) -> web.Response:
-    handoff = await handoffs.cancel(request.app[RUNTIME].writer, request.match_info["handoff_id"], caller(request))
+    who = caller(request)
+    handoff = await handoffs.cancel(request.app[RUNTIME].writer, request.match_info["handoff_id"], who)
+    await audit(request, who, "handoff.cancel", handoff["id"])
     return web.json_response({"handoff": handoff})
 
 
@@ -75,6 +83,7 @@ async def send_message(request: web.Request) -> web.Response:
     body = _object(await read_json(request), '{"to_project": "web", "body": "...", "from_project": "api"}')
     message = messages.parse_message(body, owner=caller(request, body), now=datetime.now(timezone.utc))
     sent = await messages.send(request.app[RUNTIME].writer, message)
+    await audit(request, message["owner"], "message.send", sent["id"], f"to {sent.get('to_project')}")
     return web.json_response({"message": sent}, status=201)
 
 
@@ -99,10 +108,13 @@ async def pop_messages(request: web.Request) -> web.Response:
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= messages.MAX_POP:
         raise InputError(f"limit must be an integer from 1 to {messages.MAX_POP}")
     popped = await messages.pop(request.app[RUNTIME].writer, project, session_id=_opt(body, "session_id"), limit=limit)
+    if popped:
+        await audit(request, caller(request, body), "message.pop", ",".join(m["id"] for m in popped), project)
     return web.json_response({"messages": popped})
 
 
 @routes.post("/v1/messages/{message_id}/cancel")
 async def cancel_message(request: web.Request) -> web.Response:
     message = await messages.cancel(request.app[RUNTIME].writer, request.match_info["message_id"])
+    await audit(request, caller(request), "message.cancel", message["id"])
     return web.json_response({"message": message})

@@ -12,14 +12,16 @@ from ai_memory.core.errors import InputError, NotFound
 from ai_memory.core.memory import parse_draft
 from ai_memory.core.observation import parse_timestamp, utc_iso
 from ai_memory.retrieval.search import KIND_TYPES, Query
+from ai_memory.server.audit import audit
 from ai_memory.server.body import read_json
-from ai_memory.server.identity import caller
+from ai_memory.server.identity import caller, require_admin
 from ai_memory.server.keys import RUNTIME
 from ai_memory.store.memories import find_page, lineage
 from ai_memory.store.meta import memory_meta
 from ai_memory.store.observations import session_exists
 from ai_memory.store.pages import get_page
 from ai_memory.store.recent import recent as recent_rows
+from ai_memory.store.users import hidden_page_paths
 from ai_memory.wiki.files import is_page_path
 
 routes = web.RouteTableDef()
@@ -95,13 +97,17 @@ async def read_page(request: web.Request) -> web.Response:
     ref = request.query.get("path") or request.query.get("id")
     if not ref:
         raise InputError("missing path or id", detail="pass ?path=<project>/<family>/<page>.md or ?id=<memory id>")
+    owner = caller(request)
 
     def read(conn):
         found = get_page(conn, ref)
         if found is None:
             match = find_page(conn, ref)
             found = get_page(conn, match["path"]) if match else None
-        return (found, lineage(conn, found["path"])) if found else (None, [])
+        hidden = hidden_page_paths(conn, owner)  # another user's private page does not exist for this caller
+        if found is None or found["path"] in hidden:
+            return None, []
+        return found, [link for link in lineage(conn, found["path"]) if link["path"] not in hidden]
 
     page, chain = await request.app[RUNTIME].reader.run(read)
     if page is None:
@@ -115,6 +121,10 @@ async def store_page(request: web.Request) -> web.Response:
     body = await read_json(request)
     draft = parse_draft(body, owner=caller(request, body))
     stored = await request.app[RUNTIME].memories.remember(draft)
+    if stored.created:
+        action = "correct" if stored.supersedes else "write"
+        detail = f"{draft.kind} in {draft.home}" + (f", supersedes {stored.supersedes}" if stored.supersedes else "")
+        await audit(request, draft.owner, action, stored.path, detail)
     return web.json_response(stored.as_json(), status=201 if stored.created else 200)
 
 
@@ -125,13 +135,15 @@ async def delete_page(request: web.Request) -> web.Response:
     if not ref:
         raise InputError("missing path or id", detail="pass ?path=<project>/<family>/<page>.md or ?id=<memory id>")
     runtime = request.app[RUNTIME]
+    who = caller(request)
     found = await runtime.reader.run(lambda c: find_page(c, ref))
-    hidden = found is not None and found["scope"] == "private" and found["owner"] != caller(request)
+    hidden = found is not None and found["scope"] == "private" and found["owner"] != who
     if found is None or hidden or not is_page_path(found["path"]):
         raise NotFound("no such page", detail=ref)
-    removed = await runtime.wiki.delete_page(found["path"], f"delete {found['path']}")
+    removed = await runtime.wiki.delete_page(found["path"], f"delete {found['path']} by {who}")
     if not removed:
         raise NotFound("the page file is already gone", detail=found["path"])
+    await audit(request, who, "delete", found["path"], found["uid"] or "")
     return web.json_response({"deleted": found["path"], "id": found["uid"]})
 
 
@@ -166,10 +178,14 @@ async def finalize(request: web.Request) -> web.Response:
     if not await runtime.reader.run(lambda c: session_exists(c, session_id)):
         raise NotFound("no such session", detail=session_id)
     path = await runtime.sessions.finalize(session_id)
+    if path:
+        await audit(request, caller(request), "session.finalize", path, session_id)
     return web.json_response({"session_id": session_id, "page": path})
 
 
 @routes.post("/v1/reindex")
 async def reindex(request: web.Request) -> web.Response:
+    require_admin(request)  # a rebuild of the whole index is the operator's call, not a teammate's
     report = await request.app[RUNTIME].reindex()
+    await audit(request, caller(request), "reindex", "index", f"{report['pages']} pages")
     return web.json_response(report)

@@ -9,8 +9,9 @@ from aiohttp import web
 
 from ai_memory.core.errors import InputError, NotFound
 from ai_memory.core.retention import FEEDBACK_DELTAS
+from ai_memory.server.audit import audit
 from ai_memory.server.body import read_json
-from ai_memory.server.identity import caller
+from ai_memory.server.identity import caller, require_admin
 from ai_memory.server.keys import RUNTIME
 from ai_memory.store.forgetting import give_feedback, list_tombstones, stamp
 from ai_memory.store.memories import find_page
@@ -27,17 +28,22 @@ def _object(body: Any, example: str) -> dict[str, Any]:
 @routes.post("/v1/forget-sweep")
 async def forget_sweep(request: web.Request) -> web.Response:
     """{dry_run?}: remove cold episodic and expired pages (or only list them), purge old tombstones."""
+    require_admin(request)  # the sweep (and its list) spans every user's pages, private ones included
     body = _object(await read_json(request), '{"dry_run": true}')
     dry_run = body.get("dry_run", False)
     if not isinstance(dry_run, bool):
         raise InputError("dry_run must be true or false")
     report = await request.app[RUNTIME].forget_sweep(dry_run)
-    return web.json_response(report.as_json())
+    answer = report.as_json()
+    if not dry_run:
+        await audit(request, caller(request, body), "forget-sweep", "wiki", f"{len(answer.get('removed') or [])} removed")
+    return web.json_response(answer)
 
 
 @routes.get("/v1/tombstones")
 async def tombstones(request: web.Request) -> web.Response:
     """?project=&limit=: pages the sweep removed, newest first, with the commit that holds them."""
+    require_admin(request)  # tombstones keep no owner: titles of private pages must not reach teammates
     try:
         limit = int(request.query.get("limit", "100"))
     except ValueError:
@@ -59,9 +65,11 @@ async def feedback(request: web.Request) -> web.Response:
     if signal not in FEEDBACK_DELTAS:
         raise InputError("signal must be one of " + ", ".join(FEEDBACK_DELTAS), detail=str(signal)[:40])
     runtime = request.app[RUNTIME]
+    who = caller(request, body)
     found = await runtime.reader.run(lambda c: find_page(c, ref))
-    if found is None or (found["scope"] == "private" and found["owner"] != caller(request, body)):
+    if found is None or (found["scope"] == "private" and found["owner"] != who):
         raise NotFound("no such page", detail=ref[:200])
     when = stamp(datetime.now(timezone.utc))
     result = await runtime.writer.submit(give_feedback(found["path"], signal, when))
+    await audit(request, who, "feedback", found["path"], str(signal))
     return web.json_response({**result, "id": found["uid"]})

@@ -1,11 +1,16 @@
-"""Who may call the API: bearer token, Host and Origin checks (DNS-rebinding and CSRF guard)."""
+"""Who may call the API: bearer token (the admin's or a team user's), Host and Origin checks
+(DNS-rebinding and CSRF guard), and the per-token rate limit."""
 
 from __future__ import annotations
 
-import hmac
+import math
+import time
 
 from aiohttp import web
 
+from ai_memory.coordination.users import Users
+from ai_memory.core.ratelimit import RateLimiter
+from ai_memory.core.users import ADMIN
 from ai_memory.server.errors import Handler, error_response
 
 OPEN_PATHS = frozenset({"/health"})
@@ -18,12 +23,17 @@ def _host_name(host_header: str) -> str:
     return host_header.rsplit(":", 1)[0] if host_header.count(":") == 1 else host_header
 
 
-def make_security_middleware(token: str, bound_host: str, allowed_origins: list[str],
-                             allow_remote: bool):
-    """A middleware enforcing Host/Origin on every request and the token on all but /health."""
+def _bearer(request: web.Request) -> str:
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    return token.strip() if scheme == "Bearer" else ""
+
+
+def make_security_middleware(users: Users, bound_host: str, allowed_origins: list[str],
+                             allow_remote: bool, limiter: RateLimiter):
+    """A middleware enforcing Host/Origin on every request, and a known token and the rate limit
+    on all but /health; it sets ``request["user"]`` (``local`` for the admin token)."""
     allowed_hosts = set(LOOPBACK_NAMES) | {bound_host}
     origins = {o.rstrip("/") for o in allowed_origins}
-    expected = f"Bearer {token}".encode()
 
     @web.middleware
     async def security(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -34,10 +44,19 @@ def make_security_middleware(token: str, bound_host: str, allowed_origins: list[
         if not allow_remote and host not in allowed_hosts:
             return error_response(403, "host not allowed", f"Host {host[:200]!r} is not this daemon")
         if request.path not in OPEN_PATHS:
-            given = request.headers.get("Authorization", "").encode()
-            if not hmac.compare_digest(given, expected):
+            user = users.identify(_bearer(request))
+            if user is None:  # also a revoked token: the registry dropped it at once
                 return error_response(401, "missing or wrong token",
-                                      "send Authorization: Bearer <token> (the token file is in the data dir)")
+                                      "send Authorization: Bearer <token> (the data dir's token, or your user token)")
+            # the admin token is the operator's own (local hooks, imports, benchmarks): the writer
+            # queue's 429 already bounds it; the limit keeps one teammate's runaway agent from
+            # starving the others
+            wait = 0.0 if user == ADMIN else limiter.take(user, time.monotonic())
+            if wait > 0:
+                return error_response(429, "rate limit exceeded", f"over server.rate_limit_per_s for {user}",
+                                      headers={"Retry-After": str(max(1, math.ceil(wait)))})
+            request["user"] = user
+            await users.seen(user)
         return await handler(request)
 
     return security

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from ai_memory.core.page import GLOBAL_PROJECT, ParsedPage
 from ai_memory.core.retention import (
     DECAYING_TIERS, SALIENCE_DEFAULT, PageFacts, apply_feedback, parse_moment,
 )
@@ -67,13 +68,45 @@ def bury(removed: list[tuple[Candidate, str]], when: str) -> Callable[[WriteTx],
 
     def job(tx: WriteTx) -> None:
         for cand, reason in removed:
+            owner = _ownership(tx.conn, cand.facts.path)
             remove_page_rows(tx.conn, cand.facts.path, when)
             tx.conn.execute(
-                f"INSERT OR REPLACE INTO tombstones({TOMBSTONE_FIELDS}) VALUES (?,?,?,?,?,?,?,?,NULL)",
+                f"INSERT OR REPLACE INTO tombstones({TOMBSTONE_FIELDS}, uid, scope, owner)"
+                " VALUES (?,?,?,?,?,?,?,?,NULL,?,?,?)",
                 (cand.facts.path, cand.project, cand.type, cand.title, cand.facts.tier, cand.content_hash,
-                 reason, when))
+                 reason, when, *owner))
 
     return job
+
+
+def _ownership(conn: sqlite3.Connection, path: str) -> tuple[str | None, str | None, str | None]:
+    """(id, scope, owner) of an indexed page: its tombstone must stay as private as it was."""
+    row = conn.execute("SELECT uid, scope, owner FROM pages WHERE path = ?", (path,)).fetchone()
+    return (None, None, None) if row is None else (row[0], row[1], row[2])
+
+
+def bury_pages(pages: list[ParsedPage], reason: str, when: str,
+               git_commit: str | None = None) -> Callable[[WriteTx], None]:
+    """A writer job for pages whose files went some other way than the sweep (a delete, or a
+    deletion that arrived by sync): drop their index rows and leave a tombstone. What it says
+    comes from the removed file itself, so it is right even when the index never saw the page."""
+
+    def job(tx: WriteTx) -> None:
+        for page in pages:
+            remove_page_rows(tx.conn, page.path, when)
+            meta = page.meta
+            scope = str(meta.get("scope") or (GLOBAL_PROJECT if page.project == GLOBAL_PROJECT else "project"))
+            tx.conn.execute(
+                f"INSERT OR REPLACE INTO tombstones({TOMBSTONE_FIELDS}, uid, scope, owner)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (page.path, page.project, page.type, page.title, page.tier, page.content_hash, reason, when,
+                 git_commit, _opt(meta.get("id")), scope, _opt(meta.get("owner"))))
+
+    return job
+
+
+def _opt(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def record_commit(paths: Iterable[str], oid: str) -> Callable[[WriteTx], None]:

@@ -23,11 +23,14 @@ def upsert_auto_handoff(conn: sqlite3.Connection, handoff: dict[str, Any], page_
     )
     if row is None:
         handoff_id = new_id()
+        # owned by the user whose token delivered the session's events: in team mode another
+        # user must not claim it unless it is shared
         conn.execute(
             "INSERT INTO handoffs(id, session_id, project, cwd, from_agent, summary, open_questions,"
-            " files_touched, next_steps, page_path, created_at, kind, state)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?, 'auto', 'open')",
-            (handoff_id, handoff["session_id"], *values),
+            " files_touched, next_steps, page_path, created_at, kind, state, owner)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?, 'auto', 'open',"
+            " COALESCE((SELECT owner FROM observations WHERE session_id = ? ORDER BY rowid LIMIT 1), 'local'))",
+            (handoff_id, handoff["session_id"], *values, handoff["session_id"]),
         )
         return handoff_id
     if row["state"] == "open":

@@ -252,6 +252,50 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         CREATE INDEX tombstones_removed ON tombstones(removed_at);
         """,
     ),
+    (
+        6,
+        "team users (token hashes), an append-only audit log, owners of observations and page versions",
+        """
+        CREATE TABLE users (
+            name TEXT PRIMARY KEY,
+            token_hash TEXT NOT NULL UNIQUE,
+            created_at TEXT NOT NULL,
+            last_used_at TEXT,
+            revoked_at TEXT
+        );
+
+        CREATE TABLE audit (
+            id INTEGER PRIMARY KEY,
+            at TEXT NOT NULL,
+            user TEXT NOT NULL,
+            action TEXT NOT NULL,
+            target TEXT NOT NULL,
+            detail TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX audit_at ON audit(at);
+        CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+        CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+
+        ALTER TABLE observations ADD COLUMN owner TEXT NOT NULL DEFAULT 'local';
+
+        ALTER TABLE page_history ADD COLUMN scope TEXT;
+        ALTER TABLE page_history ADD COLUMN owner TEXT;
+        UPDATE page_history SET
+            scope = (SELECT p.scope FROM pages p WHERE p.path = page_history.path),
+            owner = (SELECT p.owner FROM pages p WHERE p.path = page_history.path);
+        """,
+    ),
+    (
+        7,
+        "tombstones know the removed page's id, scope and owner (export hides others' private pages)",
+        """
+        ALTER TABLE tombstones ADD COLUMN uid TEXT;
+        ALTER TABLE tombstones ADD COLUMN scope TEXT;
+        ALTER TABLE tombstones ADD COLUMN owner TEXT;
+        """,
+    ),
 )
 
 

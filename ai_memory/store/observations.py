@@ -55,14 +55,14 @@ def store_record(conn: sqlite3.Connection, r: dict[str, Any], payload_json: str 
     _upsert_session(conn, r)
     cur = conn.execute(
         "INSERT INTO observations(id, session_id, agent, event, source_event, project, cwd,"
-        " tool_name, prompt_id, occurred_at, received_at, title, body, payload, redactions)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        " tool_name, prompt_id, occurred_at, received_at, title, body, payload, redactions, owner)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             r["id"], r["session_id"], r["agent"], r["event"], r.get("source_event"),
             r.get("project"), r.get("cwd"), r.get("tool_name"), r.get("prompt_id"),
             r["occurred_at"], r["received_at"], r["title"], r["body"],
             payload_json if payload_json is not None else json.dumps(r.get("payload"), ensure_ascii=False),
-            ",".join(r.get("redactions") or ()),
+            ",".join(r.get("redactions") or ()), r.get("owner") or "local",
         ),
     )
     conn.execute(
@@ -101,7 +101,7 @@ def session_observations(conn: sqlite3.Connection, session_id: str, limit: int =
     """A session's observations in the order they happened."""
     rows = conn.execute(
         "SELECT id, session_id, agent, event, source_event, project, cwd, tool_name, prompt_id,"
-        " occurred_at, received_at, title, body, payload, redactions FROM observations"
+        " occurred_at, received_at, title, body, payload, redactions, owner FROM observations"
         " WHERE session_id = ? ORDER BY occurred_at, rowid LIMIT ?",
         (session_id, limit),
     ).fetchall()

@@ -121,9 +121,9 @@ def _record_history(conn: sqlite3.Connection, page: ParsedPage, when: str) -> No
         conn.execute("UPDATE page_history SET valid_to = ? WHERE id = ?", (when, current[0]))
     cur = conn.execute(
         "INSERT INTO page_history(path, project, type, title, summary, body, content_hash, superseded_by,"
-        " valid_from) VALUES (?,?,?,?,?,?,?,?,?)",
+        " valid_from, scope, owner) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
         (page.path, page.project, page.type, page.title, page.summary, page.body, page.content_hash,
-         _text(page.meta.get("superseded_by")), when),
+         _text(page.meta.get("superseded_by")), when, _text(page.meta.get("scope")), _text(page.meta.get("owner"))),
     )
     conn.execute("INSERT INTO page_history_fts(rowid, title, summary, body) VALUES (?,?,?,?)",
                  (cur.lastrowid, page.title, page.summary, page.body))

@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pygit2
 
@@ -18,6 +20,7 @@ from ai_memory.wiki.repo import ensure_repo, signature
 
 log = logging.getLogger(__name__)
 MAX_RETRIES = 40  # at one window apart: about 20 s of another process holding the index lock
+T = TypeVar("T")
 
 
 def commit_all(wiki_dir: Path, message: str) -> str | None:
@@ -129,6 +132,12 @@ class Committer:
     def _commit(self, message: str) -> str | None:
         with self._lock:
             return commit_all(self._wiki, message)
+
+    def exclusively(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` on this thread while no commit can start: a sync's merge needs HEAD,
+        git's index and the work tree to stand still."""
+        with self._lock:
+            return fn()
 
 
 __all__ = ["Committer", "commit_all", "committed", "is_page_path", "removal_commit"]

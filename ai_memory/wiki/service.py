@@ -12,11 +12,13 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from ai_memory.core.errors import DiskFull
 from ai_memory.core.page import ParsedPage, parse_page
+from ai_memory.store.forgetting import bury_pages, stamp
 from ai_memory.store.pages import FileState, file_states, index_page_rows, remove_page
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer, WriteTx
@@ -82,10 +84,12 @@ class Wiki:
         """Remove a page file and its index rows, committed at once (git history keeps it)."""
         path = self.dir / rel
         try:
+            data = await asyncio.to_thread(path.read_bytes)
             await asyncio.to_thread(path.unlink)
         except FileNotFoundError:
             return False
-        await self.writer.submit_wait(remove_page(rel))
+        # a tombstone, like the sweep's: export tells mirrors, and sync carries the deletion
+        await self.writer.submit_wait(bury_pages([parse_page(rel, data)], "deleted", stamp(datetime.now(timezone.utc))))
         await self.refresh_indexes({rel.split("/", 1)[0]} if "/" in rel else set())
         self.committer.request(reason)
         await self.committer.flush()

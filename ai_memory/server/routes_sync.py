@@ -1,0 +1,47 @@
+"""The wiki across machines: POST /v1/sync (git pull and push), GET /v1/export (every page and
+tombstone, a batch at a time, for clients that mirror without git)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from ai_memory.core.errors import InputError
+from ai_memory.server.body import read_json
+from ai_memory.server.identity import caller, require_admin
+from ai_memory.server.keys import RUNTIME
+from ai_memory.wiki.export import MAX_LIMIT, decode_cursor, export_batch
+
+routes = web.RouteTableDef()
+
+
+@routes.post("/v1/sync")
+async def sync(request: web.Request) -> web.Response:
+    """{remote?}: sync the wiki with sync.remote (or ``remote``) now; the report of what moved."""
+    body = await read_json(request) if request.can_read_body else {}
+    if not isinstance(body, dict):
+        raise InputError("body must be a JSON object", detail='{"remote": "git@host:me/wiki.git"}')
+    remote = body.get("remote")
+    if remote is not None and (not isinstance(remote, str) or not remote.strip()):
+        raise InputError("remote must be a non-empty string", detail="a git URL or path")
+    if remote is not None:
+        # pushing the whole wiki (private pages too) somewhere new is the data dir owner's call
+        require_admin(request)
+    report = await request.app[RUNTIME].sync(remote)
+    return web.json_response(report.as_json())
+
+
+@routes.get("/v1/export")
+async def export(request: web.Request) -> web.Response:
+    """?cursor=&limit=: pages (with their file text), then tombstones (with deleted_at)."""
+    try:
+        limit = int(request.query.get("limit", "100"))
+    except ValueError:
+        raise InputError("limit must be an integer") from None
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InputError(f"limit must be from 1 to {MAX_LIMIT}")
+    text = request.query.get("cursor") or ""
+    cursor = decode_cursor(text) if text else None
+    runtime, owner = request.app[RUNTIME], caller(request)
+    wiki_dir = runtime.config.sub("wiki")
+    batch = await runtime.reader.run(lambda c: export_batch(c, wiki_dir, cursor, limit, owner))
+    return web.json_response(batch)

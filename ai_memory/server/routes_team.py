@@ -1,0 +1,52 @@
+"""Team mode, admin only: /v1/users (add, list, revoke) and /v1/audit."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from ai_memory.core.errors import InputError
+from ai_memory.server.body import read_json
+from ai_memory.server.identity import require_admin, token_user
+from ai_memory.server.keys import RUNTIME
+from ai_memory.store.audit import list_audit
+
+routes = web.RouteTableDef()
+
+
+@routes.get("/v1/users")
+async def get_users(request: web.Request) -> web.Response:
+    require_admin(request)
+    return web.json_response({"users": await request.app[RUNTIME].users.listing()})
+
+
+@routes.post("/v1/users")
+async def add_user(request: web.Request) -> web.Response:
+    """{name} → 201 {user, token}: the token is in this answer and nowhere else."""
+    require_admin(request)
+    body = await read_json(request)
+    if not isinstance(body, dict):
+        raise InputError("body must be a JSON object", detail='{"name": "alice"}')
+    user, token = await request.app[RUNTIME].users.add(body.get("name"), by=token_user(request))
+    return web.json_response({"user": user, "token": token}, status=201)
+
+
+@routes.post("/v1/users/{name}/revoke")
+async def revoke_user(request: web.Request) -> web.Response:
+    require_admin(request)
+    user = await request.app[RUNTIME].users.revoke(request.match_info["name"], by=token_user(request))
+    return web.json_response({"user": user})
+
+
+@routes.get("/v1/audit")
+async def get_audit(request: web.Request) -> web.Response:
+    """?limit=&user=: the newest audit entries first."""
+    require_admin(request)
+    try:
+        limit = int(request.query.get("limit", "100"))
+    except ValueError:
+        raise InputError("limit must be an integer") from None
+    if not 1 <= limit <= 10_000:
+        raise InputError("limit must be from 1 to 10000")
+    user = request.query.get("user") or None
+    entries = await request.app[RUNTIME].reader.run(lambda c: list_audit(c, limit, user))
+    return web.json_response({"entries": entries})
