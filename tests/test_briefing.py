@@ -111,3 +111,13 @@ def test_briefing_stays_within_its_bound(daemon: Daemon, tmp_path: Path) -> None
     text = briefing(daemon, tmp_path)
     assert len(text) <= 8000 and text.endswith("</ai-memory-briefing>")
     assert "more left out" in text and "message 0" in text
+
+
+def test_a_retried_message_or_handoff_is_stored_once(daemon: Daemon, tmp_path: Path) -> None:
+    for path, body, key in (("/v1/messages", {"to_project": "web", "body": "once"}, "message"),
+                            ("/v1/handoffs", {"cwd": str(tmp_path), "summary": "once"}, "handoff")):
+        first = daemon.request("POST", path, body, headers={"Idempotency-Key": "retry-1"})
+        again = daemon.request("POST", path, body, headers={"Idempotency-Key": "retry-1"})
+        assert (first[0], again[0]) == (201, 200)
+        assert again[1][key]["id"] == first[1][key]["id"] and again[1]["created"] is False
+    assert len(daemon.request("GET", "/v1/messages?project=web")[1]["messages"]) == 1

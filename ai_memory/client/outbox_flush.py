@@ -2,9 +2,7 @@
 
 Each entry goes out with ``Idempotency-Key`` (and, for memories, ``idempotency_key`` in the body)
 set to its key, so a request whose answer was lost and is sent again returns the first write.
-The daemon deduplicates memories by that key; handoffs and messages have no key on the server
-yet, so an entry that was already attempted once is first looked for on the server (same text,
-same project, still listed) and adopted instead of being sent twice.
+The daemon deduplicates memories, handoffs and messages by that key (per owner).
 
 A correction whose ``supersedes`` names a local id is remapped to the server id that entry
 adopted; that is why the order matters and why the flush stops at the first entry that could
@@ -68,10 +66,6 @@ def _send(outbox: Outbox, client: Transport, entry: Entry) -> dict[str, Any] | N
         if target.state == "pending":
             return None  # cannot happen in order; kept as a guard against a reordered file
         body["supersedes"] = target.server_id
-    if entry.attempts and entry.kind != "memory":
-        found = _already_there(client, entry)
-        if found is not None:
-            return _settle(outbox, entry, "synced", server_id=found, reason="found on the server after a retry")
     outbox.count_attempt(entry.local_id)
     key = str(body.get("idempotency_key") or entry.local_id)
     reply = client.request("POST", KINDS[entry.kind], body, {"Idempotency-Key": key})
@@ -102,18 +96,3 @@ def _settle(outbox: Outbox, entry: Entry, state: str, *, server_id: str | None =
     outbox.mark(entry.local_id, state, server_id=server_id, server_path=server_path, reason=reason, body=body)
     return {"local_id": entry.local_id, "kind": entry.kind, "state": state, "id": server_id or entry.local_id,
             "path": server_path, "reason": reason}
-
-
-def _already_there(client: Transport, entry: Entry) -> str | None:
-    """The server id of a handoff or message an earlier, unanswered attempt already stored."""
-    if entry.kind == "handoff":
-        reply = client.request("GET", "/v1/handoffs?state=open")
-        rows, text_key = (reply.body or {}).get("handoffs", []) if reply.ok else [], "summary"
-    else:
-        reply = client.request("GET", "/v1/messages?state=open")
-        rows, text_key = (reply.body or {}).get("messages", []) if reply.ok else [], "body"
-    want = str(entry.body.get(text_key) or "").strip()
-    for row in rows:
-        if str(row.get(text_key) or "").strip() == want and row.get("created_at", "") >= entry.created_at[:10]:
-            return str(row["id"])
-    return None

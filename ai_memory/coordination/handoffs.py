@@ -67,7 +67,8 @@ def parse_manual(body: object, *, project: str | None, owner: str, now: datetime
     return record
 
 
-async def begin(writer: Writer, record: dict[str, Any]) -> dict[str, Any]:
+async def begin(writer: Writer, record: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """(handoff, created): False when its idempotency key was seen before."""
     return await writer.submit_wait(lambda tx: insert_manual_handoff(tx.conn, record))
 
 

@@ -41,7 +41,8 @@ def parse_message(body: object, *, owner: str, now: datetime) -> dict[str, Any]:
     return message
 
 
-async def send(writer: Writer, message: dict[str, Any]) -> dict[str, Any]:
+async def send(writer: Writer, message: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """(message, created): False when its idempotency key was seen before."""
     return await writer.submit_wait(lambda tx: insert_message(tx.conn, message))
 
 

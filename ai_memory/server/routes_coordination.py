@@ -25,6 +25,16 @@ def _object(body: object, example: str) -> dict:
     return body
 
 
+def _idempotency_key(request: web.Request, body: dict) -> str | None:
+    """The client's key for this write (header or body): a retry returns the first record."""
+    key = request.headers.get("Idempotency-Key") or body.get("idempotency_key")
+    if key is None:
+        return None
+    if not isinstance(key, str) or not 1 <= len(key) <= 128 or not key.isprintable():
+        raise InputError("invalid idempotency key", detail="1-128 printable characters")
+    return key
+
+
 def _opt(body: dict, key: str) -> str | None:
     value = body.get(key)
     if value is not None and not isinstance(value, str):
@@ -39,10 +49,12 @@ async def begin_handoff(request: web.Request) -> web.Response:
     cwd = _opt(body, "cwd")
     project = _opt(body, "project") or (project_of(cwd) if cwd else None)
     record = handoffs.parse_manual(body, project=project, owner=caller(request, body), now=datetime.now(timezone.utc))
-    handoff = await handoffs.begin(request.app[RUNTIME].writer, record)
-    await audit(request, record["owner"], "handoff.begin", handoff["id"],
-                f"{project or ''}{' shared' if handoff.get('shared') else ''}".strip())
-    return web.json_response({"handoff": handoff}, status=201)
+    record["idempotency_key"] = _idempotency_key(request, body)
+    handoff, created = await handoffs.begin(request.app[RUNTIME].writer, record)
+    if created:
+        await audit(request, record["owner"], "handoff.begin", handoff["id"],
+                    f"{project or ''}{' shared' if handoff.get('shared') else ''}".strip())
+    return web.json_response({"handoff": handoff, "created": created}, status=201 if created else 200)
 
 
 @routes.get("/v1/handoffs")
@@ -82,9 +94,11 @@ async def cancel_handoff(request: web.Request) -> web.Response:
 async def send_message(request: web.Request) -> web.Response:
     body = _object(await read_json(request), '{"to_project": "web", "body": "...", "from_project": "api"}')
     message = messages.parse_message(body, owner=caller(request, body), now=datetime.now(timezone.utc))
-    sent = await messages.send(request.app[RUNTIME].writer, message)
-    await audit(request, message["owner"], "message.send", sent["id"], f"to {sent.get('to_project')}")
-    return web.json_response({"message": sent}, status=201)
+    message["idempotency_key"] = _idempotency_key(request, body)
+    sent, created = await messages.send(request.app[RUNTIME].writer, message)
+    if created:
+        await audit(request, message["owner"], "message.send", sent["id"], f"to {sent.get('to_project')}")
+    return web.json_response({"message": sent, "created": created}, status=201 if created else 200)
 
 
 @routes.get("/v1/messages")

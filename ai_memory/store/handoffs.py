@@ -50,20 +50,28 @@ def _decode(row: sqlite3.Row) -> dict[str, Any]:
     return out
 
 
-def insert_manual_handoff(conn: sqlite3.Connection, handoff: dict[str, Any]) -> dict[str, Any]:
-    """A handoff an agent begins on purpose (it wins over automatic ones when accepted)."""
+def insert_manual_handoff(conn: sqlite3.Connection, handoff: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """A handoff an agent begins on purpose (it wins over automatic ones when accepted).
+
+    Returns (handoff, created): with an idempotency key already used by this owner, the first
+    handoff and False.
+    """
+    key, owner = handoff.get("idempotency_key"), handoff.get("owner") or "local"
+    if key:
+        earlier = conn.execute("SELECT * FROM handoffs WHERE owner = ? AND idempotency_key = ?", (owner, key)).fetchone()
+        if earlier is not None:
+            return _decode(earlier), False
     handoff_id = new_id()
     conn.execute(
         "INSERT INTO handoffs(id, session_id, project, cwd, from_agent, to_agent, summary, open_questions,"
-        " files_touched, next_steps, model, owner, shared, created_at, kind, state)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?, 'manual', 'open')",
+        " files_touched, next_steps, model, owner, shared, created_at, idempotency_key, kind, state)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, 'manual', 'open')",
         (handoff_id, handoff.get("session_id"), handoff["project"], handoff.get("cwd"), handoff.get("from_agent"),
          handoff.get("to_agent"), handoff.get("summary") or "", json.dumps(handoff.get("open_questions") or []),
          json.dumps(handoff.get("files_touched") or []), json.dumps(handoff.get("next_steps") or []),
-         handoff.get("model"), handoff.get("owner") or "local", 1 if handoff.get("shared") else 0,
-         handoff["created_at"]),
+         handoff.get("model"), owner, 1 if handoff.get("shared") else 0, handoff["created_at"], key),
     )
-    return _decode(conn.execute("SELECT * FROM handoffs WHERE id = ?", (handoff_id,)).fetchone())
+    return _decode(conn.execute("SELECT * FROM handoffs WHERE id = ?", (handoff_id,)).fetchone()), True
 
 
 def list_handoffs(conn: sqlite3.Connection, *, owner: str, project: str | None, state: str | None,

@@ -13,15 +13,21 @@ def _expire(conn: sqlite3.Connection, now: str) -> None:
                  " AND expires_at <= ?", (now,))
 
 
-def insert_message(conn: sqlite3.Connection, message: dict[str, Any]) -> dict[str, Any]:
+def insert_message(conn: sqlite3.Connection, message: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """(message, created); a repeat of an owner's idempotency key returns the first message."""
+    key, owner = message.get("idempotency_key"), message.get("owner") or "local"
+    if key:
+        earlier = conn.execute("SELECT id FROM messages WHERE owner = ? AND idempotency_key = ?", (owner, key)).fetchone()
+        if earlier is not None:
+            return get_message(conn, earlier[0]), False  # type: ignore[return-value]
     message_id = new_id()
     conn.execute(
-        "INSERT INTO messages(id, to_project, from_project, from_agent, owner, body, created_at, expires_at)"
-        " VALUES (?,?,?,?,?,?,?,?)",
+        "INSERT INTO messages(id, to_project, from_project, from_agent, owner, body, created_at, expires_at,"
+        " idempotency_key) VALUES (?,?,?,?,?,?,?,?,?)",
         (message_id, message["to_project"], message.get("from_project"), message.get("from_agent"),
-         message.get("owner") or "local", message["body"], message["created_at"], message.get("expires_at")),
+         owner, message["body"], message["created_at"], message.get("expires_at"), key),
     )
-    return get_message(conn, message_id)  # type: ignore[return-value]
+    return get_message(conn, message_id), True  # type: ignore[return-value]
 
 
 def get_message(conn: sqlite3.Connection, message_id: str) -> dict[str, Any] | None:

@@ -296,6 +296,16 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         ALTER TABLE tombstones ADD COLUMN owner TEXT;
         """,
     ),
+    (
+        8,
+        "idempotency keys for manual handoffs and messages (a client's retry never duplicates)",
+        """
+        ALTER TABLE handoffs ADD COLUMN idempotency_key TEXT;
+        CREATE UNIQUE INDEX handoffs_idempotency ON handoffs(owner, idempotency_key) WHERE idempotency_key IS NOT NULL;
+        ALTER TABLE messages ADD COLUMN idempotency_key TEXT;
+        CREATE UNIQUE INDEX messages_idempotency ON messages(owner, idempotency_key) WHERE idempotency_key IS NOT NULL;
+        """,
+    ),
 )
 
 
