@@ -24,7 +24,8 @@ from ai_memory.core.errors import AiMemoryError
 from ai_memory.ingest.sessions import SessionCompiler
 from ai_memory.ingest.spool import SpoolStats, drain_once
 from ai_memory.retrieval.embedding_job import EmbeddingJob
-from ai_memory.retrieval.search import Retriever
+from ai_memory.retrieval.query_worker import QueryWorkers, WorkerSpec
+from ai_memory.retrieval.search import Answer, Query, Retriever
 from ai_memory.retrieval.vectors import VectorIndex
 from ai_memory.store.observations import InsertResult
 from ai_memory.store.reader import Reader
@@ -57,6 +58,7 @@ class Runtime:
     users: Users
     forgetter: Forgetter
     syncer: Syncer
+    query_workers: QueryWorkers | None = None
     started_at: float = field(default_factory=time.time)
     spool: SpoolStats = field(default_factory=SpoolStats)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
@@ -96,6 +98,7 @@ class Runtime:
             watcher=WikiWatcher(wiki) if config.get("wiki.watch") else None,
             retriever=retriever, embedding=embedding, memories=memories,
             forgetter=Forgetter(wiki, retention_params(config)), syncer=syncer_for(wiki, config),
+            query_workers=_query_workers(config),
         )
 
     async def start(self) -> None:
@@ -121,12 +124,22 @@ class Runtime:
             self._spawn(self._every("sync.interval_s", self.syncer.sync), "git-sync")
         if self.embedding is not None:
             self._spawn(self.embedding.run(), "embeddings")
+        if self.query_workers is not None:  # in the background: searches run in process meanwhile
+            self._spawn(self.query_workers.start(), "query-workers")
         # Everything built so far lives as long as the daemon: keep it out of every GC pass.
         gc.freeze()
         log.info("data dir %s ready", self.config.data_dir)
 
     def _spawn(self, coro: Awaitable[None], name: str) -> None:
         self._tasks.append(asyncio.create_task(coro, name=name))  # type: ignore[arg-type]
+
+    async def search(self, query: Query) -> Answer:
+        """A query worker's answer when one is free, else the same retrieval in process."""
+        if self.query_workers is not None:
+            found = await self.query_workers.answer(query)
+            if found is not None:
+                return found
+        return await self.reader.run(lambda c: self.retriever.answer(c, query))
 
     async def stop(self) -> None:
         """Stop background work, finish session compiles (bounded), commit, close the store."""
@@ -143,6 +156,8 @@ class Runtime:
             _, stuck = await asyncio.wait(self._tasks, timeout=STOP_TASKS_S)
             for task in stuck:
                 log.error("background task %s did not stop within %.0f s", task.get_name(), STOP_TASKS_S)
+        if self.query_workers is not None:
+            await asyncio.to_thread(self.query_workers.stop)
         log.info("stopping: last git commit")
         await self.wiki.committer.flush()
         log.info("stopping: closing the store")
@@ -214,6 +229,8 @@ class Runtime:
             try:
                 self.reader.reset()
                 self.retriever.reset()
+                if self.query_workers is not None:
+                    await self.query_workers.reset()
                 late = await asyncio.to_thread(catch_up, Path(report.path), raw)
                 await asyncio.to_thread(swap_in, Path(report.path), db)
             finally:
@@ -266,3 +283,12 @@ class Runtime:
             except Exception:
                 log.exception("%s failed", getattr(fn, "__name__", fn))
             await asyncio.sleep(interval)
+
+
+def _query_workers(config: Config) -> QueryWorkers | None:
+    count = int(config.get("server.query_workers"))
+    if count <= 0:
+        return None
+    model_dir = str(config.get("embed.model_dir"))
+    spec = WorkerSpec(config.db_path, bool(config.get("embed.enabled")), Path(model_dir) if model_dir else None)
+    return QueryWorkers(spec, count)

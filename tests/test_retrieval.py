@@ -40,11 +40,13 @@ def wiki(tmp_path_factory) -> Daemon:
         path = data / "wiki" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    daemon = Daemon(data, env={"AI_MEMORY_EMBED_ENABLED": "1"}).start(timeout=60)
+    # Searches here go through a query worker process (the daemon's default), once it is up.
+    daemon = Daemon(data, env={"AI_MEMORY_EMBED_ENABLED": "1", "AI_MEMORY_SERVER_QUERY_WORKERS": "1"}).start(timeout=60)
 
     def embedded() -> bool:
-        emb = daemon.request("GET", "/status")[1]["embeddings"]
-        return emb["ready"] and emb["backlog"] == {"chunks": 0, "observations": 0}
+        status = daemon.request("GET", "/status")[1]
+        emb = status["embeddings"]
+        return emb["ready"] and emb["backlog"] == {"chunks": 0, "observations": 0} and status["query_workers"]["ready"]
 
     wait_until(embedded, timeout=120, step=0.2)
     yield daemon
@@ -205,3 +207,22 @@ def test_search_cli(wiki: Daemon) -> None:
     assert "acme-api/notes/limits.md" in done.stdout and "streams: fts #1" in done.stdout
     bad = run_cli(wiki.data_dir, "search", "x", "-k", "0", "--url", wiki.url)
     assert bad.returncode == 1 and "k must be" in bad.stderr
+
+
+def test_a_lost_query_worker_leaves_search_working(tmp_path) -> None:
+    import os
+    import signal
+
+    page = tmp_path / "data" / "wiki" / "acme-api" / "notes" / "cache.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("---\ntype: Note\ntitle: Cache eviction\nproject: acme-api\n---\nThe LRU cache evicts after 300 s.\n")
+    daemon = Daemon(tmp_path / "data", env={"AI_MEMORY_SERVER_QUERY_WORKERS": "1"}).start()
+    try:
+        wait_until(lambda: daemon.request("GET", "/status")[1]["query_workers"]["ready"] == 1, timeout=60)
+        [pid] = daemon.request("GET", "/status")[1]["query_workers"]["pids"]
+        assert [h["path"] for h in query(daemon, "LRU cache eviction")["hits"]] == ["acme-api/notes/cache.md"]
+        os.kill(pid, signal.SIGKILL)
+        assert [h["path"] for h in query(daemon, "LRU cache eviction")["hits"]] == ["acme-api/notes/cache.md"]
+        assert daemon.request("GET", "/status")[1]["query_workers"]["ready"] == 0
+    finally:
+        daemon.stop()

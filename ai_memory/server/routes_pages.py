@@ -86,7 +86,7 @@ async def query(request: web.Request) -> web.Response:
     runtime = request.app[RUNTIME]
     body = await read_json(request)
     q = dataclasses.replace(parse_query(body), owner=caller(request, body))
-    result = await runtime.reader.run(lambda c: runtime.retriever.answer(c, q))
+    result = await runtime.search(q)
     runtime.note_access([h["path"] for h in result.hits])
     return web.json_response({"hits": result.hits, "raw_hits": result.raw_hits, "streams": result.streams_used})
 

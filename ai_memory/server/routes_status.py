@@ -43,6 +43,7 @@ async def status(request: web.Request) -> web.Response:
         "wiki": {"broken_pages": broken, "commits": runtime.wiki.committer.commits,
                  "sessions_compiled": runtime.sessions.compiled},
         "spool": runtime.spool.as_dict(),
+        "query_workers": runtime.query_workers.describe() if runtime.query_workers else {"configured": 0},
         "writer": {
             "queue_depth": runtime.writer.depth,
             "batches": stats.batches,
