@@ -227,12 +227,14 @@ class Runtime:
             report = await asyncio.to_thread(rebuild, wiki, raw, db)
             await self.writer.suspend()  # drains and commits what is queued; new writes get 503
             try:
+                late = await asyncio.to_thread(catch_up, Path(report.path), raw)
+                await asyncio.to_thread(swap_in, Path(report.path), db)
+                # after the swap, never before: a connection opened earlier would read the
+                # deleted old file through the new file's WAL
                 self.reader.reset()
                 self.retriever.reset()
                 if self.query_workers is not None:
                     await self.query_workers.reset()
-                late = await asyncio.to_thread(catch_up, Path(report.path), raw)
-                await asyncio.to_thread(swap_in, Path(report.path), db)
             finally:
                 await self.writer.resume()
             await self.wiki.reconcile()  # pages written while we rebuilt

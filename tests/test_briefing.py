@@ -121,3 +121,11 @@ def test_a_retried_message_or_handoff_is_stored_once(daemon: Daemon, tmp_path: P
         assert (first[0], again[0]) == (201, 200)
         assert again[1][key]["id"] == first[1][key]["id"] and again[1]["created"] is False
     assert len(daemon.request("GET", "/v1/messages?project=web")[1]["messages"]) == 1
+
+
+def test_only_the_sender_cancels_a_message(daemon: Daemon) -> None:
+    sent = send(daemon, to_project="web", body="from alice", owner="alice")
+    status, body, _ = daemon.request("POST", f"/v1/messages/{sent['id']}/cancel?owner=bob")
+    assert status == 403, body
+    status, body, _ = daemon.request("POST", f"/v1/messages/{sent['id']}/cancel?owner=alice")
+    assert status == 200 and body["message"]["state"] == "cancelled"

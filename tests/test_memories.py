@@ -182,3 +182,26 @@ def test_supersession_survives_reindex_and_a_half_finished_correction(daemon: Da
     corrected.write_text(f"---\nid: hand-1\ntype: Fact\nproject: acme-api\nsupersedes: {v3['id']}\n---\n"
                          "Deploys are automatic since the CD rollout.\n")
     wait_until(lambda: [h["path"] for h in search(daemon, "deploys are")] == ["acme-api/facts/deploys-are-automatic.md"])
+
+
+def test_another_owners_private_page_neither_blocks_nor_leaks(daemon: Daemon) -> None:
+    mine = remember(daemon, text="The launch code is in the blue folder.", scope="private", owner="alice",
+                    idempotency_key="k-1")
+    theirs = remember(daemon, text="The launch code is in the blue folder.", owner="bob", idempotency_key="k-1")
+    assert theirs["created"] is True and theirs["id"] != mine["id"] and "blue" not in str(theirs.get("detail"))
+
+
+def test_deleting_a_freshly_edited_page_keeps_the_edit_in_git(daemon: Daemon) -> None:
+    stored = remember(daemon, text="Staging runs on port 8080.")
+    page = daemon.data_dir / "wiki" / stored["path"]
+    page.write_text(page.read_text().replace("8080", "9090"))
+    status, body, _ = daemon.request("DELETE", f"/v1/pages?id={stored['id']}")
+    assert status == 200, body
+    history = git(daemon.data_dir / "wiki", "log", "--all", "-p", "--", stored["path"])
+    assert "9090" in history and not page.exists()
+
+
+def test_feedback_with_a_non_string_signal_is_a_400(daemon: Daemon) -> None:
+    stored = remember(daemon, text="Retries use jitter.")
+    status, body, _ = daemon.request("POST", "/v1/feedback", {"path": stored["path"], "signal": ["helpful"]})
+    assert status == 400, body

@@ -129,23 +129,27 @@ class ResilientAPI(MemoryAPI):
                 "pending": True, "fallback": "outbox", "note": _queued(reason)}
 
     def handoff_begin(self, **handoff: Any) -> dict[str, Any]:
+        local_id = self.outbox.new_local_id()
+        body = {k: v for k, v in handoff.items() if v is not None}
+        body.setdefault("idempotency_key", local_id)  # the first attempt too: its answer may be lost
         try:
-            return super().handoff_begin(**handoff)
+            return super().handoff_begin(**body)
         except UNREACHABLE as exc:
-            body = {k: v for k, v in handoff.items() if v is not None}
             project = body.get("project") or (resolve_project(body["cwd"]).name if body.get("cwd") else None)
-            entry = self.outbox.add("handoff", body, local_id=self.outbox.new_local_id(), project=project,
+            entry = self.outbox.add("handoff", body, local_id=local_id, project=project,
                                     title=first_sentence(str(body.get("summary", ""))),
                                     text=_handoff_text(body), attempted=isinstance(exc, ResponseIncomplete))
             return {**body, "id": entry.local_id, "project": project, "state": "pending", "kind": "manual",
                     "pending": True, "fallback": "outbox", "note": _queued(_reason(exc))}
 
     def message_send(self, **message: Any) -> dict[str, Any]:
+        local_id = self.outbox.new_local_id()
+        body = {k: v for k, v in message.items() if v is not None}
+        body.setdefault("idempotency_key", local_id)  # the first attempt too: its answer may be lost
         try:
-            return super().message_send(**message)
+            return super().message_send(**body)
         except UNREACHABLE as exc:
-            body = {k: v for k, v in message.items() if v is not None}
-            entry = self.outbox.add("message", body, local_id=self.outbox.new_local_id(),
+            entry = self.outbox.add("message", body, local_id=local_id,
                                     project=body.get("to_project"), title=first_sentence(str(body.get("body", ""))),
                                     text=str(body.get("body", "")), attempted=isinstance(exc, ResponseIncomplete))
             return {**body, "id": entry.local_id, "state": "pending", "pending": True, "fallback": "outbox",

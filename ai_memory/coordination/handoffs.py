@@ -6,7 +6,7 @@ import os
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ai_memory.core.errors import Conflict, InputError, NotFound
+from ai_memory.core.errors import AuthError, Conflict, InputError, NotFound
 from ai_memory.core.observation import utc_iso
 from ai_memory.core.sanitizer import TextKind, sanitize
 from ai_memory.store.handoffs import (
@@ -77,6 +77,8 @@ async def cancel(writer: Writer, handoff_id: str, owner: str) -> dict[str, Any]:
     handoff = await writer.submit_wait(lambda tx: cancel_handoff(tx.conn, handoff_id, owner))
     if handoff is None:
         raise NotFound("no such handoff", detail=handoff_id)
+    if handoff["owner"] != owner and handoff["state"] == "open":
+        raise AuthError("only the handoff's owner can cancel it", detail=f"it belongs to {handoff['owner']}")
     if handoff["state"] != "cancelled":
         raise Conflict(f"handoff is {handoff['state']}", detail="only an open handoff can be cancelled",
                        record=handoff)

@@ -54,7 +54,7 @@ class Memories:
         moment = now or datetime.now(timezone.utc)
         async with self._lock:
             if draft.idempotency_key:
-                earlier = await self._reader.run(lambda c: by_idempotency_key(c, draft.idempotency_key))
+                earlier = await self._reader.run(lambda c: by_idempotency_key(c, draft.idempotency_key, draft.owner))
                 if earlier is not None:
                     return Stored(earlier["uid"] or earlier["path"], earlier["path"], False, earlier["supersedes"])
             old = await self._superseded_page(draft)
@@ -80,14 +80,14 @@ class Memories:
         stamp = utc_iso(moment)
         skip = old["path"] if old else None
         twin = await self._reader.run(
-            lambda c: same_text(c, draft.home, draft.page_type, normalized_hash(_body(draft)), stamp))
+            lambda c: same_text(c, draft.home, draft.page_type, normalized_hash(_body(draft)), stamp, draft.owner))
         if twin is not None and twin["path"] != skip:
             _refuse(twin["uid"], twin["path"], "the same text")
         embedder = self._embedder()
         if embedder is None:
             return None
         candidates = await self._reader.run(
-            lambda c: live_first_chunks(c, draft.home, draft.page_type, embedder.model_id, stamp))
+            lambda c: live_first_chunks(c, draft.home, draft.page_type, embedder.model_id, stamp, draft.owner))
         candidates = [c for c in candidates if c["path"] != skip]
         missing = [c for c in candidates if c["vector"] is None][:EMBED_MISSING_LIMIT]
         texts = [_first_chunk(draft)] + [c["text"] for c in missing]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ai_memory.core.errors import Conflict, InputError, NotFound
+from ai_memory.core.errors import AuthError, Conflict, InputError, NotFound
 from ai_memory.core.memory import check_project
 from ai_memory.core.observation import utc_iso
 from ai_memory.core.sanitizer import TextKind, sanitize
@@ -62,11 +62,14 @@ async def claim(writer: Writer, ids: list[str], *, session_id: str | None,
     return await writer.submit_wait(lambda tx: claim_messages(tx.conn, ids, session_id=session_id, now=stamp))
 
 
-async def cancel(writer: Writer, message_id: str, now: datetime | None = None) -> dict[str, Any]:
+async def cancel(writer: Writer, message_id: str, owner: str, now: datetime | None = None) -> dict[str, Any]:
+    """Withdraw an open message; only its sender may."""
     stamp = utc_iso(now or datetime.now(timezone.utc))
-    message = await writer.submit_wait(lambda tx: cancel_message(tx.conn, message_id, stamp))
+    message = await writer.submit_wait(lambda tx: cancel_message(tx.conn, message_id, stamp, owner))
     if message is None:
         raise NotFound("no such message", detail=message_id)
+    if message["owner"] != owner and message["state"] == "open":
+        raise AuthError("only the message's sender can cancel it", detail=f"it was sent by {message['owner']}")
     if message["state"] != "cancelled":
         raise Conflict(f"message is {message['state']}", detail="only an open message can be cancelled",
                        record=message)

@@ -140,9 +140,14 @@ class QueryWorkers:
         return worker
 
     async def answer(self, query: Query) -> Answer | None:
-        if self._idle is None or not self._all:
+        if self._idle is None:
             return None
-        worker = await self._idle.get()
+        try:  # a busy (or lost) worker never makes a search wait: it runs in process instead
+            worker = self._idle.get_nowait()
+        except asyncio.QueueEmpty:
+            return None
+        if worker not in self._all:  # stopped by a failed reset while it sat in the queue
+            return None
         healthy = True
         try:
             return await asyncio.to_thread(worker.roundtrip, ("query", (query, datetime.now(timezone.utc))),
@@ -157,14 +162,20 @@ class QueryWorkers:
         finally:
             if healthy:
                 self._idle.put_nowait(worker)
-            else:
+            elif worker in self._all:
                 self._all.remove(worker)
                 await asyncio.to_thread(worker.stop)
 
     async def reset(self) -> None:
-        """Every worker reopens the database (after a reindex swapped the file)."""
+        """Every worker reopens the database (after a reindex swapped the file); a worker that
+        cannot is stopped, since it would keep reading the old file."""
         for worker in list(self._all):
-            await asyncio.to_thread(worker.roundtrip, ("reset", None), ANSWER_TIMEOUT_S)
+            try:
+                await asyncio.to_thread(worker.roundtrip, ("reset", None), ANSWER_TIMEOUT_S)
+            except (OSError, EOFError, TimeoutError, RuntimeError) as exc:
+                log.error("query worker could not reopen the database (%s); stopping it", exc)
+                self._all.remove(worker)
+                await asyncio.to_thread(worker.stop)
 
     def stop(self) -> None:
         for worker in self._all:

@@ -129,6 +129,7 @@ async def pop_messages(request: web.Request) -> web.Response:
 
 @routes.post("/v1/messages/{message_id}/cancel")
 async def cancel_message(request: web.Request) -> web.Response:
-    message = await messages.cancel(request.app[RUNTIME].writer, request.match_info["message_id"])
-    await audit(request, caller(request), "message.cancel", message["id"])
+    who = caller(request)
+    message = await messages.cancel(request.app[RUNTIME].writer, request.match_info["message_id"], who)
+    await audit(request, who, "message.cancel", message["id"])
     return web.json_response({"message": message})

@@ -62,7 +62,7 @@ async def feedback(request: web.Request) -> web.Response:
     ref, signal = body.get("path") or body.get("id"), body.get("signal")
     if not isinstance(ref, str) or not ref.strip():
         raise InputError("missing path or id", detail="the page's wiki path or memory id")
-    if signal not in FEEDBACK_DELTAS:
+    if not isinstance(signal, str) or signal not in FEEDBACK_DELTAS:
         raise InputError("signal must be one of " + ", ".join(FEEDBACK_DELTAS), detail=str(signal)[:40])
     runtime = request.app[RUNTIME]
     who = caller(request, body)

@@ -32,6 +32,7 @@ class Candidate:
     type: str
     title: str
     content_hash: str
+    ownership: tuple[str | None, str | None, str | None] = (None, None, None)  # (id, scope, owner), read at planning
 
 
 def stamp(moment: datetime) -> str:
@@ -44,7 +45,8 @@ def candidates(conn: sqlite3.Connection) -> list[Candidate]:
     tiers = sorted(DECAYING_TIERS)
     rows = conn.execute(
         "SELECT p.path, p.project, p.type, p.title, p.tier, p.pinned, p.superseded_by, p.created, p.updated,"
-        " p.expires_at, p.mtime_ns, p.content_hash, s.salience, s.access_count, s.last_access_at"
+        " p.expires_at, p.mtime_ns, p.content_hash, p.uid, p.scope, p.owner, s.salience, s.access_count,"
+        " s.last_access_at"
         " FROM pages p LEFT JOIN page_stats s ON s.path = p.path"
         f" WHERE p.pinned = 0 AND (p.tier IN ({','.join('?' * len(tiers))}) OR p.expires_at IS NOT NULL)"
         " ORDER BY p.path", tiers).fetchall()
@@ -60,7 +62,7 @@ def _candidate(r: sqlite3.Row) -> Candidate:
         salience=SALIENCE_DEFAULT if r["salience"] is None else float(r["salience"]),
         access_count=int(r["access_count"] or 0), last_access_at=parse_moment(r["last_access_at"]),
     )
-    return Candidate(facts, r["project"], r["type"], r["title"], r["content_hash"])
+    return Candidate(facts, r["project"], r["type"], r["title"], r["content_hash"], (r["uid"], r["scope"], r["owner"]))
 
 
 def bury(removed: list[tuple[Candidate, str]], when: str) -> Callable[[WriteTx], None]:
@@ -68,7 +70,8 @@ def bury(removed: list[tuple[Candidate, str]], when: str) -> Callable[[WriteTx],
 
     def job(tx: WriteTx) -> None:
         for cand, reason in removed:
-            owner = _ownership(tx.conn, cand.facts.path)
+            # the plan's copy: the watcher may already have dropped the row of the unlinked file
+            owner = _ownership(tx.conn, cand.facts.path) if cand.ownership == (None, None, None) else cand.ownership
             remove_page_rows(tx.conn, cand.facts.path, when)
             tx.conn.execute(
                 f"INSERT OR REPLACE INTO tombstones({TOMBSTONE_FIELDS}, uid, scope, owner)"

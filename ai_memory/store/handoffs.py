@@ -98,7 +98,9 @@ def cancel_handoff(conn: sqlite3.Connection, handoff_id: str, owner: str) -> dic
                        (handoff_id, owner)).fetchone()
     if row is None:
         return None
-    conn.execute("UPDATE handoffs SET state = 'cancelled' WHERE id = ? AND state = 'open'", (handoff_id,))
+    # a shared handoff is visible to all, but only its owner may withdraw it
+    conn.execute("UPDATE handoffs SET state = 'cancelled' WHERE id = ? AND state = 'open' AND owner = ?",
+                 (handoff_id, owner))
     return _decode(conn.execute("SELECT * FROM handoffs WHERE id = ?", (handoff_id,)).fetchone())
 
 
@@ -151,8 +153,8 @@ def claim_handoff(conn: sqlite3.Connection, who: Receiver, *, now: str, live_aft
             continue
         if row["kind"] == "auto":  # older automatic handoffs for the same place are now moot
             conn.execute("UPDATE handoffs SET state = 'expired' WHERE state = 'open' AND kind = 'auto'"
-                         " AND project IS ? AND cwd = ? AND created_at <= ?",
-                         (row["project"], row["cwd"], row["created_at"]))
+                         " AND project IS ? AND cwd = ? AND created_at <= ? AND owner = ?",
+                         (row["project"], row["cwd"], row["created_at"], row["owner"]))
         claimed = conn.execute("SELECT * FROM handoffs WHERE id = ?", (row["id"],)).fetchone()
         return _decode(claimed)
     return None

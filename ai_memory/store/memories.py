@@ -25,29 +25,40 @@ def find_page(conn: sqlite3.Connection, ref: str) -> dict[str, Any] | None:
     return _row(row)
 
 
-def by_idempotency_key(conn: sqlite3.Connection, key: str) -> dict[str, Any] | None:
-    row = conn.execute(f"SELECT {_FIELDS} FROM pages WHERE idempotency_key = ? LIMIT 1", (key,)).fetchone()
+def by_idempotency_key(conn: sqlite3.Connection, key: str, owner: str) -> dict[str, Any] | None:
+    """The owner's earlier write with this key (keys are per owner: one user's key says nothing
+    about another's pages)."""
+    row = conn.execute(f"SELECT {_FIELDS} FROM pages WHERE idempotency_key = ? AND owner IS ? LIMIT 1",
+                       (key, owner)).fetchone()
     return _row(row)
 
 
-def same_text(conn: sqlite3.Connection, project: str, page_type: str, norm_hash: str, now: str) -> dict[str, Any] | None:
+# A writer is compared only with pages it may see: another owner's private page must neither
+# block the write nor leak its id and path through a 409.
+_VISIBLE = "(scope != 'private' OR owner IS ?)"
+
+
+def same_text(conn: sqlite3.Connection, project: str, page_type: str, norm_hash: str, now: str,
+              owner: str) -> dict[str, Any] | None:
     """A live page of the same project and type whose normalized text is the same."""
     row = conn.execute(
         f"SELECT {_FIELDS} FROM pages WHERE project = ? AND type = ? AND norm_hash = ? AND superseded_by IS NULL"
-        " AND (expires_at IS NULL OR expires_at > ?) LIMIT 1", (project, page_type, norm_hash, now)).fetchone()
+        f" AND (expires_at IS NULL OR expires_at > ?) AND {_VISIBLE} LIMIT 1",
+        (project, page_type, norm_hash, now, owner)).fetchone()
     return _row(row)
 
 
 def live_first_chunks(conn: sqlite3.Connection, project: str, page_type: str, model: str, now: str,
-                      limit: int = 2000) -> list[dict[str, Any]]:
+                      owner: str, limit: int = 2000) -> list[dict[str, Any]]:
     """For each live page of a project and type: its first chunk's text and vector (None if not embedded yet)."""
     rows = conn.execute(
         "SELECT p.uid, p.path, c.text, c.content_hash, e.vector FROM pages p"
         " JOIN chunks c ON c.page_id = p.id AND c.ord = 0"
         " LEFT JOIN embeddings e ON e.content_hash = c.content_hash AND e.model = ?"
         " WHERE p.project = ? AND p.type = ? AND p.superseded_by IS NULL"
-        " AND (p.expires_at IS NULL OR p.expires_at > ?) ORDER BY p.updated DESC LIMIT ?",
-        (model, project, page_type, now, limit)).fetchall()
+        " AND (p.expires_at IS NULL OR p.expires_at > ?) AND (p.scope != 'private' OR p.owner IS ?)"
+        " ORDER BY p.updated DESC LIMIT ?",
+        (model, project, page_type, now, owner, limit)).fetchall()
     return [{"uid": r[0], "path": r[1], "text": r[2], "hash": r[3],
              "vector": None if r[4] is None else np.frombuffer(r[4], dtype=np.float32)} for r in rows]
 

@@ -84,7 +84,9 @@ def claim_messages(conn: sqlite3.Connection, ids: list[str], *, session_id: str 
     return popped  # type: ignore[return-value]
 
 
-def cancel_message(conn: sqlite3.Connection, message_id: str, now: str) -> dict[str, Any] | None:
+def cancel_message(conn: sqlite3.Connection, message_id: str, now: str, owner: str) -> dict[str, Any] | None:
+    """Cancel an open message; only its sender may (the caller compares the returned owner)."""
     _expire(conn, now)
-    conn.execute("UPDATE messages SET state = 'cancelled' WHERE id = ? AND state = 'open'", (message_id,))
+    conn.execute("UPDATE messages SET state = 'cancelled' WHERE id = ? AND state = 'open' AND owner = ?",
+                 (message_id, owner))
     return get_message(conn, message_id)

@@ -195,6 +195,9 @@ def _apply(repo: pygit2.Repository, wiki_dir: Path, ours: dict[str, Entry],
     outcome = MergeOutcome(head="")
     for path in changed:
         target = wiki_dir / path
+        # again just before replacing it: a page written meanwhile must not be overwritten
+        if _disk_id(target) != (ours[path][0] if path in ours else None):
+            raise WorkTreeRaced(path)
         if path in merged:
             atomic_write(target, repo[merged[path][0]].data)
             outcome.written.append(path)

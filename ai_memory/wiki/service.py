@@ -16,14 +16,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ai_memory.core.errors import DiskFull
+from ai_memory.core.errors import Conflict, DiskFull
 from ai_memory.core.page import ParsedPage, parse_page
-from ai_memory.store.forgetting import bury_pages, stamp
+from ai_memory.store.forgetting import bury_pages, record_commit, stamp
 from ai_memory.store.pages import FileState, file_states, index_page_rows, remove_page
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer, WriteTx
 from ai_memory.wiki.files import atomic_write, is_page_path, iter_pages
-from ai_memory.wiki.git import Committer
+from ai_memory.wiki.git import Committer, committed
 from ai_memory.wiki.project_index import project_pages, render_index
 
 log = logging.getLogger(__name__)
@@ -81,18 +81,27 @@ class Wiki:
         return [page for page, _ in written]
 
     async def delete_page(self, rel: str, reason: str) -> bool:
-        """Remove a page file and its index rows, committed at once (git history keeps it)."""
+        """Remove a page file and its index rows, committed at once. The bytes removed are
+        committed first, so git history always holds what was deleted (an edit made a moment
+        ago, or still inside the commit window, included)."""
         path = self.dir / rel
         try:
             data = await asyncio.to_thread(path.read_bytes)
-            await asyncio.to_thread(path.unlink)
         except FileNotFoundError:
             return False
+        if not await asyncio.to_thread(committed, self.dir, {rel: data}):
+            await self.committer.commit_now(f"before deleting {rel}")
+        removed = await asyncio.to_thread(self.committer.exclusively, lambda: _unlink_if_committed(self.dir, rel))
+        if removed is None:
+            return False
+        if removed is False:
+            raise Conflict("the page changed and is not in git yet", detail=f"{rel}: try again in a moment")
         # a tombstone, like the sweep's: export tells mirrors, and sync carries the deletion
         await self.writer.submit_wait(bury_pages([parse_page(rel, data)], "deleted", stamp(datetime.now(timezone.utc))))
         await self.refresh_indexes({rel.split("/", 1)[0]} if "/" in rel else set())
-        self.committer.request(reason)
-        await self.committer.flush()
+        oid = await self.committer.commit_now(reason)
+        if oid:
+            await self.writer.submit_wait(record_commit([rel], oid))
         return True
 
     async def refresh_indexes(self, projects: set[str]) -> None:
@@ -169,6 +178,19 @@ class Wiki:
                 await self.refresh_indexes({rel.split("/", 1)[0] for rel in report.indexed + report.removed if "/" in rel})
                 self.committer.request("external edit: reconciled files changed outside ai-memory")
             return report
+
+
+def _unlink_if_committed(wiki_dir: Path, rel: str) -> bool | None:
+    """Under the git lock: remove the file only if HEAD holds exactly its bytes (None: already gone)."""
+    path = wiki_dir / rel
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    if not committed(wiki_dir, {rel: data}):
+        return False
+    path.unlink()
+    return True
 
 
 def _same_stat(path: Path, known: FileState) -> bool:
