@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 import time
 from datetime import datetime, timezone
 from collections.abc import Awaitable, Callable
@@ -102,6 +103,9 @@ class Runtime:
         )
 
     async def start(self) -> None:
+        if self.query_workers is not None:
+            self.query_workers.launch()  # before lowering our priority: searches keep the normal one
+        _lower_ingest_priority(int(self.config.get("server.ingest_nice")))
         await self.writer.start()  # migrates the schema before any reader opens the file
         await self.users.load()  # team tokens are checked from memory on every request
         report = await self.wiki.reconcile()  # edits made while the daemon was down
@@ -294,3 +298,16 @@ def _query_workers(config: Config) -> QueryWorkers | None:
     model_dir = str(config.get("embed.model_dir"))
     spec = WorkerSpec(config.db_path, bool(config.get("embed.enabled")), Path(model_dir) if model_dir else None)
     return QueryWorkers(spec, count)
+
+
+def _lower_ingest_priority(steps: int) -> None:
+    """Make the event loop thread (hook parsing and sanitizing: most of the daemon's CPU) and the
+    threads it starts from now on yield to the query workers and to the user's own programs.
+    On Linux a nice value belongs to a thread; the workers were started before, at normal
+    priority, so a burst of hooks cannot starve a search of CPU."""
+    if steps <= 0:
+        return
+    try:
+        os.nice(steps)
+    except OSError as exc:
+        log.warning("could not lower the daemon's CPU priority: %s", exc)

@@ -111,33 +111,35 @@ class QueryWorkers:
         self._spec = spec
         self._count = count
         self._idle: asyncio.Queue[_Worker] | None = None
-        self._all: list[_Worker] = []
+        self._all: list[_Worker] = []  # ready to answer
+        self._launched: list[_Worker] = []
 
     def describe(self) -> dict[str, Any]:
         """For /status: how many were asked for, how many serve, their pids."""
         return {"configured": self._count, "ready": len(self._all), "pids": [w.process.pid for w in self._all]}
 
-    async def start(self) -> None:
-        """Spawn the workers in the background; searches use them as they become ready."""
-        self._idle = asyncio.Queue()
+    def launch(self) -> None:
+        """Start the processes now, from the calling thread (they inherit its CPU priority);
+        ``start`` then waits for them to load."""
         for _ in range(self._count):
             try:
-                worker = await asyncio.to_thread(self._spawn)
+                self._launched.append(_Worker(self._spec))
+            except OSError as exc:
+                log.error("cannot start a query worker, searches stay in process: %s", exc)
+
+    async def start(self) -> None:
+        """Wait in the background for the launched workers; searches use each once it is ready."""
+        self._idle = asyncio.Queue()
+        for worker in self._launched:
+            try:
+                await asyncio.to_thread(worker.wait_ready)
             except (OSError, RuntimeError, TimeoutError, EOFError) as exc:
                 log.error("query worker unavailable, searches stay in process: %s", exc)
-                return
+                await asyncio.to_thread(worker.stop)
+                continue
             self._all.append(worker)
             self._idle.put_nowait(worker)
         log.info("%d query worker process(es) ready", len(self._all))
-
-    def _spawn(self) -> _Worker:
-        worker = _Worker(self._spec)
-        try:
-            worker.wait_ready()
-        except BaseException:
-            worker.stop()
-            raise
-        return worker
 
     async def answer(self, query: Query) -> Answer | None:
         if self._idle is None:
@@ -178,6 +180,6 @@ class QueryWorkers:
                 await asyncio.to_thread(worker.stop)
 
     def stop(self) -> None:
-        for worker in self._all:
+        for worker in {id(w): w for w in self._all + self._launched}.values():
             worker.stop()
         self._all.clear()
