@@ -205,3 +205,10 @@ def test_feedback_with_a_non_string_signal_is_a_400(daemon: Daemon) -> None:
     stored = remember(daemon, text="Retries use jitter.")
     status, body, _ = daemon.request("POST", "/v1/feedback", {"path": stored["path"], "signal": ["helpful"]})
     assert status == 400, body
+
+
+def test_a_private_memory_stays_out_of_the_project_index(daemon: Daemon) -> None:
+    remember(daemon, text="Shared fact about the build cache.")
+    remember(daemon, text="My private note about the salary sheet.", scope="private", owner="alice")
+    index = (daemon.data_dir / "wiki" / "acme-api" / "index.md").read_text()
+    assert "build cache" in index and "salary" not in index

@@ -19,8 +19,9 @@ MAX_PER_TYPE = 500
 
 
 def project_pages(conn: sqlite3.Connection, project: str) -> list[sqlite3.Row]:
+    """The pages index.md lists: never a private one (its title would show in a shared file)."""
     return conn.execute(
-        "SELECT path, title, type, updated, superseded_by FROM pages WHERE project = ?"
+        "SELECT path, title, type, updated, superseded_by FROM pages WHERE project = ? AND scope != 'private'"
         " ORDER BY type, COALESCE(updated, '') DESC, path", (project,)).fetchall()
 
 
