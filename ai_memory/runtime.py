@@ -118,10 +118,8 @@ class Runtime:
         self._spawn(self._every("spool.drain_interval_s", self.drain_spool), "spool-drain")
         self._spawn(self._every("wiki.reconcile_interval_s", self.wiki.reconcile, first_wait=True), "reconcile")
         self._spawn(self._every("wiki.reconcile_interval_s", self.sessions.finalize_idle), "idle-sessions")
-        if self.config.get("forget.enabled"):  # first sweep one interval after start: a daemon
-            # started to look at an old wiki must not change it before anyone asked
-            self._spawn(self._every("forget.sweep_interval_hours", self.forgetter.sweep, first_wait=True,
-                                    unit_s=3600.0), "forget-sweep")
+        if self.config.get("forget.enabled"):
+            self._spawn(self._sweeps_on_schedule(), "forget-sweep")
         if float(self.config.get("backup.interval_hours")) > 0:
             self._spawn(self._backups_on_schedule(), "scheduled-backups")
         if self.syncer.remote:  # at start (pull what others wrote meanwhile), then every interval
@@ -246,6 +244,23 @@ class Runtime:
                 "observations": report.observations + late.observations,
                 "handoffs_kept": report.handoffs_kept}
 
+    async def _sweeps_on_schedule(self) -> None:
+        """A forget sweep every interval, counted from the last one (a marker file), so a daemon
+        restarted more often than the interval still sweeps. The very first sweep waits one whole
+        interval: a daemon started to look at an old wiki must not change it before anyone asked."""
+        interval = float(self.config.get("forget.sweep_interval_hours")) * 3600.0
+        marker = self.config.sub("db") / "forget-sweep.last"
+        while True:
+            await asyncio.sleep(await asyncio.to_thread(_due_in, marker, interval))
+            try:
+                async with self._maintenance:
+                    await self.forgetter.sweep()
+            except AiMemoryError as exc:
+                log.warning("forget sweep failed: %s", exc.message)
+            except Exception:
+                log.exception("forget sweep failed")
+            await asyncio.to_thread(marker.touch)
+
     async def _backups_on_schedule(self) -> None:
         """A backup every backup.interval_hours, counted from the newest archive, then pruning.
 
@@ -311,3 +326,14 @@ def _lower_ingest_priority(steps: int) -> None:
         os.nice(steps)
     except OSError as exc:
         log.warning("could not lower the daemon's CPU priority: %s", exc)
+
+
+def _due_in(marker: Path, interval_s: float) -> float:
+    """Seconds until the next run: one interval after the marker's time (created now if absent)."""
+    try:
+        last = marker.stat().st_mtime
+    except FileNotFoundError:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+        return interval_s
+    return max(0.0, interval_s - (time.time() - last))

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 import sqlite3
 import subprocess
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -371,5 +373,24 @@ def test_the_daemon_sweeps_by_itself(data_dir: Path) -> None:
         assert [(t["path"], t["reason"], t["tier"]) for t in stones()] == [(old.path, "cold", "episodic")]
         text = run_cli(data_dir, "forget-sweep", "--dry-run", "--url", daemon.url)
         assert text.returncode == 0 and "would remove 0 pages" in text.stdout
+    finally:
+        daemon.stop()
+
+
+def test_a_restart_does_not_reset_the_sweep_clock(data_dir: Path) -> None:
+    """The last sweep's time outlives the daemon: one overdue at start runs at once."""
+    Daemon(data_dir).start().stop()
+    now = datetime.now(timezone.utc)
+    old = _page("sessions", "Session Summary", 1, 200, now, "cold")
+    (data_dir / "wiki" / old.path).parent.mkdir(parents=True, exist_ok=True)
+    (data_dir / "wiki" / old.path).write_text(old.text)
+    marker = data_dir / "db" / "forget-sweep.last"
+    marker.touch()
+    two_days_ago = time.time() - 2 * 86400
+    os.utime(marker, (two_days_ago, two_days_ago))
+    daemon = Daemon(data_dir, env={"AI_MEMORY_FORGET_SWEEP_INTERVAL_HOURS": "24"}).start()
+    try:
+        wait_until(lambda: not (data_dir / "wiki" / old.path).exists(), timeout=30)
+        wait_until(lambda: marker.stat().st_mtime > two_days_ago + 86400, timeout=30)
     finally:
         daemon.stop()
