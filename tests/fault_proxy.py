@@ -15,9 +15,16 @@ breaker open it must not move.
 
 from __future__ import annotations
 
+import shutil
 import socket
 import threading
 import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import Daemon
 
 
 class FaultProxy:
@@ -153,3 +160,19 @@ def _read_request(conn: socket.socket) -> None:
         if not chunk:
             return
         rest += chunk
+
+
+@pytest.fixture
+def proxy(daemon: Daemon) -> Iterator[FaultProxy]:
+    p = FaultProxy(daemon.port)
+    yield p
+    p.close()
+
+
+@pytest.fixture
+def client_dir(tmp_path: Path, daemon: Daemon) -> Path:
+    """The other machine's data dir: the daemon's token, nothing else."""
+    d = tmp_path / "laptop"
+    d.mkdir()
+    shutil.copy(daemon.data_dir / "token", d / "token")
+    return d

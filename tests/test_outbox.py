@@ -4,9 +4,7 @@ server exactly once after recovery, with corrections remapped to the server's id
 from __future__ import annotations
 
 import json
-import shutil
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,27 +13,12 @@ from ai_memory.client.offline import ResilientAPI, open_api
 from ai_memory.client.outbox import Outbox
 from ai_memory.client.resilient import ClientSettings
 from conftest import Daemon, run_cli
-from fault_proxy import FaultProxy
+from fault_proxy import FaultProxy, client_dir, proxy  # noqa: F401 (fixtures)
 
 FAST = {"client.resilient": "always", "client.connect_timeout_ms": 1000, "client.timeout_ms": 10_000,
         "client.breaker_base_ms": 800, "client.breaker_max_ms": 800, "client.retry_wait_max_ms": 50}
 WRITES = 200
 CORRECTIONS = 10
-
-
-@pytest.fixture
-def proxy(daemon: Daemon) -> Iterator[FaultProxy]:
-    p = FaultProxy(daemon.port)
-    yield p
-    p.close()
-
-
-@pytest.fixture
-def client_dir(tmp_path: Path, daemon: Daemon) -> Path:
-    d = tmp_path / "laptop"
-    d.mkdir()
-    shutil.copy(daemon.data_dir / "token", d / "token")
-    return d
 
 
 def api_for(client_dir: Path, url: str) -> ResilientAPI:

@@ -7,11 +7,9 @@ client has its own data dir ("another machine") holding only the daemon's token.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,27 +20,11 @@ from ai_memory.client.offline import ResilientAPI, open_api
 from ai_memory.client.resilient import ClientSettings, ResilientClient
 from ai_memory.core.errors import ConnectFailed, GatewayUnreachable, ResponseIncomplete, StorageError
 from conftest import REPO, Daemon, cli_env, run_cli
-from fault_proxy import FaultProxy
+from fault_proxy import FaultProxy, client_dir, proxy  # noqa: F401 (fixtures)
 
 FAST = {"client.resilient": "always", "client.connect_timeout_ms": 500, "client.timeout_ms": 500,
         "client.breaker_base_ms": 1500, "client.breaker_max_ms": 10_000, "client.breaker_trip_after": 3,
         "client.retry_wait_max_ms": 50}
-
-
-@pytest.fixture
-def proxy(daemon: Daemon) -> Iterator[FaultProxy]:
-    p = FaultProxy(daemon.port)
-    yield p
-    p.close()
-
-
-@pytest.fixture
-def client_dir(tmp_path: Path, daemon: Daemon) -> Path:
-    """The other machine's data dir: the daemon's token, nothing else."""
-    d = tmp_path / "laptop"
-    d.mkdir()
-    shutil.copy(daemon.data_dir / "token", d / "token")
-    return d
 
 
 def settings(client_dir: Path, url: str, **overrides: object) -> ClientSettings:

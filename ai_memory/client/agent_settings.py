@@ -59,6 +59,19 @@ Doc = dict[str, Any]
 _TOKEN_VALUE = re.compile(rf'("{TOKEN_ENV}"\s*:\s*)"(?:[^"\\]|\\.)*"')
 
 
+def check_agent_and_scope(agent: str, scope: str) -> None:
+    if agent not in AGENTS:
+        raise ConfigError(f"unknown agent {agent!r}", detail=f"choose {', '.join(AGENTS)}")
+    if scope not in SCOPES:
+        raise ConfigError(f"unknown scope {scope!r}", detail=f"choose {', '.join(SCOPES)}")
+
+
+def scoped_file(files: dict[str, tuple[str, str]], agent: str, scope: str, home: Path, project_dir: Path) -> Path:
+    """The agent's file for a scope: ``files[agent]`` is (under $HOME, under the project dir)."""
+    user, project = files[agent]
+    return home / user if scope == "user" else project_dir / project
+
+
 @dataclass(frozen=True)
 class Target:
     """Where and what to install: the agent, the scope and the daemon's coordinates."""
@@ -71,15 +84,11 @@ class Target:
     data_dir: Path
 
     def __post_init__(self) -> None:
-        if self.agent not in AGENTS:
-            raise ConfigError(f"unknown agent {self.agent!r}", detail=f"choose {', '.join(AGENTS)}")
-        if self.scope not in SCOPES:
-            raise ConfigError(f"unknown scope {self.scope!r}", detail=f"choose {', '.join(SCOPES)}")
+        check_agent_and_scope(self.agent, self.scope)
 
     @property
     def settings_path(self) -> Path:
-        user, project = _FILES[self.agent]
-        return self.home / user if self.scope == "user" else self.project_dir / project
+        return scoped_file(_FILES, self.agent, self.scope, self.home, self.project_dir)
 
     @property
     def hook_command(self) -> Path:
@@ -375,14 +384,15 @@ def apply_changes(changes: Iterable[FileChange], stamp: str) -> list[tuple[FileC
         if not change.changed:
             continue
         real = change.path.resolve() if change.path.is_symlink() else change.path
-        backup = _backup(real, stamp) if change.before is not None else None
+        backup = backup_file(real, stamp) if change.before is not None else None
         assert change.after is not None
         _write_atomic(real, change.after, change.private)
         done.append((change, backup))
     return done
 
 
-def _backup(path: Path, stamp: str) -> Path:
+def backup_file(path: Path, stamp: str) -> Path:
+    """Copy ``path`` to ``<file>.bak-<stamp>`` (numbered when taken); returns the copy."""
     backup = path.with_name(f"{path.name}.bak-{stamp}")
     n = 1
     while backup.exists():

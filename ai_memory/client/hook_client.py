@@ -68,31 +68,24 @@ def post(url: str, path: str, token: str, body: bytes, budget_s: float) -> tuple
 
 
 def deliver_detached(url: str, token: str, spool_file: Path) -> None:
-    """Fork a child that posts the spool file and removes it on success; the parent returns at once."""
-    try:
-        pid = os.fork()
-    except OSError:
-        return  # no fork: the daemon's spool drain delivers it
-    if pid:
-        return
-    try:
-        os.setsid()
-        devnull = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(devnull, fd)
+    """Post the spool file from a detached child, which removes it on success (else the
+    daemon's spool drain delivers it); the parent returns at once."""
+
+    def deliver() -> None:
         status, _ = post(url, "/hook/envelope", token, spool_file.read_bytes(), CAPTURE_BUDGET_S)
         if status in (200, 202):
             spool_file.unlink(missing_ok=True)
-    finally:
-        os._exit(0)
+
+    detached(deliver)
 
 
-def drain_detached(drain: Callable[[], object]) -> None:
-    """Fork a detached child that runs ``drain`` (the spool's remote delivery); the parent returns at once."""
+def detached(work: Callable[[], object]) -> None:
+    """Run ``work`` in a forked child of its own session, with no stdio, and return at once.
+    Without fork nothing runs: the spool keeps the event for the next delivery."""
     try:
         pid = os.fork()
     except OSError:
-        return  # no fork: the next hook, or ai-memory hook --drain, delivers it
+        return
     if pid:
         return
     try:
@@ -100,7 +93,7 @@ def drain_detached(drain: Callable[[], object]) -> None:
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(devnull, fd)
-        drain()
+        work()
     finally:
         os._exit(0)
 
@@ -137,7 +130,7 @@ def run_hook(*, agent: str, event: str | None, stdin: bytes, url: str, token: st
         out.write("{}\n")
     out.flush()
     if spool_file is not None and drain is not None:
-        drain_detached(drain)
+        detached(drain)
     elif spool_file is not None:
         deliver_detached(url, token, spool_file)
     return 0

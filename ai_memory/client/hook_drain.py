@@ -11,15 +11,14 @@ Each envelope carries its idempotency key, so a file delivered twice is stored o
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
 from ai_memory.client.resilient import ClientSettings, ResilientClient
+from ai_memory.client.state_files import try_lock
 from ai_memory.core.errors import DaemonUnavailable
 
 _STOP = {401, 403, 408, 429}  # the server or the token is the problem, not the file
@@ -38,19 +37,9 @@ class DrainReport:
                 "stopped": self.stopped, "busy": self.busy}
 
 
-@contextmanager
-def drain_lock(state_dir: Path) -> Iterator[bool]:
-    state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(state_dir / "drain.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            yield False
-            return
-        yield True
-    finally:
-        os.close(fd)
+def drain_lock(state_dir: Path) -> AbstractContextManager[bool]:
+    """True for the one drain that may run now."""
+    return try_lock(state_dir / "drain.lock")
 
 
 def drain_spool(settings: ClientSettings, spool_dir: Path) -> DrainReport:

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from ai_memory.client.state_files import state_db
 
 SEEN_KEEP = 5000
 MAX_WIKI_FILE = 1_000_000
@@ -58,18 +59,8 @@ class LocalIndex:
         self.path = state_dir / "cache.sqlite"
         self.wiki_dir = wiki_dir
 
-    @contextmanager
-    def _conn(self) -> Iterator[sqlite3.Connection]:
-        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        try:
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")  # a cache: losing the last write costs nothing
-            conn.executescript(_SCHEMA)
-            yield conn
-        finally:
-            conn.close()
+    def _conn(self) -> AbstractContextManager[sqlite3.Connection]:
+        return state_db(self.path, _SCHEMA, "NORMAL")  # a cache: losing the last write costs nothing
 
     def remember(self, docs: list[Doc]) -> None:
         """Store pages the server returned; a wiki file of the same path is fuller and wins."""

@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ai_memory.client.agent_settings import AGENTS, SCOPES, FileChange, read_settings, render
+from ai_memory.client.agent_settings import (
+    FileChange, check_agent_and_scope, read_settings, render, scoped_file,
+)
 from ai_memory.core.errors import ConfigError
 
 SERVER_NAME = "ai-memory"
@@ -59,15 +61,11 @@ class McpTarget:
     project_dir: Path
 
     def __post_init__(self) -> None:
-        if self.agent not in AGENTS:
-            raise ConfigError(f"unknown agent {self.agent!r}", detail=f"choose {', '.join(AGENTS)}")
-        if self.scope not in SCOPES:
-            raise ConfigError(f"unknown scope {self.scope!r}", detail=f"choose {', '.join(SCOPES)}")
+        check_agent_and_scope(self.agent, self.scope)
 
     @property
     def path(self) -> Path:
-        user, project = _FILES[self.agent]
-        return self.home / user if self.scope == "user" else self.project_dir / project
+        return scoped_file(_FILES, self.agent, self.scope, self.home, self.project_dir)
 
 
 def server_command(executable: Path) -> tuple[str, tuple[str, ...]]:

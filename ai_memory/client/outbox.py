@@ -15,18 +15,16 @@ writes, and an ``flock`` (``outbox.lock``) so that only one of them flushes at a
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import re
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ai_memory.client.state_files import state_db, try_lock
 from ai_memory.core.ids import new_id
 
 LOCAL_PREFIX = "local-"
@@ -98,18 +96,8 @@ class Outbox:
         self.dir = state_dir
         self.path = state_dir / "outbox.sqlite"
 
-    @contextmanager
-    def _conn(self) -> Iterator[sqlite3.Connection]:
-        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        try:
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=FULL")  # the only copy of a pending write: durable first
-            conn.executescript(_SCHEMA)
-            yield conn
-        finally:
-            conn.close()
+    def _conn(self) -> AbstractContextManager[sqlite3.Connection]:
+        return state_db(self.path, _SCHEMA, "FULL")  # the only copy of a pending write: durable first
 
     @staticmethod
     def new_local_id() -> str:
@@ -193,21 +181,9 @@ class Outbox:
                                    % ",".join("?" * len(refs)), tuple(refs)).fetchall() if refs else []
         return refs | {str(v) for row in adopted for v in row if v}
 
-    @contextmanager
-    def flushing(self) -> Iterator[bool]:
+    def flushing(self) -> AbstractContextManager[bool]:
         """Yields True for the one process that may flush now, False to everyone else."""
-        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.dir / "outbox.lock", os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                yield False
-                return
-            yield True
-        finally:
-            os.close(fd)
-
+        return try_lock(self.dir / "outbox.lock")
 
 def _entry(row: sqlite3.Row) -> Entry:
     return Entry(seq=row["seq"], local_id=row["local_id"], kind=row["kind"], body=json.loads(row["body"]),

@@ -13,11 +13,10 @@ Planning is pure (``plan_install``/``plan_uninstall`` return ``FileChange``s, an
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-from ai_memory.client.agent_settings import FileChange
+from ai_memory.client.agent_settings import FileChange, backup_file
 from ai_memory.client.agent_settings import apply_changes as write_changes
 from ai_memory.core.errors import ConfigError, StorageError
 from ai_memory.core.guidance import RULES_BEGIN, RULES_END
@@ -128,12 +127,8 @@ def apply_changes(changes: Iterable[FileChange], stamp: str) -> list[tuple[FileC
 
 def _remove(path: Path, stamp: str) -> Path:
     """Delete ``path`` after copying it to ``<file>.bak-<stamp>``; returns the backup."""
-    backup = path.with_name(f"{path.name}.bak-{stamp}")
-    n = 1
-    while backup.exists():
-        backup, n = path.with_name(f"{path.name}.bak-{stamp}.{n}"), n + 1
+    backup = backup_file(path, stamp)
     try:
-        shutil.copy2(path, backup)
         path.unlink()
     except OSError as exc:
         raise StorageError(f"cannot remove {path}", detail=str(exc)) from exc

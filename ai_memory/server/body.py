@@ -35,3 +35,14 @@ async def read_json(request: web.Request) -> Any:
         raise InputError("malformed JSON", detail="nesting too deep") from exc
     except ValueError as exc:
         raise InputError("malformed JSON", detail=str(exc)[:300]) from exc
+
+
+def query_limit(request: web.Request, default: int, maximum: int) -> int:
+    """``?limit=``: an integer from 1 to ``maximum`` (InputError otherwise), ``default`` if absent."""
+    try:
+        limit = int(request.query.get("limit", str(default)))
+    except ValueError:
+        raise InputError("limit must be an integer") from None
+    if not 1 <= limit <= maximum:
+        raise InputError(f"limit must be from 1 to {maximum}")
+    return limit

@@ -13,7 +13,7 @@ from ai_memory.core.memory import parse_draft
 from ai_memory.core.observation import parse_timestamp, utc_iso
 from ai_memory.retrieval.search import KIND_TYPES, Query
 from ai_memory.server.audit import audit
-from ai_memory.server.body import read_json
+from ai_memory.server.body import query_limit, read_json
 from ai_memory.server.identity import caller, require_admin
 from ai_memory.server.keys import RUNTIME
 from ai_memory.store.memories import find_page, lineage
@@ -150,12 +150,7 @@ async def delete_page(request: web.Request) -> web.Response:
 @routes.get("/v1/recent")
 async def recent(request: web.Request) -> web.Response:
     """?project=&limit=: the newest pages and sessions."""
-    try:
-        limit = int(request.query.get("limit", "10"))
-    except ValueError:
-        raise InputError("limit must be an integer") from None
-    if not 1 <= limit <= 100:
-        raise InputError("limit must be from 1 to 100")
+    limit = query_limit(request, 10, 100)
     project, owner = request.query.get("project"), caller(request)
     now = utc_iso(datetime.now(timezone.utc))
     found = await request.app[RUNTIME].reader.run(

@@ -10,7 +10,7 @@ from aiohttp import web
 from ai_memory.core.errors import InputError, NotFound
 from ai_memory.core.retention import FEEDBACK_DELTAS
 from ai_memory.server.audit import audit
-from ai_memory.server.body import read_json
+from ai_memory.server.body import query_limit, read_json
 from ai_memory.server.identity import caller, require_admin
 from ai_memory.server.keys import RUNTIME
 from ai_memory.store.forgetting import give_feedback, list_tombstones, stamp
@@ -43,13 +43,8 @@ async def forget_sweep(request: web.Request) -> web.Response:
 @routes.get("/v1/tombstones")
 async def tombstones(request: web.Request) -> web.Response:
     """?project=&limit=: pages the sweep removed, newest first, with the commit that holds them."""
-    require_admin(request)  # tombstones keep no owner: titles of private pages must not reach teammates
-    try:
-        limit = int(request.query.get("limit", "100"))
-    except ValueError:
-        raise InputError("limit must be an integer") from None
-    if not 1 <= limit <= 10_000:
-        raise InputError("limit must be from 1 to 10000")
+    require_admin(request)  # the sweep spans every user: its record is for the operator
+    limit = query_limit(request, 100, 10_000)
     project = request.query.get("project") or None
     found = await request.app[RUNTIME].reader.run(lambda c: list_tombstones(c, project, limit))
     return web.json_response({"tombstones": found})

@@ -6,7 +6,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from ai_memory.core.errors import InputError
-from ai_memory.server.body import read_json
+from ai_memory.server.body import query_limit, read_json
 from ai_memory.server.identity import caller, require_admin
 from ai_memory.server.keys import RUNTIME
 from ai_memory.wiki.export import MAX_LIMIT, decode_cursor, export_batch
@@ -33,12 +33,7 @@ async def sync(request: web.Request) -> web.Response:
 @routes.get("/v1/export")
 async def export(request: web.Request) -> web.Response:
     """?cursor=&limit=: pages (with their file text), then tombstones (with deleted_at)."""
-    try:
-        limit = int(request.query.get("limit", "100"))
-    except ValueError:
-        raise InputError("limit must be an integer") from None
-    if not 1 <= limit <= MAX_LIMIT:
-        raise InputError(f"limit must be from 1 to {MAX_LIMIT}")
+    limit = query_limit(request, 100, MAX_LIMIT)
     text = request.query.get("cursor") or ""
     cursor = decode_cursor(text) if text else None
     runtime, owner = request.app[RUNTIME], caller(request)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from ai_memory.core.errors import InputError
-from ai_memory.server.body import read_json
+from ai_memory.server.body import query_limit, read_json
 from ai_memory.server.identity import require_admin, token_user
 from ai_memory.server.keys import RUNTIME
 from ai_memory.store.audit import list_audit
@@ -41,12 +41,7 @@ async def revoke_user(request: web.Request) -> web.Response:
 async def get_audit(request: web.Request) -> web.Response:
     """?limit=&user=: the newest audit entries first."""
     require_admin(request)
-    try:
-        limit = int(request.query.get("limit", "100"))
-    except ValueError:
-        raise InputError("limit must be an integer") from None
-    if not 1 <= limit <= 10_000:
-        raise InputError("limit must be from 1 to 10000")
+    limit = query_limit(request, 100, 10_000)
     user = request.query.get("user") or None
     entries = await request.app[RUNTIME].reader.run(lambda c: list_audit(c, limit, user))
     return web.json_response({"entries": entries})
