@@ -7,6 +7,7 @@ whole and also matched by prefix.
 
 from __future__ import annotations
 
+import math
 import re
 import sqlite3
 from dataclasses import dataclass
@@ -78,19 +79,61 @@ def _informative(token: str) -> bool:
     return token.lower() not in STOPWORDS and (len(token) > 1 or token.isdigit())
 
 
-def match_expression(text: str) -> str | None:
-    """An FTS5 MATCH expression: quoted terms OR-joined; identifiers also as prefix."""
+def match_expression(text: str, skip: frozenset[str] = frozenset()) -> str | None:
+    """An FTS5 MATCH expression: quoted terms OR-joined; identifiers also by prefix.
+
+    Plain words need no prefix: the porter tokenizer already matches their inflections, and a
+    prefix query costs a second pass over the index. Terms in ``skip`` (lowercase) are left out.
+    """
     parts = []
     for term in query_terms(text):
+        if term.lower() in skip:
+            continue
         quoted = '"' + term.replace('"', '""') + '"'
         parts.append(quoted)
-        if _IDENTIFIER.search(term) or len(term) >= 4:
+        if _IDENTIFIER.search(term):
             parts.append(quoted + "*")
     return " OR ".join(parts) if parts else None
 
 
-def search_pages(conn: sqlite3.Connection, text: str, limit: int = 50) -> list[FtsHit]:
-    expr = match_expression(text)
+@dataclass(frozen=True)
+class TermStats:
+    """How many pages hold each query term, and how many pages there are."""
+
+    pages: int
+    df: dict[str, int]
+
+    def idf(self, term: str) -> float:
+        return math.log((self.pages + 1) / (self.df.get(term.lower(), 0) + 0.5))
+
+    def common(self) -> frozenset[str]:
+        """Terms on more than half the pages. BM25 gives them no weight (FTS5 floors their IDF
+        at 1e-6), yet OR-matching them makes FTS5 score most of the table: leaving them out of
+        the MATCH changes no score and keeps a query's cost to the rows that can rank."""
+        if self.pages < 20:
+            return frozenset()
+        return frozenset(t for t, n in self.df.items() if n > self.pages / 2)
+
+
+def page_term_stats(conn: sqlite3.Connection, text: str) -> TermStats:
+    """How many pages hold each query term, counted by FTS itself (same tokenizer, same stems;
+    each count reads one term's doclist, well under a millisecond)."""
+    pages = int(conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0] or 0)
+    df: dict[str, int] = {}
+    for term in query_terms(text)[:16]:
+        quoted = '"' + term.replace('"', '""') + '"'
+        try:
+            df[term.lower()] = int(conn.execute(
+                "SELECT COUNT(*) FROM pages_fts WHERE pages_fts MATCH ?", (quoted,)).fetchone()[0])
+        except sqlite3.OperationalError:
+            df[term.lower()] = 0
+    return TermStats(pages, df)
+
+
+def search_pages(conn: sqlite3.Connection, text: str, limit: int = 50,
+                 stats: TermStats | None = None) -> list[FtsHit]:
+    stats = stats or page_term_stats(conn, text)
+    expr = match_expression(text, stats.common()) or match_expression(text)
     if expr is None:
         return []
     w = PAGE_WEIGHTS

@@ -8,8 +8,8 @@ miss, and ``explain`` with every number that made a score.
 from __future__ import annotations
 
 import json
-import math
 import sqlite3
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
@@ -20,10 +20,12 @@ from ai_memory.core.page import GLOBAL_PROJECT, MEMORY_KINDS
 from ai_memory.core.timeexpr import parse_ranges
 from ai_memory.embed.model import Embedder
 from ai_memory.retrieval import rerank
-from ai_memory.retrieval.fts import make_snippet, match_expression, query_terms, search_observations
+from ai_memory.retrieval.fts import (
+    TermStats, make_snippet, match_expression, page_term_stats, query_terms, search_observations,
+)
 from ai_memory.retrieval.fusion import Fused, authority, fuse, top_ids
 from ai_memory.retrieval.streams import (
-    Stream, entity_stream, fts_stream, graph_stream, turn_streams, vector_stream,
+    Stream, entity_stream, fts_stream, graph_stream, turn_streams, turn_text_hits, vector_stream,
 )
 from ai_memory.retrieval.vectors import VectorIndex
 
@@ -83,25 +85,36 @@ class Retriever:
         self._index = index
         self._ready = ready
 
+        self._encoder: ThreadPoolExecutor | None = None
+
     def reset(self) -> None:
         """The database file was replaced: drop cached vectors."""
         if self._index is not None:
             self._index.reset()
 
-    def query_vector(self, q: str) -> np.ndarray | None:
+    def query_vector(self, q: str) -> Future[np.ndarray] | None:
+        """The query's vector, computed on a thread of its own while the caller runs the
+        lexical streams: the model and SQLite both release the GIL, so on two cores the
+        encoding (about 10 ms) costs no time on the query's path."""
         if self._embedder is None or self._index is None or not self._ready():
             return None
-        return self._embedder.encode([q])[0]
+        if self._encoder is None:
+            self._encoder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="query-encode")
+        embedder = self._embedder
+        return self._encoder.submit(lambda: embedder.encode([q])[0])
 
     def answer(self, conn: sqlite3.Connection, query: Query, now: datetime | None = None) -> Answer:
         moment = now or datetime.now(timezone.utc)
         if query.as_of:
             return self._as_of(conn, query)
-        qvec = self.query_vector(query.q)
-        streams = [fts_stream(conn, query.q), entity_stream(conn, query.q)]
+        pending = self.query_vector(query.q)
+        stats = page_term_stats(conn, query.q)
+        streams = [fts_stream(conn, query.q, stats), entity_stream(conn, query.q)]
+        text_hits = turn_text_hits(conn, query.q)
+        qvec = pending.result() if pending is not None else None
         if qvec is not None:
             streams.append(vector_stream(conn, self._index, qvec))  # type: ignore[arg-type]
-        turns_text, turns_vec = turn_streams(conn, query.q, self._index, qvec)
+        turns_text, turns_vec = turn_streams(conn, text_hits, self._index, qvec)
         streams += [turns_text, turns_vec]
         streams.append(graph_stream(conn, top_ids(streams, 5)))
         streams = [s for s in streams if s.ranked]
@@ -110,7 +123,7 @@ class Retriever:
         rows = _page_rows(conn, [f.page_id for f in fused[: RERANK_DEPTH * 3]])
         stamp = moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         candidates = [f for f in fused if f.page_id in rows and in_scope(rows[f.page_id], query, stamp)]
-        scored = self._rerank(conn, query, candidates[:RERANK_DEPTH], rows, streams, moment)
+        scored = self._rerank(conn, query, candidates[:RERANK_DEPTH], rows, streams, stats, moment)
         if query.min_score is not None:
             scored = [s for s in scored if s["score"] >= query.min_score]
         answer.hits = scored[: query.k]
@@ -119,10 +132,11 @@ class Retriever:
         return answer
 
     def _rerank(self, conn: sqlite3.Connection, query: Query, candidates: list[Fused],
-                rows: dict[int, dict[str, Any]], streams: list[Stream], now: datetime) -> list[dict[str, Any]]:
+                rows: dict[int, dict[str, Any]], streams: list[Stream], stats: TermStats,
+                now: datetime) -> list[dict[str, Any]]:
         by_name = {s.name: s for s in streams}
         terms = query_terms(query.q)
-        idf = term_idf(conn, terms)
+        idf = {t.lower(): stats.idf(t) for t in terms}
         ranges = parse_ranges(query.q, now)
         top_rrf = max((c.rrf for c in candidates), default=1.0)
         ids = [c.page_id for c in candidates]
@@ -197,20 +211,6 @@ class Retriever:
             if len(answer.hits) >= query.k:
                 break
         return answer
-
-
-def term_idf(conn: sqlite3.Connection, terms: list[str]) -> dict[str, float]:
-    """Inverse page frequency of each query term, counted by FTS (same tokenizer, same stems)."""
-    total = conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0]
-    out = {}
-    for term in terms[:16]:
-        quoted = '"' + term.replace('"', '""') + '"'
-        try:
-            df = conn.execute("SELECT COUNT(*) FROM pages_fts WHERE pages_fts MATCH ?", (quoted,)).fetchone()[0]
-        except sqlite3.OperationalError:
-            df = 0
-        out[term.lower()] = math.log((total + 1) / (df + 0.5))
-    return out
 
 
 def _page_rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, dict[str, Any]]:

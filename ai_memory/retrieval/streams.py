@@ -16,7 +16,7 @@ import numpy as np
 
 from ai_memory.core.entities import extract_entities, normalize_entity
 from ai_memory.core.events import EventKind
-from ai_memory.retrieval.fts import query_terms, search_observations, search_pages
+from ai_memory.retrieval.fts import TermStats, query_terms, search_observations, search_pages
 from ai_memory.retrieval.vectors import VectorIndex
 
 
@@ -35,9 +35,9 @@ class Stream:
                 self.detail[page_id] = detail
 
 
-def fts_stream(conn: sqlite3.Connection, q: str, limit: int = 100) -> Stream:
+def fts_stream(conn: sqlite3.Connection, q: str, stats: TermStats | None = None, limit: int = 100) -> Stream:
     stream = Stream("fts")
-    for hit in search_pages(conn, q, limit):
+    for hit in search_pages(conn, q, limit, stats):
         stream.add(hit.rowid, hit.score)
     return stream
 
@@ -58,12 +58,15 @@ def entity_stream(conn: sqlite3.Connection, q: str, limit: int = 100) -> Stream:
     total = max(1, conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0])
     df = dict(conn.execute(f"SELECT entity, COUNT(*) FROM page_entities WHERE entity IN ({marks}) GROUP BY entity",
                            wanted).fetchall())
+    # An entity on every other page says nothing, and reading its rows would cost the most.
+    telling = [e for e in wanted if 0 < df.get(e, 0) and (df[e] <= total * 0.5 or total <= 20)]
+    if not telling:
+        return stream
+    marks = ",".join("?" * len(telling))
     scores: dict[int, float] = defaultdict(float)
     matched: dict[int, list[str]] = defaultdict(list)
     for page_id, entity in conn.execute(
-            f"SELECT page_id, entity FROM page_entities WHERE entity IN ({marks})", wanted):
-        if df.get(entity, 0) > total * 0.5 and total > 20:
-            continue  # on every other page: says nothing
+            f"SELECT page_id, entity FROM page_entities WHERE entity IN ({marks})", telling):
         scores[page_id] += math.log(1 + total / df[entity])
         matched[page_id].append(entity)
     for page_id, score in sorted(scores.items(), key=lambda kv: -kv[1])[:limit]:
@@ -142,13 +145,18 @@ CONTEXT_WEIGHT = 0.3
 _MARKERS = (EventKind.SESSION_START.value, EventKind.SESSION_END.value)
 
 
-def turn_streams(conn: sqlite3.Connection, q: str, index: VectorIndex | None,
+def turn_text_hits(conn: sqlite3.Connection, q: str) -> dict[int, float]:
+    """Observations matching the query's words: rowid -> BM25 score (the lexical half of the
+    turn streams, which needs no query vector and so runs while the query is being encoded)."""
+    return {h.rowid: h.score for h in search_observations(conn, q, limit=400)}
+
+
+def turn_streams(conn: sqlite3.Connection, text_hits: dict[int, float], index: VectorIndex | None,
                  qvec: np.ndarray | None) -> tuple[Stream, Stream]:
     """Observation-level text and vector matches in context, each session ranked by its best turn.
 
     ``detail`` holds the session's best observations [(rowid, score), ...] for evidence.
     """
-    text_hits = {h.rowid: h.score for h in search_observations(conn, q, limit=400)}
     vec_hits = index.search_observations(conn, qvec, limit=400) if index is not None and qvec is not None else []
     vec_scores = {rowid: score for rowid, _, score in vec_hits}
     sessions_of = {rowid: sid for rowid, sid, _ in vec_hits}

@@ -36,6 +36,16 @@ class _Matrix:
     last_own: int = 0      # highest chunk id / observation rowid loaded
     last_embedding: int = 0
     signature: tuple = ()
+    data_version: tuple[int, int] = (0, 0)  # (connection id, PRAGMA data_version) last checked
+
+
+def top_indices(sims: np.ndarray, n: int) -> np.ndarray:
+    """Indices of the n largest values, largest first: a partition, then a sort of only those
+    (a full argsort of 30,000 similarities costs more than the product that made them)."""
+    if n >= len(sims):
+        return np.argsort(-sims)
+    part = np.argpartition(-sims, n)[:n]
+    return part[np.argsort(-sims[part])]
 
 
 class VectorIndex:
@@ -59,10 +69,17 @@ class VectorIndex:
 
     def _refresh(self, conn: sqlite3.Connection, current: _Matrix | None, table: str, sql: str,
                  sessions: bool) -> _Matrix:
+        # data_version changes only when another connection commits: while it stands still,
+        # nothing can have changed and the signature's COUNT(*)s (milliseconds each at 50,000
+        # vectors) are skipped. Connections are replaced only together with reset().
+        version = (id(conn), int(conn.execute("PRAGMA data_version").fetchone()[0]))
+        if current is not None and current.data_version == version:
+            return current
         emb = conn.execute("SELECT MAX(rowid), COUNT(*) FROM embeddings").fetchone()
         own = conn.execute(f"SELECT MAX(rowid), COUNT(*) FROM {table}").fetchone()
         signature = tuple(emb) + tuple(own)
         if current is not None and current.signature == signature:
+            current.data_version = version
             return current
         live = int(own[1] or 0)
         if current is None or len(current.keys) > 2 * max(live, 1) or (own[0] or 0) < current.last_own:
@@ -72,6 +89,7 @@ class VectorIndex:
         if rows:
             current = self._append(current, rows, sessions)
         current.signature = signature
+        current.data_version = version
         current.last_own = max(current.last_own, int(own[0] or 0))
         current.last_embedding = max(current.last_embedding, int(emb[0] or 0))
         return current
@@ -110,7 +128,7 @@ class VectorIndex:
             return []
         sims = m.matrix @ query
         best: dict[int, float] = {}
-        for i in np.argsort(-sims)[: limit * 8]:
+        for i in top_indices(sims, limit * 8):
             if sims[i] < MIN_SIMILARITY:
                 break
             page = int(m.keys[i])
@@ -127,6 +145,6 @@ class VectorIndex:
         if not len(m.keys):
             return []
         sims = m.matrix @ query
-        top = np.argsort(-sims)[:limit]
+        top = top_indices(sims, limit)
         return [(int(m.keys[i]), m.sessions[int(m.groups[i])], float(sims[i])) for i in top
                 if sims[i] >= MIN_SIMILARITY]

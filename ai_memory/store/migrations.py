@@ -306,6 +306,14 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         CREATE UNIQUE INDEX messages_idempotency ON messages(owner, idempotency_key) WHERE idempotency_key IS NOT NULL;
         """,
     ),
+    (
+        9,
+        "the entity stream reads page ids from the entity index alone (no lookup per matching row)",
+        """
+        DROP INDEX page_entities_entity;
+        CREATE INDEX page_entities_entity ON page_entities(entity, page_id);
+        """,
+    ),
 )
 
 
