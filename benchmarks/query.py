@@ -465,7 +465,7 @@ def stage_profile(db: Path, queries: list[dict[str, Any]]) -> dict[str, Any]:
     from ai_memory.retrieval.fusion import fuse, top_ids
     from ai_memory.retrieval.search import RERANK_DEPTH, Query, Retriever, _page_rows, in_scope, raw_hits
     from ai_memory.retrieval.streams import (
-        entity_stream, fts_stream, graph_stream, turn_streams, turn_text_hits, vector_stream,
+        entity_stream, fts_stream, graph_stream, turn_streams, vector_stream,
     )
     from ai_memory.retrieval.vectors import VectorIndex
     from ai_memory.store.connection import open_read_connection
@@ -501,8 +501,7 @@ def stage_profile(db: Path, queries: list[dict[str, Any]]) -> dict[str, Any]:
         stats = timed("term counts", lambda: page_term_stats(conn, q.q))
         streams = [timed("fts", lambda: fts_stream(conn, q.q, stats)), timed("entities", lambda: entity_stream(conn, q.q)),
                    timed("vectors", lambda: vector_stream(conn, index, qvec))]
-        text_hits = timed("turns fts", lambda: turn_text_hits(conn, q.q))
-        streams += list(timed("turns vectors+context", lambda: turn_streams(conn, text_hits, index, qvec)))
+        streams += list(timed("turns (fts+vectors)", lambda: turn_streams(conn, q.q, index, qvec)))
         streams.append(timed("graph", lambda: graph_stream(conn, top_ids(streams, 5))))
         streams = [s for s in streams if s.ranked]
         moment = datetime.now(timezone.utc)
@@ -519,8 +518,6 @@ def stage_profile(db: Path, queries: list[dict[str, Any]]) -> dict[str, Any]:
         if not hits:
             timed("raw_hits", lambda: raw_hits(conn, q))
         stages.setdefault("total", []).append(time.perf_counter() - start)
-        # As served: the query is encoded on a thread while the lexical streams run.
-        timed("answer (encoding overlapped)", lambda: retriever.answer(conn, q, moment))
     conn.close()
     return {
         "stages_ms": {k: {"p50": round(pct(sorted(v), 50) * 1000, 2), "p95": round(pct(sorted(v), 95) * 1000, 2),
@@ -784,8 +781,7 @@ def print_summary(out: dict[str, Any]) -> None:
     print(f"explain sample {ex['q']!r}: top {ex['top_path']} ranks {ex['top_stream_ranks']}")
     prof = out.get("profile")
     if prof:
-        print(f"\nin-process stage timing over {prof['stages_ms']['total']['n']} queries (same database, daemon idle;"
-              " 'total' is the stages one after another):")
+        print(f"\nin-process stage timing over {prof['stages_ms']['total']['n']} queries (same database, daemon idle):")
         for name, s in prof["stages_ms"].items():
             print(f"  {name:<24} p50 {s['p50']:8.2f} ms  p95 {s['p95']:8.2f} ms  mean {s['mean']:8.2f} ms")
         print(f"  vector matrix reload (paid by the next query after any write that changes embeddings or "

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
@@ -25,7 +24,7 @@ from ai_memory.retrieval.fts import (
 )
 from ai_memory.retrieval.fusion import Fused, authority, fuse, top_ids
 from ai_memory.retrieval.streams import (
-    Stream, entity_stream, fts_stream, graph_stream, turn_streams, turn_text_hits, vector_stream,
+    Stream, entity_stream, fts_stream, graph_stream, turn_streams, vector_stream,
 )
 from ai_memory.retrieval.vectors import VectorIndex
 
@@ -85,36 +84,27 @@ class Retriever:
         self._index = index
         self._ready = ready
 
-        self._encoder: ThreadPoolExecutor | None = None
 
     def reset(self) -> None:
         """The database file was replaced: drop cached vectors."""
         if self._index is not None:
             self._index.reset()
 
-    def query_vector(self, q: str) -> Future[np.ndarray] | None:
-        """The query's vector, computed on a thread of its own while the caller runs the
-        lexical streams: the model and SQLite both release the GIL, so on two cores the
-        encoding (about 10 ms) costs no time on the query's path."""
+    def query_vector(self, q: str) -> np.ndarray | None:
         if self._embedder is None or self._index is None or not self._ready():
             return None
-        if self._encoder is None:
-            self._encoder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="query-encode")
-        embedder = self._embedder
-        return self._encoder.submit(lambda: embedder.encode([q])[0])
+        return self._embedder.encode([q])[0]
 
     def answer(self, conn: sqlite3.Connection, query: Query, now: datetime | None = None) -> Answer:
         moment = now or datetime.now(timezone.utc)
         if query.as_of:
             return self._as_of(conn, query)
-        pending = self.query_vector(query.q)
+        qvec = self.query_vector(query.q)
         stats = page_term_stats(conn, query.q)
         streams = [fts_stream(conn, query.q, stats), entity_stream(conn, query.q)]
-        text_hits = turn_text_hits(conn, query.q)
-        qvec = pending.result() if pending is not None else None
         if qvec is not None:
             streams.append(vector_stream(conn, self._index, qvec))  # type: ignore[arg-type]
-        turns_text, turns_vec = turn_streams(conn, text_hits, self._index, qvec)
+        turns_text, turns_vec = turn_streams(conn, query.q, self._index, qvec)
         streams += [turns_text, turns_vec]
         streams.append(graph_stream(conn, top_ids(streams, 5)))
         streams = [s for s in streams if s.ranked]

@@ -145,18 +145,13 @@ CONTEXT_WEIGHT = 0.3
 _MARKERS = (EventKind.SESSION_START.value, EventKind.SESSION_END.value)
 
 
-def turn_text_hits(conn: sqlite3.Connection, q: str) -> dict[int, float]:
-    """Observations matching the query's words: rowid -> BM25 score (the lexical half of the
-    turn streams, which needs no query vector and so runs while the query is being encoded)."""
-    return {h.rowid: h.score for h in search_observations(conn, q, limit=400)}
-
-
-def turn_streams(conn: sqlite3.Connection, text_hits: dict[int, float], index: VectorIndex | None,
+def turn_streams(conn: sqlite3.Connection, q: str, index: VectorIndex | None,
                  qvec: np.ndarray | None) -> tuple[Stream, Stream]:
     """Observation-level text and vector matches in context, each session ranked by its best turn.
 
     ``detail`` holds the session's best observations [(rowid, score), ...] for evidence.
     """
+    text_hits = {h.rowid: h.score for h in search_observations(conn, q, limit=400)}
     vec_hits = index.search_observations(conn, qvec, limit=400) if index is not None and qvec is not None else []
     vec_scores = {rowid: score for rowid, _, score in vec_hits}
     sessions_of = {rowid: sid for rowid, sid, _ in vec_hits}
