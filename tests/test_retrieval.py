@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import sqlite3
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
-from ai_memory.core.timeexpr import parse_ranges
+from ai_memory.core.timeexpr import asks_when, parse_ranges
+from ai_memory.core.utterance import author_of, sentences
 from ai_memory.embed.model import MiniLM, ModelError, packaged_model_dir
 from ai_memory.retrieval.fts import query_terms
-from ai_memory.retrieval.rerank import combine
+from ai_memory.retrieval.rerank import answer_type, combine
 from ai_memory.retrieval.streams import CONTEXT_WEIGHT, in_context
 from conftest import Daemon
 from wiki_helpers import page_text, wait_until
@@ -148,6 +151,68 @@ def test_evidence_points_at_the_turn(wiki: Daemon) -> None:
     wait_until(db_page, timeout=10)
     hit = db_page()[0]
     assert hit["session_id"] == sid and "vaultwarden" in hit["evidence"][0]["snippet"]
+
+
+def test_sentences_keep_their_speaker_and_find_the_turn(wiki: Daemon) -> None:
+    sid = "sent-1"
+    base = {"session_id": sid, "cwd": "/home/dev/acme-api"}
+    long_turn = ("Priya: The sprint went fine and the demo was well received. Our cat Biscuit knocked a mug off "
+                 "my desk during standup. We still owe the release notes for the billing export.")
+    wiki.post_hook({**base, "hook_event_name": "UserPromptSubmit", "prompt": long_turn})
+    wiki.post_hook({**base, "hook_event_name": "UserPromptSubmit", "prompt": "Omar: Thanks, talk tomorrow."})
+    wiki.post_hook({**base, "hook_event_name": "SessionEnd", "reason": "other"})
+
+    def settled() -> bool:
+        emb = wiki.request("GET", "/status")[1]["embeddings"]
+        return emb["backlog"]["observations"] == 0 and bool(query(wiki, "release notes billing export")["hits"])
+
+    wait_until(settled, timeout=30, step=0.2)
+    with contextlib.closing(sqlite3.connect(wiki.data_dir / "db" / "memory.sqlite")) as conn:
+        pieces = conn.execute(
+            "SELECT COUNT(*) FROM observation_sentences s JOIN observations o ON o.rowid = s.obs_rowid"
+            " WHERE o.session_id = ?", (sid,)).fetchone()[0]
+    assert pieces == 3  # three sentences of the long turn; the short reply is its own single vector
+    # A question about one sentence of the turn (no shared content word but the speaker's name):
+    # the sentence's own vector, which keeps "Priya", finds the turn.
+    body = query(wiki, "What pet does Priya have?")
+    hit = next(h for h in body["hits"] if h["session_id"] == sid)
+    assert "turns_vectors" in hit["explain"]["streams"]
+    assert "Biscuit" in hit["evidence"][0]["snippet"] or "cat" in hit["evidence"][0]["snippet"]
+
+
+def test_the_named_speakers_turn_is_the_evidence(wiki: Daemon) -> None:
+    sid = "author-1"
+    base = {"session_id": sid, "cwd": "/home/dev/acme-api"}
+    wiki.post_hook({**base, "hook_event_name": "UserPromptSubmit",
+                    "prompt": "Lena: Marco, I painted the harbour mural with the gloss enamel."})
+    wiki.post_hook({**base, "hook_event_name": "UserPromptSubmit",
+                    "prompt": "Marco: Lena, I painted the harbour fence with the gloss enamel."})
+    wiki.post_hook({**base, "hook_event_name": "SessionEnd", "reason": "other"})
+    wait_until(lambda: query(wiki, "harbour gloss enamel")["hits"], timeout=10)
+    # Both turns name both people and share the same words: only who said it tells them apart.
+    for speaker in ("Lena", "Marco"):
+        hit = next(h for h in query(wiki, f"What did {speaker} paint at the harbour?")["hits"] if h["session_id"] == sid)
+        said = hit["evidence"][0]["snippet"].replace("[", "").replace("]", "")
+        assert said.startswith(f"{speaker}:"), said
+
+
+def test_sentences_of_a_turn() -> None:
+    text = "Ana: We shipped it. The rollout took two hours on Friday. Thanks! Next we migrate the ledger tables."
+    assert author_of(text) == "Ana"
+    assert sentences(text) == ["Ana: We shipped it.", "Ana: The rollout took two hours on Friday.",
+                               "Ana: Next we migrate the ledger tables."]  # "Thanks!" says nothing alone
+    assert sentences("Ana: One sentence only, nothing to split.") == []
+    assert author_of("error: file not found") is None  # lower case: a log line, not a speaker
+    assert sentences("No speaker here. But two sentences of content.") == [
+        "No speaker here.", "But two sentences of content."]
+
+
+def test_a_when_question_prefers_a_passage_that_says_when() -> None:
+    assert asks_when("When did Ana move to Lisbon?") and asks_when("what year was the ledger migrated")
+    assert not asks_when("What did Ana bring to the party?")
+    assert answer_type("When did Ana move?", "Ana: I moved there last spring.") == 1.0
+    assert answer_type("When did Ana move?", "Ana: I love the city.") == 0.0
+    assert answer_type("Where did Ana move?", "Ana: I moved there last spring.") == 0.0
 
 
 def test_a_turn_is_scored_in_context_of_its_session_neighbours() -> None:

@@ -32,6 +32,26 @@ _RELATIVE = {
 }
 
 
+# A passage that says when something happened: a relative day or period, a weekday, a month,
+# a year, a date, or "… ago". Used to answer "when …?" questions, not to filter by date.
+_WHEN_WORDS = re.compile(
+    rf"\b(?:yesterday|today|tonight|tomorrow|ago|recently|(?:last|next|this|past)\s+"
+    r"(?:week|weekend|month|year|night|morning|evening|spring|summer|autumn|fall|winter|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekend|"
+    rf"{_MONTH}|19[7-9]\d|20\d\d|\d{{4}}-\d{{2}}-\d{{2}})\b", re.I)
+_ASKS_WHEN = re.compile(r"^\s*(?:when\b|what\s+(?:time|day|date|month|year)\b|how\s+long\s+ago\b)", re.I)
+
+
+def mentions_time(text: str) -> bool:
+    return _WHEN_WORDS.search(text) is not None
+
+
+def asks_when(question: str) -> bool:
+    """A question asking for a time ("When did …", "What year …")."""
+    return _ASKS_WHEN.search(question) is not None
+
+
 @dataclass(frozen=True)
 class DateRange:
     """Inclusive dates. ``any_year`` ranges ("in June", "last summer" without a year) match

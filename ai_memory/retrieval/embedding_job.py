@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ai_memory.core.chunks import text_hash
 from ai_memory.core.errors import AiMemoryError
+from ai_memory.core.utterance import CONVERSATIONAL_EVENTS, sentences
 from ai_memory.embed.model import Embedder
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer, WriteTx
@@ -24,11 +25,13 @@ log = logging.getLogger(__name__)
 BATCH = 32  # small batches: the job yields the CPU often while ingest or queries are busy
 # Events whose text says what the work was about: prompts, replies, compaction summaries and
 # failures. Routine tool calls stay lexical (their titles and bodies are in the FTS index).
-EMBEDDED_EVENTS = ("user-prompt", "stop", "subagent-stop", "pre-compact", "post-compact", "tool-failure")
+EMBEDDED_EVENTS = (*CONVERSATIONAL_EVENTS, "tool-failure")
+# Sentences multiply the texts of a batch: stop taking observations once this many wait.
+MAX_TEXTS = 96
 
 
 def observation_text(title: str, body: str, event: str) -> str:
-    if event in ("user-prompt", "stop", "subagent-stop", "pre-compact", "post-compact"):
+    if event in CONVERSATIONAL_EVENTS:
         return body[:2000] or title
     return f"{title}\n{body[:500]}"
 
@@ -39,6 +42,19 @@ class Pending:
     texts: list[str]
     obs: list[tuple[int, str]]  # (observation rowid, hash)
     skip_obs: list[int]
+    sentences: list[tuple[int, int, str]] = field(default_factory=list)  # (observation rowid, ord, hash)
+
+    def want(self, conn: sqlite3.Connection, model: str, text: str, seen: set[str]) -> str:
+        """The text's hash, queueing the text for encoding unless a vector exists or is queued."""
+        digest = text_hash(text)
+        if digest not in seen:
+            seen.add(digest)
+            known = conn.execute("SELECT 1 FROM embeddings WHERE content_hash = ? AND model = ?",
+                                 (digest, model)).fetchone()
+            if known is None:
+                self.hashes.append(digest)
+                self.texts.append(text)
+        return digest
 
 
 def find_pending(conn: sqlite3.Connection, model: str, limit: int = BATCH) -> Pending:
@@ -53,16 +69,13 @@ def find_pending(conn: sqlite3.Connection, model: str, limit: int = BATCH) -> Pe
         if event not in EMBEDDED_EVENTS:
             pending.skip_obs.append(rowid)
             continue
+        if len(pending.texts) >= MAX_TEXTS:
+            break  # the rest waits for the next batch
         text = observation_text(title, body, event)
-        digest = text_hash(text)
-        pending.obs.append((rowid, digest))
-        if digest not in seen:
-            seen.add(digest)
-            known = conn.execute("SELECT 1 FROM embeddings WHERE content_hash = ? AND model = ?",
-                                 (digest, model)).fetchone()
-            if known is None:
-                pending.hashes.append(digest)
-                pending.texts.append(text)
+        pending.obs.append((rowid, pending.want(conn, model, text, seen)))
+        if event in CONVERSATIONAL_EVENTS:
+            for ord_, sentence in enumerate(sentences(text)):
+                pending.sentences.append((rowid, ord_, pending.want(conn, model, sentence, seen)))
     return pending
 
 
@@ -71,6 +84,9 @@ def store_vectors(model: str, dim: int, pending: Pending, vectors: np.ndarray):
         tx.conn.executemany(
             "INSERT OR IGNORE INTO embeddings(content_hash, model, dim, vector) VALUES (?,?,?,?)",
             [(h, model, dim, v.astype(np.float32).tobytes()) for h, v in zip(pending.hashes, vectors)])
+        tx.conn.executemany(
+            "INSERT OR IGNORE INTO observation_sentences(obs_rowid, ord, content_hash) VALUES (?,?,?)",
+            pending.sentences)
         tx.conn.executemany("UPDATE observations SET embed_hash = ? WHERE rowid = ?",
                             [(h, rowid) for rowid, h in pending.obs])
         tx.conn.executemany("UPDATE observations SET embed_hash = '' WHERE rowid = ?",

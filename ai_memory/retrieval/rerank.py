@@ -1,8 +1,9 @@
 """The local reranker: zero-LLM features over the fused candidates, combined by fixed weights.
 
 Features, each in [0, 1]: the fused rank, the best matching turn's text and vector scores,
-query-term coverage and proximity in the best passage, exact phrases, entity overlap, and
-agreement between time expressions in the query and the page's dates. The weights are set by
+query-term coverage and proximity in the best passage, exact phrases, entity overlap,
+agreement between time expressions in the query and the page's dates, and whether the best
+turn can answer a "when" question (it says when). The weights are set by
 hand from what each feature means, not fitted to any benchmark.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ai_memory.core.timeexpr import DateRange, to_date
+from ai_memory.core.timeexpr import DateRange, asks_when, mentions_time, to_date
 
 # Relative weights. Lexical evidence at the level of single turns and IDF-weighted coverage of the
 # query carry the most; page-level text, vectors, entities and phrases support; the fused rank
@@ -19,6 +20,7 @@ from ai_memory.core.timeexpr import DateRange, to_date
 WEIGHTS = {
     "turn_text": 1.0, "coverage": 1.0, "page_text": 0.5, "turn_vector": 0.5, "chunk_vector": 0.5,
     "entity_score": 0.5, "phrase": 0.5, "rrf": 0.5, "proximity": 0.25,
+    "answer_type": 0.5,
 }
 TEMPORAL_WEIGHT = 2.0
 _TOTAL = sum(WEIGHTS.values())
@@ -65,6 +67,12 @@ def phrase(terms: list[str], text: str) -> float:
     lowered = " ".join(_WORD.findall(text.lower()))
     pairs = [f"{a.lower()} {b.lower()}" for a, b in zip(terms, terms[1:])]
     return sum(1 for p in pairs if p in lowered) / len(pairs)
+
+
+def answer_type(question: str, text: str) -> float:
+    """1 when the question asks "when" and the text says when ("last week", "in May", "2023");
+    else 0. A passage that could answer the question beats one that only shares its topic."""
+    return 1.0 if asks_when(question) and mentions_time(text) else 0.0
 
 
 def temporal(ranges: list[DateRange], created: str | None, updated: str | None) -> float:

@@ -152,6 +152,7 @@ class Retriever:
                 "proximity": rerank.proximity(terms, passage),
                 "phrase": rerank.phrase(terms, passage),
                 "temporal": rerank.temporal(ranges, row.get("created"), row.get("updated")),
+                "answer_type": rerank.answer_type(query.q, _answer_text(conn, row, turns)),
             }
             weight = authority(row)
             score = rerank.combine(features, weight)
@@ -252,6 +253,15 @@ def _passage(conn: sqlite3.Connection, row: dict[str, Any], turns: list[int]) ->
                 " AND rowid BETWEEN ? AND ? ORDER BY rowid", (rowid, rowid - 1, rowid + 1)):
             parts.append(r[0])
     return f"{row['title']}\n" + "\n".join(parts)
+
+
+def _answer_text(conn: sqlite3.Connection, row: dict[str, Any], turns: list[int]) -> str:
+    """Where the answer would be: the best turn of a session, else the page's own text."""
+    if turns:
+        found = conn.execute("SELECT body FROM observations WHERE rowid = ?", (turns[0],)).fetchone()
+        if found is not None:
+            return str(found[0])
+    return f"{row['title']}\n{row['summary']}\n{row['body'][:5000]}"
 
 
 def _evidence(conn: sqlite3.Connection, turns: list[int], terms: list[str]) -> list[dict[str, Any]]:

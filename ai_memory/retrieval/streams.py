@@ -16,6 +16,8 @@ import numpy as np
 
 from ai_memory.core.entities import extract_entities, normalize_entity
 from ai_memory.core.events import EventKind
+from ai_memory.core.users import ADMIN
+from ai_memory.core.utterance import CONVERSATIONAL_EVENTS, author_of
 from ai_memory.retrieval.fts import TermStats, query_terms, search_observations, search_pages
 from ai_memory.retrieval.vectors import VectorIndex
 
@@ -159,6 +161,7 @@ def turn_streams(conn: sqlite3.Connection, q: str, index: VectorIndex | None,
     neighbours = {r + d for r in sessions_of for d in (-1, 1)} - sessions_of.keys()
     sessions_of.update(_obs_sessions(conn, sorted(neighbours), content_only=True))
     pages = _session_pages(conn, set(sessions_of.values()))
+    by_named = named_authors(conn, q, list(sessions_of))
     streams = []
     for name, hits in (("turns_fts", text_hits), ("turns_vectors", vec_scores)):
         stream = Stream(name)
@@ -168,10 +171,39 @@ def turn_streams(conn: sqlite3.Connection, q: str, index: VectorIndex | None,
             if page_id is not None:
                 per_page[page_id].append((rowid, score))
         for page_id, turns in sorted(per_page.items(), key=lambda kv: -max(s for _, s in kv[1])):
+            best = max(s for _, s in turns)
+            turns = [(r, s * (AUTHOR_BOOST if r in by_named else 1.0)) for r, s in turns]
             turns.sort(key=lambda t: -t[1])
-            stream.add(page_id, turns[0][1], turns[:10])
+            stream.add(page_id, best, turns[:10])
         streams.append(stream)
     return streams[0], streams[1]
+
+
+# A question that names a person ("what did Alice paint?") is answered by what that person
+# said: among a session's matching turns, those by a named author come first as evidence.
+# The session's own rank is left as it was (both sides of a conversation name both people).
+AUTHOR_BOOST = 1.5
+
+
+def named_authors(conn: sqlite3.Connection, q: str, rowids: list[int]) -> set[int]:
+    """The observations whose author the query names: the speaker of a "Name: ..." prompt or
+    the team user who recorded it."""
+    words = {t.lower() for t in query_terms(q)}
+    out: set[int] = set()
+    if not words:
+        return out
+    for i in range(0, len(rowids), 500):
+        part = rowids[i:i + 500]
+        marks = ",".join("?" * len(part))
+        for rowid, head, owner, event in conn.execute(
+                f"SELECT rowid, substr(body, 1, 64), owner, event FROM observations WHERE rowid IN ({marks})", part):
+            speaker = author_of(head) if event in CONVERSATIONAL_EVENTS else None
+            names = set(speaker.lower().split()) if speaker else set()
+            if owner and owner != ADMIN:
+                names.add(owner.lower())
+            if names & words:
+                out.add(int(rowid))
+    return out
 
 
 def in_context(hits: dict[int, float], sessions_of: dict[int, str]) -> dict[int, float]:

@@ -23,6 +23,10 @@ _CHUNK_ROWS = ("SELECT c.page_id, c.page_id, e.vector, c.id, e.rowid FROM chunks
                " ON e.content_hash = c.content_hash AND e.model = ? WHERE c.id > ? OR e.rowid > ?")
 _OBS_ROWS = ("SELECT o.rowid, o.session_id, e.vector, o.rowid, e.rowid FROM observations o JOIN embeddings e"
              " ON e.content_hash = o.embed_hash AND e.model = ? WHERE o.rowid > ? OR e.rowid > ?")
+_SENTENCE_ROWS = ("SELECT s.obs_rowid, o.session_id, e.vector, s.id, e.rowid FROM observation_sentences s"
+                  " JOIN observations o ON o.rowid = s.obs_rowid"
+                  " JOIN embeddings e ON e.content_hash = s.content_hash AND e.model = ?"
+                  " WHERE s.id > ? OR e.rowid > ?")
 
 
 @dataclass
@@ -57,11 +61,12 @@ class VectorIndex:
         self._lock = threading.Lock()
         self._chunks: _Matrix | None = None
         self._obs: _Matrix | None = None
+        self._sentences: _Matrix | None = None
 
     def reset(self) -> None:
         """Forget everything (the database file was replaced)."""
         with self._lock:
-            self._chunks = self._obs = None
+            self._chunks = self._obs = self._sentences = None
 
     def _empty(self) -> _Matrix:
         return _Matrix(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
@@ -121,6 +126,12 @@ class VectorIndex:
             self._obs = self._refresh(conn, self._obs, "observations", _OBS_ROWS, sessions=True)
             return self._obs
 
+    def sentence_matrix(self, conn: sqlite3.Connection) -> _Matrix:
+        with self._lock:
+            self._sentences = self._refresh(conn, self._sentences, "observation_sentences", _SENTENCE_ROWS,
+                                            sessions=True)
+            return self._sentences
+
     def search_pages(self, conn: sqlite3.Connection, query: np.ndarray, limit: int = 100) -> list[tuple[int, float]]:
         """Pages by their best chunk's cosine similarity."""
         m = self.chunk_matrix(conn)
@@ -140,11 +151,19 @@ class VectorIndex:
 
     def search_observations(self, conn: sqlite3.Connection, query: np.ndarray,
                             limit: int = 300) -> list[tuple[int, str, float]]:
-        """Observations by cosine: (rowid, session id, similarity), best first."""
-        m = self.observation_matrix(conn)
-        if not len(m.keys):
-            return []
-        sims = m.matrix @ query
-        top = top_indices(sims, limit)
-        return [(int(m.keys[i]), m.sessions[int(m.groups[i])], float(sims[i])) for i in top
-                if sims[i] >= MIN_SIMILARITY]
+        """Observations by cosine: (rowid, session id, similarity), best first. An observation
+        scores by its best vector: the whole text, or one of its sentences."""
+        best: dict[int, tuple[str, float]] = {}
+        for m in (self.observation_matrix(conn), self.sentence_matrix(conn)):
+            if not len(m.keys):
+                continue
+            sims = m.matrix @ query
+            for i in top_indices(sims, limit * 2):  # several sentences of one turn may rank
+                sim = float(sims[i])
+                if sim < MIN_SIMILARITY:
+                    break
+                rowid = int(m.keys[i])
+                if rowid not in best or sim > best[rowid][1]:
+                    best[rowid] = (m.sessions[int(m.groups[i])], sim)
+        ranked = sorted(best.items(), key=lambda kv: -kv[1][1])[:limit]
+        return [(rowid, sid, sim) for rowid, (sid, sim) in ranked]

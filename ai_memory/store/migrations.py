@@ -314,6 +314,22 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         CREATE INDEX page_entities_entity ON page_entities(entity, page_id);
         """,
     ),
+    (
+        10,
+        "sentence vectors of conversational observations (each sentence with its speaker)",
+        """
+        CREATE TABLE observation_sentences (
+            id INTEGER PRIMARY KEY,
+            obs_rowid INTEGER NOT NULL REFERENCES observations(rowid) ON DELETE CASCADE,
+            ord INTEGER NOT NULL,
+            content_hash TEXT NOT NULL,
+            UNIQUE (obs_rowid, ord)
+        );
+        CREATE INDEX observation_sentences_hash ON observation_sentences(content_hash);
+        UPDATE observations SET embed_hash = NULL
+            WHERE event IN ('user-prompt', 'stop', 'subagent-stop', 'pre-compact', 'post-compact');
+        """,
+    ),
 )
 
 
