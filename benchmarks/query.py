@@ -463,7 +463,9 @@ def stage_profile(db: Path, queries: list[dict[str, Any]]) -> dict[str, Any]:
     from ai_memory.retrieval.embedding_job import observation_text
     from ai_memory.retrieval.fts import page_term_stats
     from ai_memory.retrieval.fusion import fuse, top_ids
-    from ai_memory.retrieval.search import RERANK_DEPTH, Query, Retriever, _page_rows, in_scope, raw_hits
+    from ai_memory.retrieval.search import (
+        RERANK_DEPTH, Query, Retriever, _page_rows, in_scope, raw_hits, scope_projects,
+    )
     from ai_memory.retrieval.streams import (
         entity_stream, fts_stream, graph_stream, turn_streams, vector_stream,
     )
@@ -499,9 +501,10 @@ def stage_profile(db: Path, queries: list[dict[str, Any]]) -> dict[str, Any]:
         start = time.perf_counter()
         qvec = timed("encode query", lambda: embedder.encode([q.q])[0])
         stats = timed("term counts", lambda: page_term_stats(conn, q.q))
+        projects = scope_projects(q)
         streams = [timed("fts", lambda: fts_stream(conn, q.q, stats)), timed("entities", lambda: entity_stream(conn, q.q)),
-                   timed("vectors", lambda: vector_stream(conn, index, qvec))]
-        streams += list(timed("turns (fts+vectors)", lambda: turn_streams(conn, q.q, index, qvec)))
+                   timed("vectors", lambda: vector_stream(conn, index, qvec, projects))]
+        streams += list(timed("turns (fts+vectors)", lambda: turn_streams(conn, q.q, index, qvec, projects)))
         streams.append(timed("graph", lambda: graph_stream(conn, top_ids(streams, 5))))
         streams = [s for s in streams if s.ranked]
         moment = datetime.now(timezone.utc)

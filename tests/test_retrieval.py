@@ -263,6 +263,29 @@ def test_search_works_with_embeddings_disabled(daemon: Daemon) -> None:
     assert daemon.request("GET", "/status")[1]["embeddings"] == {"enabled": False}
 
 
+def test_turns_of_other_projects_never_crowd_out_this_ones(daemon: Daemon) -> None:
+    """500 louder matching turns in another project, more than the turn streams read: the
+    query's own project still gets its turn, found by the turn stream itself."""
+    for i in range(500):
+        daemon.post_hook({"session_id": "loud", "hook_event_name": "UserPromptSubmit", "cwd": "/home/dev/other-app",
+                          "prompt": f"zephyrgale zephyrgale zephyrgale run {i}"})
+    base = {"session_id": "quiet", "cwd": "/home/dev/acme-api"}
+    daemon.post_hook({**base, "hook_event_name": "UserPromptSubmit",
+                      "prompt": "The long story of the deploy, which once mentioned a zephyrgale in passing, ends."})
+    for sid in ("loud", "quiet"):
+        daemon.post_hook({"session_id": sid, "hook_event_name": "SessionEnd", "reason": "other",
+                          "cwd": base["cwd"] if sid == "quiet" else "/home/dev/other-app"})
+
+    def found() -> dict | None:
+        body = daemon.request("POST", "/v1/query", {"q": "zephyrgale", "project": "acme-api", "explain": True})[1]
+        return next((h for h in body["hits"] if h["session_id"] == "quiet"), None)
+
+    wait_until(found, timeout=20)
+    hit = found()
+    assert hit is not None and "turns_fts" in hit["explain"]["streams"]
+    assert "zephyrgale" in hit["evidence"][0]["snippet"]
+
+
 def test_search_cli(wiki: Daemon) -> None:
     from conftest import run_cli
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
+from collections.abc import Collection
 from dataclasses import dataclass
 
 STOPWORDS = frozenset("""
@@ -147,13 +148,22 @@ def search_pages(conn: sqlite3.Connection, text: str, limit: int = 50,
     return [FtsHit(int(r[0]), float(r[1])) for r in rows]
 
 
-def search_observations(conn: sqlite3.Connection, text: str, limit: int = 20) -> list[FtsHit]:
+def search_observations(conn: sqlite3.Connection, text: str, limit: int = 20,
+                        projects: Collection[str] | None = None) -> list[FtsHit]:
+    """Observations by BM25 over title and body; ``projects`` (None: all) bounds the search to
+    those projects' observations inside FTS5 itself, so its cost follows the scope, not the
+    size of the whole memory."""
     expr = match_expression(text)
     if expr is None:
         return []
+    if projects is not None:
+        if not projects:
+            return []
+        wanted = " OR ".join('"' + p.replace('"', '""') + '"' for p in sorted(projects))
+        expr = f"project : ({wanted}) AND ({expr})"
     try:
         rows = conn.execute(
-            "SELECT rowid, -bm25(observations_fts, 2.0, 1.0) AS score FROM observations_fts"
+            "SELECT rowid, -bm25(observations_fts, 2.0, 1.0, 0.0) AS score FROM observations_fts"
             " WHERE observations_fts MATCH ? ORDER BY score DESC LIMIT ?", (expr, limit)).fetchall()
     except sqlite3.OperationalError:
         return []

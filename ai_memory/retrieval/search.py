@@ -56,11 +56,19 @@ class Answer:
     streams_used: list[str] = field(default_factory=list)
 
 
+def scope_projects(query: Query) -> frozenset[str] | None:
+    """The projects a query may see: those it names plus ``_global``; None for all (``all``, or
+    no project named)."""
+    if query.all_projects:
+        return None
+    named = set(query.projects) | ({query.project} if query.project else set())
+    return frozenset(named | {GLOBAL_PROJECT}) if named else None
+
+
 def in_scope(row: dict[str, Any], query: Query, now: str) -> bool:
-    if not query.all_projects:
-        allowed = set(query.projects) | ({query.project} if query.project else set())
-        if allowed and row["project"] not in allowed and row["project"] != GLOBAL_PROJECT:
-            return False
+    projects = scope_projects(query)
+    if projects is not None and row["project"] not in projects:
+        return False
     if query.kinds and row["type"] not in {KIND_TYPES.get(k, k) for k in query.kinds}:
         return False
     fm = row.get("fm") or {}
@@ -101,10 +109,11 @@ class Retriever:
             return self._as_of(conn, query)
         qvec = self.query_vector(query.q)
         stats = page_term_stats(conn, query.q)
+        projects = scope_projects(query)
         streams = [fts_stream(conn, query.q, stats), entity_stream(conn, query.q)]
         if qvec is not None:
-            streams.append(vector_stream(conn, self._index, qvec))  # type: ignore[arg-type]
-        turns_text, turns_vec = turn_streams(conn, query.q, self._index, qvec)
+            streams.append(vector_stream(conn, self._index, qvec, projects))  # type: ignore[arg-type]
+        turns_text, turns_vec = turn_streams(conn, query.q, self._index, qvec, projects)
         streams += [turns_text, turns_vec]
         streams.append(graph_stream(conn, top_ids(streams, 5)))
         streams = [s for s in streams if s.ranked]
@@ -282,12 +291,10 @@ def raw_hits(conn: sqlite3.Connection, query: Query) -> list[dict[str, Any]]:
     """Observations matching the text, for when no page does (bounded)."""
     terms = query_terms(query.q)
     out = []
-    for hit in search_observations(conn, query.q, limit=query.k * 3):
+    for hit in search_observations(conn, query.q, limit=query.k * 3, projects=scope_projects(query)):
         r = conn.execute("SELECT id, session_id, project, event, occurred_at, body FROM observations WHERE rowid = ?",
                          (hit.rowid,)).fetchone()
         if r is None:
-            continue
-        if not query.all_projects and query.project and r["project"] not in (query.project, GLOBAL_PROJECT):
             continue
         item = dict(r)
         body = item.pop("body")

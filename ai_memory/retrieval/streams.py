@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,9 +119,10 @@ def graph_stream(conn: sqlite3.Connection, seeds: list[int], limit: int = 50) ->
     return stream
 
 
-def vector_stream(conn: sqlite3.Connection, index: VectorIndex, qvec: np.ndarray, limit: int = 100) -> Stream:
+def vector_stream(conn: sqlite3.Connection, index: VectorIndex, qvec: np.ndarray,
+                  projects: Collection[str] | None = None, limit: int = 100) -> Stream:
     stream = Stream("vectors")
-    for page_id, sim in index.search_pages(conn, qvec, limit):
+    for page_id, sim in index.search_pages(conn, qvec, limit, projects):
         stream.add(page_id, sim)
     return stream
 
@@ -147,14 +149,17 @@ CONTEXT_WEIGHT = 0.3
 _MARKERS = (EventKind.SESSION_START.value, EventKind.SESSION_END.value)
 
 
-def turn_streams(conn: sqlite3.Connection, q: str, index: VectorIndex | None,
-                 qvec: np.ndarray | None) -> tuple[Stream, Stream]:
+def turn_streams(conn: sqlite3.Connection, q: str, index: VectorIndex | None, qvec: np.ndarray | None,
+                 projects: Collection[str] | None = None) -> tuple[Stream, Stream]:
     """Observation-level text and vector matches in context, each session ranked by its best turn.
 
+    Only observations of ``projects`` (None: all) are read: turns outside the query's scope
+    could only be dropped later, after taking the places of turns inside it.
     ``detail`` holds the session's best observations [(rowid, score), ...] for evidence.
     """
-    text_hits = {h.rowid: h.score for h in search_observations(conn, q, limit=400)}
-    vec_hits = index.search_observations(conn, qvec, limit=400) if index is not None and qvec is not None else []
+    text_hits = {h.rowid: h.score for h in search_observations(conn, q, limit=400, projects=projects)}
+    vec_hits = (index.search_observations(conn, qvec, limit=400, projects=projects)
+                if index is not None and qvec is not None else [])
     vec_scores = {rowid: score for rowid, _, score in vec_hits}
     sessions_of = {rowid: sid for rowid, sid, _ in vec_hits}
     sessions_of.update(_obs_sessions(conn, [r for r in text_hits if r not in sessions_of]))

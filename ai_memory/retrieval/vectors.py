@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,11 +20,13 @@ import numpy as np
 # 0.1-0.25): a page found only that way is no evidence, and must not hide "nothing found".
 MIN_SIMILARITY = 0.30
 
-_CHUNK_ROWS = ("SELECT c.page_id, c.page_id, e.vector, c.id, e.rowid FROM chunks c JOIN embeddings e"
-               " ON e.content_hash = c.content_hash AND e.model = ? WHERE c.id > ? OR e.rowid > ?")
-_OBS_ROWS = ("SELECT o.rowid, o.session_id, e.vector, o.rowid, e.rowid FROM observations o JOIN embeddings e"
-             " ON e.content_hash = o.embed_hash AND e.model = ? WHERE o.rowid > ? OR e.rowid > ?")
-_SENTENCE_ROWS = ("SELECT s.obs_rowid, o.session_id, e.vector, s.id, e.rowid FROM observation_sentences s"
+# Each row: key, group, vector, own id (for incremental loads), embedding rowid, project.
+_CHUNK_ROWS = ("SELECT c.page_id, c.page_id, e.vector, c.id, e.rowid, p.project FROM chunks c"
+               " JOIN pages p ON p.id = c.page_id"
+               " JOIN embeddings e ON e.content_hash = c.content_hash AND e.model = ? WHERE c.id > ? OR e.rowid > ?")
+_OBS_ROWS = ("SELECT o.rowid, o.session_id, e.vector, o.rowid, e.rowid, o.project FROM observations o"
+             " JOIN embeddings e ON e.content_hash = o.embed_hash AND e.model = ? WHERE o.rowid > ? OR e.rowid > ?")
+_SENTENCE_ROWS = ("SELECT s.obs_rowid, o.session_id, e.vector, s.id, e.rowid, o.project FROM observation_sentences s"
                   " JOIN observations o ON o.rowid = s.obs_rowid"
                   " JOIN embeddings e ON e.content_hash = s.content_hash AND e.model = ?"
                   " WHERE s.id > ? OR e.rowid > ?")
@@ -34,6 +37,8 @@ class _Matrix:
     keys: np.ndarray       # page id (chunks) or observation rowid (observations)
     groups: np.ndarray     # page id again, or the observation's session index
     matrix: np.ndarray     # (n, dim) float32, unit rows
+    projects: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))  # project code per row
+    project_index: dict[str, int] = field(default_factory=dict)
     sessions: list[str] = field(default_factory=list)
     session_index: dict[str, int] = field(default_factory=dict)
     seen: set[int] = field(default_factory=set)  # (chunk id | observation rowid) already loaded
@@ -50,6 +55,16 @@ def top_indices(sims: np.ndarray, n: int) -> np.ndarray:
         return np.argsort(-sims)
     part = np.argpartition(-sims, n)[:n]
     return part[np.argsort(-sims[part])]
+
+
+def _similarities(m: _Matrix, query: np.ndarray, projects: Collection[str] | None) -> np.ndarray:
+    """Cosine of every row; rows outside ``projects`` get -1, below any match. Masking before
+    the top-k keeps other projects from taking the places of this one's matches."""
+    sims = m.matrix @ query
+    if projects is not None:
+        codes = [m.project_index[p] for p in projects if p in m.project_index]
+        sims = np.where(np.isin(m.projects, codes), sims, -1.0)
+    return sims
 
 
 class VectorIndex:
@@ -110,6 +125,9 @@ class VectorIndex:
         else:
             groups = keys
         vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), self.dim)
+        projects = np.fromiter((m.project_index.setdefault(r[5] or "", len(m.project_index)) for r in rows),
+                               dtype=np.int32, count=len(rows))
+        m.projects = np.concatenate([m.projects, projects])
         m.seen.update(int(r[3]) for r in rows)
         m.keys = np.concatenate([m.keys, keys])
         m.groups = np.concatenate([m.groups, groups])
@@ -132,12 +150,13 @@ class VectorIndex:
                                             sessions=True)
             return self._sentences
 
-    def search_pages(self, conn: sqlite3.Connection, query: np.ndarray, limit: int = 100) -> list[tuple[int, float]]:
-        """Pages by their best chunk's cosine similarity."""
+    def search_pages(self, conn: sqlite3.Connection, query: np.ndarray, limit: int = 100,
+                     projects: Collection[str] | None = None) -> list[tuple[int, float]]:
+        """Pages by their best chunk's cosine similarity, within ``projects`` (None: all)."""
         m = self.chunk_matrix(conn)
         if not len(m.keys):
             return []
-        sims = m.matrix @ query
+        sims = _similarities(m, query, projects)
         best: dict[int, float] = {}
         for i in top_indices(sims, limit * 8):
             if sims[i] < MIN_SIMILARITY:
@@ -149,15 +168,16 @@ class VectorIndex:
                     break
         return sorted(best.items(), key=lambda kv: -kv[1])
 
-    def search_observations(self, conn: sqlite3.Connection, query: np.ndarray,
-                            limit: int = 300) -> list[tuple[int, str, float]]:
-        """Observations by cosine: (rowid, session id, similarity), best first. An observation
-        scores by its best vector: the whole text, or one of its sentences."""
+    def search_observations(self, conn: sqlite3.Connection, query: np.ndarray, limit: int = 300,
+                            projects: Collection[str] | None = None) -> list[tuple[int, str, float]]:
+        """Observations by cosine within ``projects`` (None: all): (rowid, session id,
+        similarity), best first. An observation scores by its best vector: the whole text, or
+        one of its sentences."""
         best: dict[int, tuple[str, float]] = {}
         for m in (self.observation_matrix(conn), self.sentence_matrix(conn)):
             if not len(m.keys):
                 continue
-            sims = m.matrix @ query
+            sims = _similarities(m, query, projects)
             for i in top_indices(sims, limit * 2):  # several sentences of one turn may rank
                 sim = float(sims[i])
                 if sim < MIN_SIMILARITY:

@@ -330,6 +330,18 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             WHERE event IN ('user-prompt', 'stop', 'subagent-stop', 'pre-compact', 'post-compact');
         """,
     ),
+    (
+        11,
+        "observations_fts knows each observation's project, so a search reads only the turns in its scope",
+        f"""
+        DROP TABLE observations_fts;
+        CREATE VIRTUAL TABLE observations_fts USING fts5(
+            title, body, project, content='observations', content_rowid='rowid',
+            tokenize="{FTS_TOKENIZE}"
+        );
+        INSERT INTO observations_fts(observations_fts) VALUES ('rebuild');
+        """,
+    ),
 )
 
 

@@ -66,8 +66,8 @@ def store_record(conn: sqlite3.Connection, r: dict[str, Any], payload_json: str 
         ),
     )
     conn.execute(
-        "INSERT INTO observations_fts(rowid, title, body) VALUES (?, ?, ?)",
-        (cur.lastrowid, r["title"], r["body"]),
+        "INSERT INTO observations_fts(rowid, title, body, project) VALUES (?, ?, ?, ?)",
+        (cur.lastrowid, r["title"], r["body"], r.get("project")),
     )
     if key:
         conn.execute(
