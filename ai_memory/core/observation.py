@@ -16,6 +16,7 @@ from typing import Any
 from ai_memory.core.errors import InputError
 from ai_memory.core.events import EventKind, normalize_event
 from ai_memory.core.ids import new_id
+from ai_memory.core.names import project_name
 from ai_memory.core.sanitizer import Sanitized, SanitizedJson, TextKind, cap, sanitize, sanitize_json
 
 # Per-field caps inside the stored payload; everything else is a 2 KiB excerpt.
@@ -160,7 +161,7 @@ def build_observation(
     value = clean.value if isinstance(clean.value, dict) else {}
     title_text, body_text = describe(kind, value)
     cwd = _clean_path(value, _CWD_KEYS)
-    project = _clean_short(value.get("project"))
+    project = project_name(_clean_short(value.get("project")))  # as the wiki will name it
     if project is None and cwd and project_resolver is not None:
         project = project_resolver(cwd)
     return Observation(

@@ -22,6 +22,7 @@ import yaml
 
 from ai_memory.core.entities import extract_entities, normalize_entity
 from ai_memory.core.events import EventKind, normalize_event
+from ai_memory.core.names import UNSORTED, project_name, safe_name
 
 __all__ = ["MAX_PAGE_BYTES", "SessionPage", "compile_session"]
 
@@ -31,7 +32,6 @@ SUMMARY_CHARS = 300
 LISTED_FILES = 50  # files in the frontmatter and the handoff
 HANDOFF_ITEMS = 20  # open questions and next steps
 PAGE_ENTITIES = 30
-UNSORTED = "_unsorted"
 # Body list lengths before the page has to shrink (then all of them halve until it fits).
 _LIST_CAPS = {"prompts": 100, "files": 200, "commands": 150, "errors": 60, "questions": 20, "steps": 20}
 
@@ -48,7 +48,6 @@ _EXIT_KEYS = ("exit_code", "exitCode", "returncode", "return_code", "exit_status
 _STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 _SPACE = re.compile(r"\s+")
-_UNSAFE = re.compile(r"[^a-z0-9._-]+")
 _EXIT_LINE = re.compile(r"^\s*exit[ _-]?(?:code|status)\s*[:=]?\s*(-?\d{1,3})\s*$"
                         r"|exited with (?:code|status) (-?\d{1,3})\b", re.I | re.M)
 _PATCH_FILE = re.compile(r"^\*\*\* (Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
@@ -140,11 +139,6 @@ def _first(d: dict, keys: tuple[str, ...]) -> Any:
         if d.get(key) not in (None, ""):
             return d[key]
     return None
-
-
-def _safe(value: str) -> str:
-    """Lower case, runs outside [a-z0-9._-] become "-", no ".." and no "-" or "." at the ends."""
-    return re.sub(r"\.{2,}", ".", _UNSAFE.sub("-", value.lower())).strip("-.")
 
 
 def _code(text: str) -> str:
@@ -569,10 +563,10 @@ def _top(counter: Counter) -> str | None:
 def _who(d: _Digest, project: str | None) -> _Who:
     session_id = _top(d.counts["session_id"]) or ""
     agent = _top(d.counts["agent"]) or "unknown"
-    name = (_safe(project) if isinstance(project, str) else "") or _safe(_top(d.counts["project"]) or "")
+    name = (project_name(project) if isinstance(project, str) else None) or project_name(_top(d.counts["project"]))
     created, updated = (min(d.stamps), max(d.stamps)) if d.stamps else (None, None)
-    return _Who(session_id=session_id, short_id=_safe(session_id)[:8].strip("-.") or "session",
-                agent=agent, cwd=_top(d.counts["cwd"]), project=name[:64].strip("-.") or UNSORTED,
+    return _Who(session_id=session_id, short_id=safe_name(session_id)[:8].strip("-.") or "session",
+                agent=agent, cwd=_top(d.counts["cwd"]), project=name or UNSORTED,
                 created=created, updated=updated)
 
 

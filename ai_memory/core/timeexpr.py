@@ -33,13 +33,16 @@ _RELATIVE = {
 
 
 # A passage that says when something happened: a relative day or period, a weekday, a month,
-# a year, a date, or "… ago". Used to answer "when …?" questions, not to filter by date.
+# a recent year, a date, or "… ago". Used to answer "when …?" questions, not to filter by date.
+# "May" and "March" count only beside a day or a year: alone they are far more often a verb.
+_FULL_MONTHS = "january|february|april|june|july|august|september|october|november|december"
 _WHEN_WORDS = re.compile(
-    rf"\b(?:yesterday|today|tonight|tomorrow|ago|recently|(?:last|next|this|past)\s+"
+    r"\b(?:yesterday|today|tonight|tomorrow|ago|recently|(?:last|next|this|past)\s+"
     r"(?:week|weekend|month|year|night|morning|evening|spring|summer|autumn|fall|winter|"
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
     r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekend|"
-    rf"{_MONTH}|19[7-9]\d|20\d\d|\d{{4}}-\d{{2}}-\d{{2}})\b", re.I)
+    rf"{_FULL_MONTHS}|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:may|march)|(?:may|march)\s+\d{{1,4}}|"
+    r"19[7-9]\d|20[0-3]\d|\d{4}-\d{2}-\d{2})\b", re.I)
 _ASKS_WHEN = re.compile(r"^\s*(?:when\b|what\s+(?:time|day|date|month|year)\b|how\s+long\s+ago\b)", re.I)
 
 

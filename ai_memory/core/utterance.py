@@ -22,10 +22,19 @@ MIN_WORDS = 3  # "Thanks!" and "Wow, nice." say nothing on their own
 MAX_CHARS = 2000
 
 
+# Labels that open a line the way a speaker's name does, but name nobody.
+_LABELS = frozenset("""
+answer bug context debug error example fix goal hint info input issue note output plan question
+reason result status step summary task tip todo traceback update usage warning
+""".split())
+
+
 def author_of(text: str) -> str | None:
-    """The speaker named at the start of the text, if any."""
+    """The speaker named at the start of the text, if any ("Note:" and the like are labels)."""
     match = _AUTHOR.match(text or "")
-    return match.group(1) if match else None
+    if match is None or match.group(1).split()[0].lower() in _LABELS:
+        return None
+    return match.group(1)
 
 
 def sentences(text: str) -> list[str]:

@@ -43,6 +43,14 @@ class Pending:
     obs: list[tuple[int, str]]  # (observation rowid, hash)
     skip_obs: list[int]
     sentences: list[tuple[int, int, str]] = field(default_factory=list)  # (observation rowid, ord, hash)
+    split: list[int] = field(default_factory=list)  # observations that only needed their sentences
+
+    def is_empty(self) -> bool:
+        return not (self.hashes or self.obs or self.skip_obs or self.split)
+
+    def add_sentences(self, conn: sqlite3.Connection, model: str, rowid: int, text: str, seen: set[str]) -> None:
+        for ord_, sentence in enumerate(sentences(text)):
+            self.sentences.append((rowid, ord_, self.want(conn, model, sentence, seen)))
 
     def want(self, conn: sqlite3.Connection, model: str, text: str, seen: set[str]) -> str:
         """The text's hash, queueing the text for encoding unless a vector exists or is queued."""
@@ -74,8 +82,17 @@ def find_pending(conn: sqlite3.Connection, model: str, limit: int = BATCH) -> Pe
         text = observation_text(title, body, event)
         pending.obs.append((rowid, pending.want(conn, model, text, seen)))
         if event in CONVERSATIONAL_EVENTS:
-            for ord_, sentence in enumerate(sentences(text)):
-                pending.sentences.append((rowid, ord_, pending.want(conn, model, sentence, seen)))
+            pending.add_sentences(conn, model, rowid, text, seen)
+    # Observations stored before sentence vectors existed get them too, newest first, whenever
+    # a batch has room: their whole-text vectors stay linked meanwhile.
+    for rowid, title, body, event in conn.execute(
+            "SELECT rowid, title, body, event FROM observations WHERE sentences_done = 0"
+            " AND embed_hash IS NOT NULL ORDER BY rowid DESC LIMIT ?", (limit,)):
+        if len(pending.texts) >= MAX_TEXTS:
+            break
+        pending.split.append(rowid)
+        if event in CONVERSATIONAL_EVENTS:
+            pending.add_sentences(conn, model, rowid, observation_text(title, body, event), seen)
     return pending
 
 
@@ -87,10 +104,12 @@ def store_vectors(model: str, dim: int, pending: Pending, vectors: np.ndarray):
         tx.conn.executemany(
             "INSERT OR IGNORE INTO observation_sentences(obs_rowid, ord, content_hash) VALUES (?,?,?)",
             pending.sentences)
-        tx.conn.executemany("UPDATE observations SET embed_hash = ? WHERE rowid = ?",
+        tx.conn.executemany("UPDATE observations SET embed_hash = ?, sentences_done = 1 WHERE rowid = ?",
                             [(h, rowid) for rowid, h in pending.obs])
-        tx.conn.executemany("UPDATE observations SET embed_hash = '' WHERE rowid = ?",
+        tx.conn.executemany("UPDATE observations SET embed_hash = '', sentences_done = 1 WHERE rowid = ?",
                             [(rowid,) for rowid in pending.skip_obs])
+        tx.conn.executemany("UPDATE observations SET sentences_done = 1 WHERE rowid = ?",
+                            [(rowid,) for rowid in pending.split])
         return len(pending.hashes)
 
     return job
@@ -118,13 +137,13 @@ class EmbeddingJob:
     async def run_once(self) -> int:
         model = self.embedder.model_id
         pending = await self._reader.run(lambda c: find_pending(c, model))
-        if not pending.hashes and not pending.obs and not pending.skip_obs:
+        if pending.is_empty():
             return 0
         vectors = (await asyncio.to_thread(self.embedder.encode, pending.texts)
                    if pending.texts else np.zeros((0, self.embedder.dim), dtype=np.float32))
         await self._writer.submit_wait(store_vectors(model, self.embedder.dim, pending, vectors))
         self.embedded += len(pending.hashes)
-        return len(pending.hashes) + len(pending.obs) + len(pending.skip_obs)
+        return len(pending.hashes) + len(pending.obs) + len(pending.skip_obs) + len(pending.split)
 
     async def run(self) -> None:
         try:
@@ -164,6 +183,8 @@ class EmbeddingJob:
                 " ON e.content_hash = c.content_hash AND e.model = ? WHERE e.content_hash IS NULL", (model,)
             ).fetchone()[0]
             obs = conn.execute("SELECT COUNT(*) FROM observations WHERE embed_hash IS NULL").fetchone()[0]
-            return {"chunks": int(chunks), "observations": int(obs)}
+            unsplit = conn.execute("SELECT COUNT(*) FROM observations WHERE sentences_done = 0"
+                                   " AND embed_hash IS NOT NULL").fetchone()[0]
+            return {"chunks": int(chunks), "observations": int(obs) + int(unsplit)}
 
         return await self._reader.run(count)

@@ -81,10 +81,10 @@ def _informative(token: str) -> bool:
 
 
 def match_expression(text: str, skip: frozenset[str] = frozenset()) -> str | None:
-    """An FTS5 MATCH expression: quoted terms OR-joined; identifiers also by prefix.
-
-    Plain words need no prefix: the porter tokenizer already matches their inflections, and a
-    prefix query costs a second pass over the index. Terms in ``skip`` (lowercase) are left out.
+    """An FTS5 MATCH expression: quoted terms OR-joined; identifiers and words of four letters
+    or more also by prefix, so the short forms people type find the long ones ("config" finds
+    "configuration", "auth" finds "authentication"), which stemming does not. Terms in ``skip``
+    (lowercase) are left out.
     """
     parts = []
     for term in query_terms(text):
@@ -92,7 +92,7 @@ def match_expression(text: str, skip: frozenset[str] = frozenset()) -> str | Non
             continue
         quoted = '"' + term.replace('"', '""') + '"'
         parts.append(quoted)
-        if _IDENTIFIER.search(term):
+        if _IDENTIFIER.search(term) or len(term) >= 4:
             parts.append(quoted + "*")
     return " OR ".join(parts) if parts else None
 
@@ -153,14 +153,15 @@ def search_observations(conn: sqlite3.Connection, text: str, limit: int = 20,
     """Observations by BM25 over title and body; ``projects`` (None: all) bounds the search to
     those projects' observations inside FTS5 itself, so its cost follows the scope, not the
     size of the whole memory."""
-    expr = match_expression(text)
-    if expr is None:
+    words = match_expression(text)
+    if words is None:
         return []
+    expr = f"{{title body}} : ({words})"  # the project column is for scoping, never for the words
     if projects is not None:
         if not projects:
             return []
         wanted = " OR ".join('"' + p.replace('"', '""') + '"' for p in sorted(projects))
-        expr = f"project : ({wanted}) AND ({expr})"
+        expr = f"project : ({wanted}) AND {expr}"
     try:
         rows = conn.execute(
             "SELECT rowid, -bm25(observations_fts, 2.0, 1.0, 0.0) AS score FROM observations_fts"

@@ -10,6 +10,7 @@ hand from what each feature means, not fitted to any benchmark.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from ai_memory.core.timeexpr import DateRange, asks_when, mentions_time, to_date
 
@@ -69,10 +70,11 @@ def phrase(terms: list[str], text: str) -> float:
     return sum(1 for p in pairs if p in lowered) / len(pairs)
 
 
-def answer_type(question: str, text: str) -> float:
-    """1 when the question asks "when" and the text says when ("last week", "in May", "2023");
-    else 0. A passage that could answer the question beats one that only shares its topic."""
-    return 1.0 if asks_when(question) and mentions_time(text) else 0.0
+def answer_type(question: str, text: Callable[[], str]) -> float:
+    """1 when the question asks "when" and the text says when ("last week", "3 May", "2023");
+    else 0. A passage that could answer the question beats one that only shares its topic.
+    ``text`` is read only for a "when" question."""
+    return 1.0 if asks_when(question) and mentions_time(text()) else 0.0
 
 
 def temporal(ranges: list[DateRange], created: str | None, updated: str | None) -> float:

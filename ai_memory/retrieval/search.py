@@ -161,7 +161,7 @@ class Retriever:
                 "proximity": rerank.proximity(terms, passage),
                 "phrase": rerank.phrase(terms, passage),
                 "temporal": rerank.temporal(ranges, row.get("created"), row.get("updated")),
-                "answer_type": rerank.answer_type(query.q, _answer_text(conn, row, turns)),
+                "answer_type": rerank.answer_type(query.q, lambda: _answer_text(conn, row, turns)),
             }
             weight = authority(row)
             score = rerank.combine(features, weight)
@@ -265,11 +265,13 @@ def _passage(conn: sqlite3.Connection, row: dict[str, Any], turns: list[int]) ->
 
 
 def _answer_text(conn: sqlite3.Connection, row: dict[str, Any], turns: list[int]) -> str:
-    """Where the answer would be: the best turn of a session, else the page's own text."""
+    """Where the answer would be: a session's best turn, or the text of a page written as one
+    (a compiled session page always states its own dates, which answer nothing)."""
     if turns:
         found = conn.execute("SELECT body FROM observations WHERE rowid = ?", (turns[0],)).fetchone()
-        if found is not None:
-            return str(found[0])
+        return str(found[0]) if found is not None else ""
+    if row["type"] == "Session Summary":
+        return ""
     return f"{row['title']}\n{row['summary']}\n{row['body'][:5000]}"
 
 
@@ -291,10 +293,12 @@ def raw_hits(conn: sqlite3.Connection, query: Query) -> list[dict[str, Any]]:
     """Observations matching the text, for when no page does (bounded)."""
     terms = query_terms(query.q)
     out = []
-    for hit in search_observations(conn, query.q, limit=query.k * 3, projects=scope_projects(query)):
+    projects = scope_projects(query)
+    for hit in search_observations(conn, query.q, limit=query.k * 3, projects=projects):
         r = conn.execute("SELECT id, session_id, project, event, occurred_at, body FROM observations WHERE rowid = ?",
                          (hit.rowid,)).fetchone()
-        if r is None:
+        # FTS matches a project by its words (any case, stemmed): the exact name decides.
+        if r is None or (projects is not None and r["project"] not in projects):
             continue
         item = dict(r)
         body = item.pop("body")

@@ -185,8 +185,9 @@ def turn_streams(conn: sqlite3.Connection, q: str, index: VectorIndex | None, qv
 
 
 # A question that names a person ("what did Alice paint?") is answered by what that person
-# said: among a session's matching turns, those by a named author come first as evidence.
-# The session's own rank is left as it was (both sides of a conversation name both people).
+# said: among a session's matching turns, those by a named author come first, as evidence and
+# as the passage the reranker reads. The stream's own ranking of sessions is left as it was
+# (both sides of a conversation name both people).
 AUTHOR_BOOST = 1.5
 
 

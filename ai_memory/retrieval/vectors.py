@@ -12,9 +12,11 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
+
+from ai_memory.core.names import UNSORTED, project_name
 
 # Below this cosine, all-MiniLM-L6-v2 matches are noise (unrelated or made-up words score
 # 0.1-0.25): a page found only that way is no evidence, and must not hide "nothing found".
@@ -32,6 +34,21 @@ _SENTENCE_ROWS = ("SELECT s.obs_rowid, o.session_id, e.vector, s.id, e.rowid, o.
                   " WHERE s.id > ? OR e.rowid > ?")
 
 
+@dataclass(frozen=True)
+class _Source:
+    table: str             # whose MAX(rowid) and COUNT(*) tell that rows were added or removed
+    sql: str
+    sessions: bool         # rows are observations, grouped by session
+    unlinked_sql: str | None = None  # the oldest row still waiting for its vector, if rows wait
+
+
+_CHUNKS = _Source("chunks", _CHUNK_ROWS, sessions=False)
+# An observation is linked to its vector (embed_hash) after it is stored, by the embedding job.
+_OBSERVATIONS = _Source("observations", _OBS_ROWS, sessions=True,
+                        unlinked_sql="SELECT MIN(rowid) FROM observations WHERE embed_hash IS NULL")
+_SENTENCES = _Source("observation_sentences", _SENTENCE_ROWS, sessions=True)
+
+
 @dataclass
 class _Matrix:
     keys: np.ndarray       # page id (chunks) or observation rowid (observations)
@@ -44,6 +61,7 @@ class _Matrix:
     seen: set[int] = field(default_factory=set)  # (chunk id | observation rowid) already loaded
     last_own: int = 0      # highest chunk id / observation rowid loaded
     last_embedding: int = 0
+    unlinked_from: int | None = None  # the oldest row not yet linked to a vector, at the last load
     signature: tuple = ()
     data_version: tuple[int, int] = (0, 0)  # (connection id, PRAGMA data_version) last checked
 
@@ -62,7 +80,8 @@ def _similarities(m: _Matrix, query: np.ndarray, projects: Collection[str] | Non
     the top-k keeps other projects from taking the places of this one's matches."""
     sims = m.matrix @ query
     if projects is not None:
-        codes = [m.project_index[p] for p in projects if p in m.project_index]
+        # Rows keep the project as stored; compare it as the wiki names it ("Acme API" is acme-api).
+        codes = [code for raw, code in list(m.project_index.items()) if (project_name(raw) or UNSORTED) in projects]
         sims = np.where(np.isin(m.projects, codes), sims, -1.0)
     return sims
 
@@ -87,8 +106,7 @@ class VectorIndex:
         return _Matrix(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
                        np.zeros((0, self.dim), dtype=np.float32))
 
-    def _refresh(self, conn: sqlite3.Connection, current: _Matrix | None, table: str, sql: str,
-                 sessions: bool) -> _Matrix:
+    def _refresh(self, conn: sqlite3.Connection, current: _Matrix | None, source: _Source) -> _Matrix:
         # data_version changes only when another connection commits: while it stands still,
         # nothing can have changed and the signature's COUNT(*)s (milliseconds each at 50,000
         # vectors) are skipped. Connections are replaced only together with reset().
@@ -96,7 +114,7 @@ class VectorIndex:
         if current is not None and current.data_version == version:
             return current
         emb = conn.execute("SELECT MAX(rowid), COUNT(*) FROM embeddings").fetchone()
-        own = conn.execute(f"SELECT MAX(rowid), COUNT(*) FROM {table}").fetchone()
+        own = conn.execute(f"SELECT MAX(rowid), COUNT(*) FROM {source.table}").fetchone()
         signature = tuple(emb) + tuple(own)
         if current is not None and current.signature == signature:
             current.data_version = version
@@ -104,50 +122,56 @@ class VectorIndex:
         live = int(own[1] or 0)
         if current is None or len(current.keys) > 2 * max(live, 1) or (own[0] or 0) < current.last_own:
             current = self._empty()  # first load, too many stale rows, or a rebuilt database
-        rows = [r for r in conn.execute(sql, (self.model, current.last_own, current.last_embedding))
+        # Rows that were not linked to a vector at the last load may be linked now, to a vector
+        # that is not new either (a text seen before): read again from the oldest of them.
+        unlinked = (conn.execute(source.unlinked_sql).fetchone()[0] if source.unlinked_sql else None)
+        start = current.last_own if current.unlinked_from is None else min(current.last_own,
+                                                                          current.unlinked_from - 1)
+        rows = [r for r in conn.execute(source.sql, (self.model, start, current.last_embedding))
                 if int(r[3]) not in current.seen]
         if rows:
-            current = self._append(current, rows, sessions)
+            current = self._append(current, rows, source.sessions)
         current.signature = signature
         current.data_version = version
+        current.unlinked_from = int(unlinked) if unlinked is not None else None
         current.last_own = max(current.last_own, int(own[0] or 0))
         current.last_embedding = max(current.last_embedding, int(emb[0] or 0))
         return current
 
     def _append(self, m: _Matrix, rows: list[tuple], sessions: bool) -> _Matrix:
+        """A new matrix with the rows added: a search on another thread may still be reading
+        the old one, whose arrays must stay as they were, all the same length."""
         keys = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        names = m.sessions
         if sessions:
             groups = np.fromiter((m.session_index.setdefault(r[1], len(m.session_index)) for r in rows),
                                  dtype=np.int64, count=len(rows))
-            m.sessions = [""] * len(m.session_index)
+            names = [""] * len(m.session_index)
             for name, i in m.session_index.items():
-                m.sessions[i] = name
+                names[i] = name
         else:
             groups = keys
         vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), self.dim)
         projects = np.fromiter((m.project_index.setdefault(r[5] or "", len(m.project_index)) for r in rows),
                                dtype=np.int32, count=len(rows))
-        m.projects = np.concatenate([m.projects, projects])
         m.seen.update(int(r[3]) for r in rows)
-        m.keys = np.concatenate([m.keys, keys])
-        m.groups = np.concatenate([m.groups, groups])
-        m.matrix = np.vstack([m.matrix, vectors])
-        return m
+        return replace(m, keys=np.concatenate([m.keys, keys]), groups=np.concatenate([m.groups, groups]),
+                       matrix=np.vstack([m.matrix, vectors]), projects=np.concatenate([m.projects, projects]),
+                       sessions=names)
 
     def chunk_matrix(self, conn: sqlite3.Connection) -> _Matrix:
         with self._lock:
-            self._chunks = self._refresh(conn, self._chunks, "chunks", _CHUNK_ROWS, sessions=False)
+            self._chunks = self._refresh(conn, self._chunks, _CHUNKS)
             return self._chunks
 
     def observation_matrix(self, conn: sqlite3.Connection) -> _Matrix:
         with self._lock:
-            self._obs = self._refresh(conn, self._obs, "observations", _OBS_ROWS, sessions=True)
+            self._obs = self._refresh(conn, self._obs, _OBSERVATIONS)
             return self._obs
 
     def sentence_matrix(self, conn: sqlite3.Connection) -> _Matrix:
         with self._lock:
-            self._sentences = self._refresh(conn, self._sentences, "observation_sentences", _SENTENCE_ROWS,
-                                            sessions=True)
+            self._sentences = self._refresh(conn, self._sentences, _SENTENCES)
             return self._sentences
 
     def search_pages(self, conn: sqlite3.Connection, query: np.ndarray, limit: int = 100,

@@ -326,8 +326,11 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             UNIQUE (obs_rowid, ord)
         );
         CREATE INDEX observation_sentences_hash ON observation_sentences(content_hash);
-        UPDATE observations SET embed_hash = NULL
-            WHERE event IN ('user-prompt', 'stop', 'subagent-stop', 'pre-compact', 'post-compact');
+        ALTER TABLE observations ADD COLUMN sentences_done INTEGER NOT NULL DEFAULT 0;
+        UPDATE observations SET sentences_done = 1
+            WHERE embed_hash IS NULL
+               OR event NOT IN ('user-prompt', 'stop', 'subagent-stop', 'pre-compact', 'post-compact');
+        CREATE INDEX observations_unsplit ON observations(rowid) WHERE sentences_done = 0;
         """,
     ),
     (
