@@ -39,13 +39,13 @@ class _Source:
     table: str             # whose MAX(rowid) and COUNT(*) tell that rows were added or removed
     sql: str
     sessions: bool         # rows are observations, grouped by session
-    unlinked_sql: str | None = None  # the oldest row still waiting for its vector, if rows wait
+    unlinked_sql: str | None = None  # the oldest row still waiting for its vector, and how many wait
 
 
 _CHUNKS = _Source("chunks", _CHUNK_ROWS, sessions=False)
 # An observation is linked to its vector (embed_hash) after it is stored, by the embedding job.
 _OBSERVATIONS = _Source("observations", _OBS_ROWS, sessions=True,
-                        unlinked_sql="SELECT MIN(rowid) FROM observations WHERE embed_hash IS NULL")
+                        unlinked_sql="SELECT MIN(rowid), COUNT(*) FROM observations WHERE embed_hash IS NULL")
 _SENTENCES = _Source("observation_sentences", _SENTENCE_ROWS, sessions=True)
 
 
@@ -115,16 +115,18 @@ class VectorIndex:
             return current
         emb = conn.execute("SELECT MAX(rowid), COUNT(*) FROM embeddings").fetchone()
         own = conn.execute(f"SELECT MAX(rowid), COUNT(*) FROM {source.table}").fetchone()
-        signature = tuple(emb) + tuple(own)
+        # Rows that were not linked to a vector at the last load may be linked now, to a vector
+        # that is not new either (a text seen before): the oldest and the number of rows still
+        # waiting tell, and the load reads again from the oldest of them.
+        waiting = tuple(conn.execute(source.unlinked_sql).fetchone()) if source.unlinked_sql else (None, 0)
+        unlinked = waiting[0]
+        signature = tuple(emb) + tuple(own) + waiting
         if current is not None and current.signature == signature:
             current.data_version = version
             return current
         live = int(own[1] or 0)
         if current is None or len(current.keys) > 2 * max(live, 1) or (own[0] or 0) < current.last_own:
             current = self._empty()  # first load, too many stale rows, or a rebuilt database
-        # Rows that were not linked to a vector at the last load may be linked now, to a vector
-        # that is not new either (a text seen before): read again from the oldest of them.
-        unlinked = (conn.execute(source.unlinked_sql).fetchone()[0] if source.unlinked_sql else None)
         start = current.last_own if current.unlinked_from is None else min(current.last_own,
                                                                           current.unlinked_from - 1)
         rows = [r for r in conn.execute(source.sql, (self.model, start, current.last_embedding))

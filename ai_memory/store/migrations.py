@@ -357,8 +357,9 @@ def current_version(conn: sqlite3.Connection) -> int:
     return int(row[0] or 0)
 
 
-def migrate(conn: sqlite3.Connection) -> int:
-    """Apply every migration newer than the database; return the resulting version.
+def migrate(conn: sqlite3.Connection, upto: int | None = None) -> int:
+    """Apply every migration newer than the database (up to ``upto``, to build an older schema
+    for an upgrade test); return the resulting version.
 
     A database newer than this code is refused rather than guessed at.
     """
@@ -370,7 +371,7 @@ def migrate(conn: sqlite3.Connection) -> int:
             detail="upgrade ai-memory or restore an older backup",
         )
     for number, name, sql in MIGRATIONS:
-        if number <= version:
+        if number <= version or (upto is not None and number > upto):
             continue
         conn.execute("BEGIN IMMEDIATE")
         try:

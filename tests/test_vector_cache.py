@@ -1,0 +1,133 @@
+"""The in-memory vector cache against a real database: what a writer commits, a search sees.
+
+The cache reads new rows incrementally. These tests write through one connection and search
+through another, as the daemon's writer and readers do, and check the cases where a row joins
+its vector late, or only its project says whether a search may see it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ai_memory.retrieval.vectors import VectorIndex
+from ai_memory.store.connection import open_read_connection, open_write_connection
+from ai_memory.store.migrations import migrate
+
+MODEL, DIM = "test-model", 4
+
+
+def unit(*values: float) -> np.ndarray:
+    v = np.array(values, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+@pytest.fixture()
+def db(tmp_path: Path):
+    path = tmp_path / "memory.sqlite"
+    writer = open_write_connection(path)
+    migrate(writer)
+    reader = open_read_connection(path)
+    yield writer, reader
+    reader.close()
+    writer.close()
+
+
+def add_vector(writer: sqlite3.Connection, digest: str, vector: np.ndarray) -> None:
+    writer.execute("INSERT INTO embeddings(content_hash, model, dim, vector) VALUES (?,?,?,?)",
+                   (digest, MODEL, DIM, vector.tobytes()))
+
+
+def add_observation(writer: sqlite3.Connection, rowid: int, session: str, project: str | None,
+                    embed_hash: str | None) -> None:
+    writer.execute("INSERT OR IGNORE INTO sessions(id, agent, project, started_at, last_event_at)"
+                   " VALUES (?, 'claude', ?, '2026-01-01', '2026-01-01')", (session, project))
+    writer.execute(
+        "INSERT INTO observations(rowid, id, session_id, agent, event, project, occurred_at, received_at,"
+        " title, body, payload, embed_hash) VALUES (?, ?, ?, 'claude', 'user-prompt', ?, '2026-01-01',"
+        " '2026-01-01', 't', 'b', '{}', ?)", (rowid, f"obs-{rowid}", session, project, embed_hash))
+
+
+def test_an_observation_linked_late_to_a_known_vector_is_found(db) -> None:
+    writer, reader = db
+    index = VectorIndex(MODEL, DIM)
+    add_vector(writer, "h1", unit(1, 0, 0, 0))
+    add_observation(writer, 1, "s1", "acme", "h1")
+    add_observation(writer, 2, "s2", "acme", None)  # stored; the embedding job has not run yet
+    query = unit(1, 0, 0, 0)
+    assert [r for r, _, _ in index.search_observations(reader, query)] == [1]
+    # Same text as observation 1: the job links it to the vector that already exists, so
+    # neither its rowid nor the vector's is new to the cache.
+    writer.execute("UPDATE observations SET embed_hash = 'h1' WHERE rowid = 2")
+    assert sorted(r for r, _, _ in index.search_observations(reader, query)) == [1, 2]
+
+
+def test_a_search_sees_only_its_projects_rows(db) -> None:
+    writer, reader = db
+    index = VectorIndex(MODEL, DIM)
+    add_vector(writer, "loud", unit(1, 0, 0, 0))
+    add_vector(writer, "quiet", unit(1, 0.3, 0, 0))
+    for rowid in range(1, 6):
+        add_observation(writer, rowid, "loud-session", "other-app", "loud")
+    add_observation(writer, 6, "quiet-session", "Acme API", "quiet")  # as spelled by a client
+    query = unit(1, 0, 0, 0)
+    everywhere = index.search_observations(reader, query, limit=3)
+    assert [sid for _, sid, _ in everywhere] == ["loud-session"] * 3  # the quiet turn is crowded out
+    scoped = index.search_observations(reader, query, limit=3, projects={"acme-api", "_global"})
+    assert [(r, sid) for r, sid, _ in scoped] == [(6, "quiet-session")]
+
+
+def test_a_search_holding_the_old_matrix_is_not_disturbed_by_a_refresh(db) -> None:
+    writer, reader = db
+    index = VectorIndex(MODEL, DIM)
+    add_vector(writer, "a", unit(1, 0, 0, 0))
+    add_observation(writer, 1, "s1", "acme", "a")
+    before = index.observation_matrix(reader)
+    add_vector(writer, "b", unit(0, 1, 0, 0))
+    add_observation(writer, 2, "s1", "acme", "b")
+    after = index.observation_matrix(reader)
+    assert len(after.keys) == 2 and after is not before
+    assert len(before.keys) == len(before.matrix) == len(before.projects) == 1  # unchanged, consistent
+
+
+def test_an_existing_database_upgrades_to_sentences_and_project_scopes(tmp_path: Path) -> None:
+    """A v8 database (before sentence vectors and the project column): its turns keep their
+    vectors, get sentences queued newest first, and are found within their project."""
+    from ai_memory.retrieval.embedding_job import find_pending
+    from ai_memory.retrieval.fts import search_observations
+
+    path = tmp_path / "memory.sqlite"
+    writer = open_write_connection(path)
+    assert migrate(writer, upto=8) == 8
+    add_vector(writer, "whole", unit(1, 0, 0, 0))
+    for rowid, event in ((1, "user-prompt"), (2, "post-tool-use"), (3, "user-prompt")):
+        writer.execute("INSERT OR IGNORE INTO sessions(id, agent, project, started_at, last_event_at)"
+                       " VALUES ('s1', 'claude', 'acme', '2026-01-01', '2026-01-01')")
+        writer.execute(
+            "INSERT INTO observations(rowid, id, session_id, agent, event, project, occurred_at, received_at,"
+            " title, body, payload, embed_hash) VALUES (?, ?, 's1', 'claude', ?, 'acme', '2026-01-01',"
+            " '2026-01-01', 'prompt', ?, '{}', ?)",
+            (rowid, f"o{rowid}", event, f"Ana: The ledger moved to Postgres {rowid}. Billing exports run nightly.",
+             "whole" if event == "user-prompt" else ""))
+        writer.execute("INSERT INTO observations_fts(rowid, title, body) SELECT rowid, title, body"
+                       " FROM observations WHERE rowid = ?", (rowid,))
+    assert migrate(writer) >= 11
+    done = dict(writer.execute("SELECT rowid, sentences_done FROM observations").fetchall())
+    assert done == {1: 0, 2: 1, 3: 0}  # only conversational turns wait for their sentences
+    reader = open_read_connection(path)
+    try:
+        assert [h.rowid for h in search_observations(reader, "ledger", 10, projects={"acme"})] != []
+        assert search_observations(reader, "ledger", 10, projects={"other"}) == []
+        assert search_observations(reader, "acme", 10) == []  # the project column is not text
+        pending = find_pending(reader, MODEL)
+        assert pending.split == [3, 1]  # newest first; their whole-text vectors stay linked
+        assert {rowid for rowid, _, _ in pending.sentences} == {1, 3}
+        assert "Ana: Billing exports run nightly." in pending.texts
+        hits = VectorIndex(MODEL, DIM).search_observations(reader, unit(1, 0, 0, 0))
+        assert sorted(r for r, _, _ in hits) == [1, 3]
+    finally:
+        reader.close()
+        writer.close()
