@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 
 from ai_memory.core.timeexpr import DateRange, asks_when, mentions_time, to_date
 
@@ -28,6 +29,7 @@ _TOTAL = sum(WEIGHTS.values())
 _WORD = re.compile(r"[\w][\w'-]*")
 
 
+@lru_cache(maxsize=65536)  # a page's words repeat, across candidates and queries alike
 def _stem(word: str) -> str:
     w = word.lower()
     for suffix in ("ing", "ed", "es", "s"):
