@@ -146,6 +146,15 @@ def test_raw_hits_only_when_pages_miss(wiki: Daemon) -> None:
     assert query(wiki, "RATE_LIMIT_BURST")["raw_hits"] == []
 
 
+def test_raw_hits_stay_in_the_querys_project(wiki: Daemon) -> None:
+    for project, sid in (("acme-api", "raw-mine"), ("acme-apis", "raw-theirs"), ("billing", "raw-other")):
+        wiki.post_hook({"session_id": sid, "hook_event_name": "UserPromptSubmit", "cwd": f"/home/dev/{project}",
+                        "prompt": "why is the nebulathorn cache cold"})
+    wait_until(lambda: len(query(wiki, "nebulathorn", all=True)["raw_hits"]) == 3, timeout=10)
+    mine = query(wiki, "nebulathorn")["raw_hits"]  # project acme-api; "acme-apis" stems alike in FTS
+    assert [h["session_id"] for h in mine] == ["raw-mine"]
+
+
 def test_evidence_points_at_the_turn(wiki: Daemon) -> None:
     sid = "ev-1"
     base = {"session_id": sid, "cwd": "/home/dev/acme-api"}

@@ -38,11 +38,21 @@ def _stem(word: str) -> str:
     return w
 
 
+@lru_cache(maxsize=256)  # coverage, proximity and phrase read the same passage
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(_WORD.findall(text.lower()[:100_000]))
+
+
+@lru_cache(maxsize=256)
+def _stems(text: str) -> tuple[str, ...]:
+    return tuple(_stem(w) for w in _words(text))
+
+
 def coverage(terms: list[str], text: str, idf: dict[str, float] | None = None) -> float:
     """Share of the query's terms present in the text, each weighted by its rarity (IDF)."""
     if not terms:
         return 0.0
-    words = {_stem(w) for w in _WORD.findall(text.lower())}
+    words = set(_stems(text))
     weights = [(idf or {}).get(t.lower(), 1.0) for t in terms]
     total = sum(weights) or 1.0
     return sum(w for t, w in zip(terms, weights) if _stem(t) in words) / total
@@ -53,7 +63,7 @@ def proximity(terms: list[str], text: str) -> float:
     wanted = {_stem(t) for t in terms}
     if len(wanted) < 2:
         return 0.0
-    positions = [(i, _stem(w)) for i, w in enumerate(_WORD.findall(text.lower()[:100_000])) if _stem(w) in wanted]
+    positions = [(i, stem) for i, stem in enumerate(_stems(text)) if stem in wanted]
     best = None
     last_seen: dict[str, int] = {}
     for i, term in positions:
@@ -67,7 +77,7 @@ def proximity(terms: list[str], text: str) -> float:
 def phrase(terms: list[str], text: str) -> float:
     if len(terms) < 2:
         return 0.0
-    lowered = " ".join(_WORD.findall(text.lower()))
+    lowered = " ".join(_words(text))
     pairs = [f"{a.lower()} {b.lower()}" for a, b in zip(terms, terms[1:])]
     return sum(1 for p in pairs if p in lowered) / len(pairs)
 

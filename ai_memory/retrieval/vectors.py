@@ -36,13 +36,14 @@ _SENTENCE_ROWS = ("SELECT s.obs_rowid, o.session_id, e.vector, s.id, e.rowid, o.
 
 @dataclass(frozen=True)
 class _Source:
-    table: str             # whose MAX(rowid) and COUNT(*) tell that rows were added or removed
+    table: str             # whose MAX(rowid) (and COUNT(*)) tell that rows were added (or removed)
     sql: str
     sessions: bool         # rows are observations, grouped by session
+    replaced: bool = False  # rows are deleted and inserted again (so stale rows build up)
     unlinked_sql: str | None = None  # the oldest row still waiting for its vector, and how many wait
 
 
-_CHUNKS = _Source("chunks", _CHUNK_ROWS, sessions=False)
+_CHUNKS = _Source("chunks", _CHUNK_ROWS, sessions=False, replaced=True)
 # An observation is linked to its vector (embed_hash) after it is stored, by the embedding job.
 _OBSERVATIONS = _Source("observations", _OBS_ROWS, sessions=True,
                         unlinked_sql="SELECT MIN(rowid), COUNT(*) FROM observations WHERE embed_hash IS NULL")
@@ -113,8 +114,12 @@ class VectorIndex:
         version = (id(conn), int(conn.execute("PRAGMA data_version").fetchone()[0]))
         if current is not None and current.data_version == version:
             return current
-        emb = conn.execute("SELECT MAX(rowid), COUNT(*) FROM embeddings").fetchone()
-        own = conn.execute(f"SELECT MAX(rowid), COUNT(*) FROM {source.table}").fetchone()
+        # Vectors, observations and sentences are only ever added: their highest rowid says all,
+        # at no cost. Chunks are replaced when a page changes, so they are counted too (a
+        # COUNT(*) reads a whole index: milliseconds, paid on every write otherwise).
+        emb = conn.execute("SELECT MAX(rowid) FROM embeddings").fetchone()
+        own_sql = f"SELECT MAX(rowid), {'COUNT(*)' if source.replaced else 'MAX(rowid)'} FROM {source.table}"
+        own = conn.execute(own_sql).fetchone()
         # Rows that were not linked to a vector at the last load may be linked now, to a vector
         # that is not new either (a text seen before): the oldest and the number of rows still
         # waiting tell, and the load reads again from the oldest of them.
