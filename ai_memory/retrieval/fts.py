@@ -80,11 +80,11 @@ def _informative(token: str) -> bool:
     return token.lower() not in STOPWORDS and (len(token) > 1 or token.isdigit())
 
 
-def match_expression(text: str, skip: frozenset[str] = frozenset()) -> str | None:
-    """An FTS5 MATCH expression: quoted terms OR-joined; identifiers and words of four letters
-    or more also by prefix, so the short forms people type find the long ones ("config" finds
-    "configuration", "auth" finds "authentication"), which stemming does not. Terms in ``skip``
-    (lowercase) are left out.
+def match_expression(text: str, skip: frozenset[str] = frozenset(), word_prefixes: bool = True) -> str | None:
+    """An FTS5 MATCH expression: quoted terms OR-joined; identifiers, and with ``word_prefixes``
+    words of four letters or more, also by prefix, so the short forms people type find the long
+    ones ("config" finds "configuration", "auth" finds "authentication"), which stemming does
+    not. Terms in ``skip`` (lowercase) are left out.
     """
     parts = []
     for term in query_terms(text):
@@ -92,7 +92,7 @@ def match_expression(text: str, skip: frozenset[str] = frozenset()) -> str | Non
             continue
         quoted = '"' + term.replace('"', '""') + '"'
         parts.append(quoted)
-        if _IDENTIFIER.search(term) or len(term) >= 4:
+        if _IDENTIFIER.search(term) or (word_prefixes and len(term) >= 4):
             parts.append(quoted + "*")
     return " OR ".join(parts) if parts else None
 
@@ -152,8 +152,10 @@ def search_observations(conn: sqlite3.Connection, text: str, limit: int = 20,
                         projects: Collection[str] | None = None) -> list[FtsHit]:
     """Observations by BM25 over title and body; ``projects`` (None: all) bounds the search to
     those projects' observations inside FTS5 itself, so its cost follows the scope, not the
-    size of the whole memory."""
-    words = match_expression(text)
+    size of the whole memory. Plain words are not matched by prefix here: over 100,000s of
+    observations that pass costs more than the rest of a search, and the session pages, which
+    hold the same prompts, are (the short form still finds the session)."""
+    words = match_expression(text, word_prefixes=False)
     if words is None:
         return []
     expr = f"{{title body}} : ({words})"  # the project column is for scoping, never for the words
