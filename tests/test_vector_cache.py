@@ -15,7 +15,7 @@ import pytest
 
 from ai_memory.retrieval.vectors import VectorIndex
 from ai_memory.store.connection import open_read_connection, open_write_connection
-from ai_memory.store.migrations import migrate
+from ai_memory.store.migrations import MIGRATIONS, migrate
 
 MODEL, DIM = "test-model", 4
 
@@ -114,7 +114,11 @@ def test_an_existing_database_upgrades_to_sentences_and_project_scopes(tmp_path:
              "whole" if event == "user-prompt" else ""))
         writer.execute("INSERT INTO observations_fts(rowid, title, body) SELECT rowid, title, body"
                        " FROM observations WHERE rowid = ?", (rowid,))
-    assert migrate(writer) >= 11
+    writer.execute("INSERT INTO pages(path, project, type, title, tier, body, frontmatter, content_hash, mtime_ns,"
+                   " size, indexed_at) VALUES ('acme/a.md', 'acme', 'Note', 't', 'semantic', 'b', '{}', 'h', 0, 0, 'x')")
+    writer.execute("INSERT INTO chunks(id, page_id, ord, text, content_hash) VALUES (7, 1, 0, 't', 'whole')")
+    assert migrate(writer) == MIGRATIONS[-1][0]
+    assert [tuple(r) for r in writer.execute("SELECT id, page_id FROM chunks")] == [(7, 1)]  # kept through the rebuild
     done = dict(writer.execute("SELECT rowid, sentences_done FROM observations").fetchall())
     assert done == {1: 0, 2: 1, 3: 0}  # only conversational turns wait for their sentences
     reader = open_read_connection(path)
@@ -131,3 +135,32 @@ def test_an_existing_database_upgrades_to_sentences_and_project_scopes(tmp_path:
     finally:
         reader.close()
         writer.close()
+
+
+def add_page(writer: sqlite3.Connection, path: str, project: str = "acme") -> int:
+    cur = writer.execute(
+        "INSERT INTO pages(path, project, type, title, tier, body, frontmatter, content_hash, mtime_ns, size,"
+        " indexed_at) VALUES (?, ?, 'Note', 't', 'semantic', 'b', '{}', 'h', 0, 0, '2026-01-01')", (path, project))
+    return int(cur.lastrowid)
+
+
+def add_chunk(writer: sqlite3.Connection, page_id: int, digest: str) -> None:
+    writer.execute("INSERT INTO chunks(page_id, ord, text, content_hash) VALUES (?, 0, 't', ?)", (page_id, digest))
+
+
+def test_an_edited_page_matches_its_new_text_only(db) -> None:
+    """Editing the newest page deletes its rows and inserts new ones, which SQLite gives the same
+    page and chunk ids: the cache must still swap the old vector for the new one."""
+    writer, reader = db
+    index = VectorIndex(MODEL, DIM)
+    add_vector(writer, "old-text", unit(1, 0, 0, 0))
+    add_vector(writer, "new-text", unit(0, 1, 0, 0))
+    add_chunk(writer, add_page(writer, "acme/notes/a.md"), "old-text")
+    first = index.search_pages(reader, unit(1, 0, 0, 0))
+    writer.execute("DELETE FROM chunks")
+    writer.execute("DELETE FROM pages")
+    page_id = add_page(writer, "acme/notes/a.md")
+    add_chunk(writer, page_id, "new-text")
+    assert [p for p, _ in first] == [page_id]  # the same id, reused
+    assert index.search_pages(reader, unit(1, 0, 0, 0)) == []  # the old text is gone
+    assert [p for p, _ in index.search_pages(reader, unit(0, 1, 0, 0))] == [page_id]

@@ -1,10 +1,12 @@
 """The vector stream: brute-force cosine over normalized float32 vectors held in memory.
 
-Matrices are loaded from SQLite once and then grow incrementally: a cheap signature query per
-search notices new vectors, and only the new rows are read and appended. Rows of pages that were
-re-indexed or removed go stale; they are dropped when the pipeline looks the pages up, and a full
-reload happens once stale rows outnumber live ones. Brute force is exact, and at 10,000 pages x a
-few chunks it is one matrix-vector product of a few milliseconds.
+Matrices are loaded from SQLite once and then kept in step: nothing is read while no other
+connection has committed, a cheap signature notices new rows, and only those are read and
+appended (observations and their sentences are only ever added). Page chunks are replaced when a
+page changes, so the chunk matrix is matched against what the chunks are now, and rows of an
+edited or removed page are dropped. Each change builds new arrays, so a search holding the old
+ones is never disturbed. Brute force is exact, and at 10,000 pages x a few chunks it is one
+matrix-vector product of a few milliseconds.
 """
 
 from __future__ import annotations
@@ -25,7 +27,10 @@ MIN_SIMILARITY = 0.30
 # Each row: key, group, vector, own id (for incremental loads), embedding rowid, project.
 _CHUNK_ROWS = ("SELECT c.page_id, c.page_id, e.vector, c.id, e.rowid, p.project FROM chunks c"
                " JOIN pages p ON p.id = c.page_id"
-               " JOIN embeddings e ON e.content_hash = c.content_hash AND e.model = ? WHERE c.id > ? OR e.rowid > ?")
+               " JOIN embeddings e ON e.content_hash = c.content_hash AND e.model = ? WHERE c.id IN ({ids})")
+# What the chunk rows are now, without their vectors: (chunk id, embedding rowid, page id).
+_CHUNK_IDENTITIES = ("SELECT c.id, e.rowid, c.page_id FROM chunks c"
+                     " JOIN embeddings e ON e.content_hash = c.content_hash AND e.model = ?")
 _OBS_ROWS = ("SELECT o.rowid, o.session_id, e.vector, o.rowid, e.rowid, o.project FROM observations o"
              " JOIN embeddings e ON e.content_hash = o.embed_hash AND e.model = ? WHERE o.rowid > ? OR e.rowid > ?")
 _SENTENCE_ROWS = ("SELECT s.obs_rowid, o.session_id, e.vector, s.id, e.rowid, o.project FROM observation_sentences s"
@@ -39,7 +44,7 @@ class _Source:
     table: str             # whose MAX(rowid) (and COUNT(*)) tell that rows were added (or removed)
     sql: str
     sessions: bool         # rows are observations, grouped by session
-    replaced: bool = False  # rows are deleted and inserted again (so stale rows build up)
+    replaced: bool = False  # rows are deleted and inserted again, maybe under the same ids
     unlinked_sql: str | None = None  # the oldest row still waiting for its vector, and how many wait
 
 
@@ -56,6 +61,8 @@ class _Matrix:
     groups: np.ndarray     # page id again, or the observation's session index
     matrix: np.ndarray     # (n, dim) float32, unit rows
     projects: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))  # project code per row
+    ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # own id per row
+    vector_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # embedding rowid per row
     project_index: dict[str, int] = field(default_factory=dict)
     sessions: list[str] = field(default_factory=list)
     session_index: dict[str, int] = field(default_factory=dict)
@@ -129,9 +136,12 @@ class VectorIndex:
         if current is not None and current.signature == signature:
             current.data_version = version
             return current
-        live = int(own[1] or 0)
-        if current is None or len(current.keys) > 2 * max(live, 1) or (own[0] or 0) < current.last_own:
-            current = self._empty()  # first load, too many stale rows, or a rebuilt database
+        if source.replaced:
+            current = self._sync(conn, current or self._empty(), source)
+            current.signature, current.data_version = signature, version
+            return current
+        if current is None or (own[0] or 0) < current.last_own:
+            current = self._empty()  # first load, or a rebuilt database
         start = current.last_own if current.unlinked_from is None else min(current.last_own,
                                                                           current.unlinked_from - 1)
         rows = [r for r in conn.execute(source.sql, (self.model, start, current.last_embedding))
@@ -144,6 +154,26 @@ class VectorIndex:
         current.last_own = max(current.last_own, int(own[0] or 0))
         current.last_embedding = max(current.last_embedding, int(emb[0] or 0))
         return current
+
+    def _sync(self, conn: sqlite3.Connection, m: _Matrix, source: _Source) -> _Matrix:
+        """Rows that are replaced (chunks: a page edit deletes its chunks and inserts new ones,
+        and SQLite may give the new rows the ids of the old) are matched on what they are now:
+        chunk id, vector and page together. Rows gone or changed are dropped, new ones read.
+        Without this an edited page would keep matching its old text."""
+        live = {(int(c), int(e), int(page)) for c, e, page in conn.execute(_CHUNK_IDENTITIES, (self.model,))}
+        loaded = list(zip(m.ids.tolist(), m.vector_ids.tolist(), m.keys.tolist()))
+        keep = np.fromiter((row in live for row in loaded), dtype=bool, count=len(loaded))
+        if not keep.all():
+            m = replace(m, keys=m.keys[keep], groups=m.groups[keep], matrix=m.matrix[keep],
+                        projects=m.projects[keep], ids=m.ids[keep], vector_ids=m.vector_ids[keep])
+        missing = live - set(loaded)
+        wanted = sorted({chunk for chunk, _, _ in missing})
+        rows = []
+        for i in range(0, len(wanted), 500):
+            part = wanted[i:i + 500]
+            sql = source.sql.format(ids=",".join("?" * len(part)))
+            rows += [r for r in conn.execute(sql, (self.model, *part)) if (r[3], r[4], r[0]) in missing]
+        return self._append(m, rows, source.sessions) if rows else m
 
     def _append(self, m: _Matrix, rows: list[tuple], sessions: bool) -> _Matrix:
         """A new matrix with the rows added: a search on another thread may still be reading
@@ -161,9 +191,12 @@ class VectorIndex:
         vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), self.dim)
         projects = np.fromiter((m.project_index.setdefault(r[5] or "", len(m.project_index)) for r in rows),
                                dtype=np.int32, count=len(rows))
+        ids = np.fromiter((r[3] for r in rows), dtype=np.int64, count=len(rows))
+        vector_ids = np.fromiter((r[4] for r in rows), dtype=np.int64, count=len(rows))
         m.seen.update(int(r[3]) for r in rows)
         return replace(m, keys=np.concatenate([m.keys, keys]), groups=np.concatenate([m.groups, groups]),
                        matrix=np.vstack([m.matrix, vectors]), projects=np.concatenate([m.projects, projects]),
+                       ids=np.concatenate([m.ids, ids]), vector_ids=np.concatenate([m.vector_ids, vector_ids]),
                        sessions=names)
 
     def chunk_matrix(self, conn: sqlite3.Connection) -> _Matrix:

@@ -345,6 +345,25 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         INSERT INTO observations_fts(observations_fts) VALUES ('rebuild');
         """,
     ),
+    (
+        12,
+        "chunk ids are never reused (an edited page's new chunks must not look like its old ones)",
+        """
+        CREATE TABLE chunks_new (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            page_id INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+            ord INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            content_hash TEXT NOT NULL
+        );
+        INSERT INTO chunks_new(id, page_id, ord, text, content_hash) SELECT id, page_id, ord, text, content_hash
+            FROM chunks;
+        DROP TABLE chunks;
+        ALTER TABLE chunks_new RENAME TO chunks;
+        CREATE INDEX chunks_page ON chunks(page_id);
+        CREATE INDEX chunks_hash ON chunks(content_hash);
+        """,
+    ),
 )
 
 
