@@ -164,3 +164,17 @@ def test_an_edited_page_matches_its_new_text_only(db) -> None:
     assert [p for p, _ in first] == [page_id]  # the same id, reused
     assert index.search_pages(reader, unit(1, 0, 0, 0)) == []  # the old text is gone
     assert [p for p, _ in index.search_pages(reader, unit(0, 1, 0, 0))] == [page_id]
+
+
+def test_a_page_stops_matching_its_old_text_before_its_new_text_is_embedded(db) -> None:
+    writer, reader = db
+    index = VectorIndex(MODEL, DIM)
+    add_vector(writer, "old-text", unit(1, 0, 0, 0))
+    page_id = add_page(writer, "acme/notes/a.md")
+    add_chunk(writer, page_id, "old-text")
+    assert [p for p, _ in index.search_pages(reader, unit(1, 0, 0, 0))] == [page_id]
+    writer.execute("DELETE FROM chunks WHERE page_id = ?", (page_id,))
+    add_chunk(writer, page_id, "text-not-embedded-yet")  # same count of chunks as before
+    assert index.search_pages(reader, unit(1, 0, 0, 0)) == []
+    add_vector(writer, "text-not-embedded-yet", unit(0, 0, 1, 0))
+    assert [p for p, _ in index.search_pages(reader, unit(0, 0, 1, 0))] == [page_id]

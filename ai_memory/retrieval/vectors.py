@@ -27,10 +27,7 @@ MIN_SIMILARITY = 0.30
 # Each row: key, group, vector, own id (for incremental loads), embedding rowid, project.
 _CHUNK_ROWS = ("SELECT c.page_id, c.page_id, e.vector, c.id, e.rowid, p.project FROM chunks c"
                " JOIN pages p ON p.id = c.page_id"
-               " JOIN embeddings e ON e.content_hash = c.content_hash AND e.model = ? WHERE c.id IN ({ids})")
-# What the chunk rows are now, without their vectors: (chunk id, embedding rowid, page id).
-_CHUNK_IDENTITIES = ("SELECT c.id, e.rowid, c.page_id FROM chunks c"
-                     " JOIN embeddings e ON e.content_hash = c.content_hash AND e.model = ?")
+               " JOIN embeddings e ON e.content_hash = c.content_hash AND e.model = ? WHERE c.id > ? OR e.rowid > ?")
 _OBS_ROWS = ("SELECT o.rowid, o.session_id, e.vector, o.rowid, e.rowid, o.project FROM observations o"
              " JOIN embeddings e ON e.content_hash = o.embed_hash AND e.model = ? WHERE o.rowid > ? OR e.rowid > ?")
 _SENTENCE_ROWS = ("SELECT s.obs_rowid, o.session_id, e.vector, s.id, e.rowid, o.project FROM observation_sentences s"
@@ -44,7 +41,7 @@ class _Source:
     table: str             # whose MAX(rowid) (and COUNT(*)) tell that rows were added (or removed)
     sql: str
     sessions: bool         # rows are observations, grouped by session
-    replaced: bool = False  # rows are deleted and inserted again, maybe under the same ids
+    replaced: bool = False  # rows are deleted (a page edited or removed), never changed in place
     unlinked_sql: str | None = None  # the oldest row still waiting for its vector, and how many wait
 
 
@@ -62,7 +59,7 @@ class _Matrix:
     matrix: np.ndarray     # (n, dim) float32, unit rows
     projects: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))  # project code per row
     ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # own id per row
-    vector_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # embedding rowid per row
+    alive: np.ndarray | None = None  # False for rows whose chunk was removed; None: all alive
     project_index: dict[str, int] = field(default_factory=dict)
     sessions: list[str] = field(default_factory=list)
     session_index: dict[str, int] = field(default_factory=dict)
@@ -87,6 +84,8 @@ def _similarities(m: _Matrix, query: np.ndarray, projects: Collection[str] | Non
     """Cosine of every row; rows outside ``projects`` get -1, below any match. Masking before
     the top-k keeps other projects from taking the places of this one's matches."""
     sims = m.matrix @ query
+    if m.alive is not None:
+        sims = np.where(m.alive, sims, -1.0)
     if projects is not None:
         # Rows keep the project as stored; compare it as the wiki names it ("Acme API" is acme-api).
         codes = [code for raw, code in list(m.project_index.items()) if (project_name(raw) or UNSORTED) in projects]
@@ -136,10 +135,6 @@ class VectorIndex:
         if current is not None and current.signature == signature:
             current.data_version = version
             return current
-        if source.replaced:
-            current = self._sync(conn, current or self._empty(), source)
-            current.signature, current.data_version = signature, version
-            return current
         if current is None or (own[0] or 0) < current.last_own:
             current = self._empty()  # first load, or a rebuilt database
         start = current.last_own if current.unlinked_from is None else min(current.last_own,
@@ -148,6 +143,8 @@ class VectorIndex:
                 if int(r[3]) not in current.seen]
         if rows:
             current = self._append(current, rows, source.sessions)
+        if source.replaced:  # the chunks changed: some may be gone (their vectors counted or not yet)
+            current = self._without_removed(conn, current, source.table)
         current.signature = signature
         current.data_version = version
         current.unlinked_from = int(unlinked) if unlinked is not None else None
@@ -155,25 +152,19 @@ class VectorIndex:
         current.last_embedding = max(current.last_embedding, int(emb[0] or 0))
         return current
 
-    def _sync(self, conn: sqlite3.Connection, m: _Matrix, source: _Source) -> _Matrix:
-        """Rows that are replaced (chunks: a page edit deletes its chunks and inserts new ones,
-        and SQLite may give the new rows the ids of the old) are matched on what they are now:
-        chunk id, vector and page together. Rows gone or changed are dropped, new ones read.
-        Without this an edited page would keep matching its old text."""
-        live = {(int(c), int(e), int(page)) for c, e, page in conn.execute(_CHUNK_IDENTITIES, (self.model,))}
-        loaded = list(zip(m.ids.tolist(), m.vector_ids.tolist(), m.keys.tolist()))
-        keep = np.fromiter((row in live for row in loaded), dtype=bool, count=len(loaded))
-        if not keep.all():
-            m = replace(m, keys=m.keys[keep], groups=m.groups[keep], matrix=m.matrix[keep],
-                        projects=m.projects[keep], ids=m.ids[keep], vector_ids=m.vector_ids[keep])
-        missing = live - set(loaded)
-        wanted = sorted({chunk for chunk, _, _ in missing})
-        rows = []
-        for i in range(0, len(wanted), 500):
-            part = wanted[i:i + 500]
-            sql = source.sql.format(ids=",".join("?" * len(part)))
-            rows += [r for r in conn.execute(sql, (self.model, *part)) if (r[3], r[4], r[0]) in missing]
-        return self._append(m, rows, source.sessions) if rows else m
+    def _without_removed(self, conn: sqlite3.Connection, m: _Matrix, table: str) -> _Matrix:
+        """Rows whose chunk is gone (a page edited or removed) stop matching. Chunk ids are never
+        reused, so an id still in the table is still the same text of the same page. Dead rows
+        are masked, and dropped once they are a quarter of the matrix."""
+        live = np.fromiter((r[0] for r in conn.execute(f"SELECT id FROM {table}")), dtype=np.int64)
+        alive = np.isin(m.ids, live)
+        if alive.all():
+            return replace(m, alive=None)
+        if (~alive).sum() * 4 < len(alive):
+            return replace(m, alive=alive)
+        m.seen.difference_update(m.ids[~alive].tolist())
+        return replace(m, keys=m.keys[alive], groups=m.groups[alive], matrix=m.matrix[alive],
+                       projects=m.projects[alive], ids=m.ids[alive], alive=None)
 
     def _append(self, m: _Matrix, rows: list[tuple], sessions: bool) -> _Matrix:
         """A new matrix with the rows added: a search on another thread may still be reading
@@ -192,12 +183,11 @@ class VectorIndex:
         projects = np.fromiter((m.project_index.setdefault(r[5] or "", len(m.project_index)) for r in rows),
                                dtype=np.int32, count=len(rows))
         ids = np.fromiter((r[3] for r in rows), dtype=np.int64, count=len(rows))
-        vector_ids = np.fromiter((r[4] for r in rows), dtype=np.int64, count=len(rows))
+        alive = None if m.alive is None else np.concatenate([m.alive, np.ones(len(rows), dtype=bool)])
         m.seen.update(int(r[3]) for r in rows)
         return replace(m, keys=np.concatenate([m.keys, keys]), groups=np.concatenate([m.groups, groups]),
                        matrix=np.vstack([m.matrix, vectors]), projects=np.concatenate([m.projects, projects]),
-                       ids=np.concatenate([m.ids, ids]), vector_ids=np.concatenate([m.vector_ids, vector_ids]),
-                       sessions=names)
+                       ids=np.concatenate([m.ids, ids]), alive=alive, sessions=names)
 
     def chunk_matrix(self, conn: sqlite3.Connection) -> _Matrix:
         with self._lock:
