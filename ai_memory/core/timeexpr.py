@@ -41,7 +41,9 @@ _WHEN_WORDS = re.compile(
     r"(?:week|weekend|month|year|night|morning|evening|spring|summer|autumn|fall|winter|"
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
     r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekend|"
-    rf"{_FULL_MONTHS}|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:may|march)|(?:may|march)\s+\d{{1,4}}|"
+    rf"{_FULL_MONTHS}|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:may|march)|(?:may|march)\s+\d{{1,4}}|"
+    r"(?:in|since|until|by|during|early|late|mid)\s+(?:may|march)|"
+    r"(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.?\s+\d{1,4}|in\s+sept?\b|"
     r"19[7-9]\d|20[0-3]\d|\d{4}-\d{2}-\d{2})\b", re.I)
 _ASKS_WHEN = re.compile(r"^\s*(?:when\b|what\s+(?:time|day|date|month|year)\b|how\s+long\s+ago\b)", re.I)
 

@@ -162,6 +162,8 @@ def search_observations(conn: sqlite3.Connection, text: str, limit: int = 20,
     if projects is not None:
         if not projects:
             return []
+        # FTS matches a project by its words (any case, stemmed: "test" also finds "tests"), so
+        # this narrows within the index; callers that need the exact name check it on the row.
         wanted = " OR ".join('"' + p.replace('"', '""') + '"' for p in sorted(projects))
         expr = f"project : ({wanted}) AND {expr}"
     try:

@@ -38,12 +38,12 @@ def _stem(word: str) -> str:
     return w
 
 
-@lru_cache(maxsize=256)  # coverage, proximity and phrase read the same passage
+@lru_cache(maxsize=4)  # coverage, proximity and phrase read one candidate's passage in a row
 def _words(text: str) -> tuple[str, ...]:
     return tuple(_WORD.findall(text.lower()[:100_000]))
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=4)
 def _stems(text: str) -> tuple[str, ...]:
     return tuple(_stem(w) for w in _words(text))
 

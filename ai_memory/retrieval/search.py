@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ai_memory.core.names import project_name
 from ai_memory.core.page import GLOBAL_PROJECT, MEMORY_KINDS
 from ai_memory.core.timeexpr import parse_ranges
 from ai_memory.embed.model import Embedder
@@ -61,7 +62,7 @@ def scope_projects(query: Query) -> frozenset[str] | None:
     no project named)."""
     if query.all_projects:
         return None
-    named = set(query.projects) | ({query.project} if query.project else set())
+    named = {project_name(p) or p for p in (*query.projects, *([query.project] if query.project else []))}
     return frozenset(named | {GLOBAL_PROJECT}) if named else None
 
 

@@ -25,15 +25,25 @@ from ai_memory.core.names import UNSORTED, project_name
 MIN_SIMILARITY = 0.30
 
 # Each row: key, group, vector, own id (for incremental loads), embedding rowid, project.
+# A load reads the rows added since the last one and the rows whose vector was added since:
+# two index ranges, one after the other (one WHERE over both tables would scan every vector); CROSS JOIN
+# keeps SQLite from starting the second one at the other table.
 _CHUNK_ROWS = ("SELECT c.page_id, c.page_id, e.vector, c.id, e.rowid, p.project FROM chunks c"
                " JOIN pages p ON p.id = c.page_id"
-               " JOIN embeddings e ON e.content_hash = c.content_hash AND e.model = ? WHERE c.id > ? OR e.rowid > ?")
+               " JOIN embeddings e ON e.content_hash = c.content_hash AND e.model = ? WHERE c.id > ?"
+               " UNION ALL SELECT c.page_id, c.page_id, e.vector, c.id, e.rowid, p.project FROM embeddings e"
+               " CROSS JOIN chunks c ON c.content_hash = e.content_hash JOIN pages p ON p.id = c.page_id"
+               " WHERE e.model = ? AND e.rowid > ?")
 _OBS_ROWS = ("SELECT o.rowid, o.session_id, e.vector, o.rowid, e.rowid, o.project FROM observations o"
-             " JOIN embeddings e ON e.content_hash = o.embed_hash AND e.model = ? WHERE o.rowid > ? OR e.rowid > ?")
+             " JOIN embeddings e ON e.content_hash = o.embed_hash AND e.model = ? WHERE o.rowid > ?"
+             " UNION ALL SELECT o.rowid, o.session_id, e.vector, o.rowid, e.rowid, o.project FROM embeddings e"
+             " CROSS JOIN observations o ON o.embed_hash = e.content_hash WHERE e.model = ? AND e.rowid > ?")
 _SENTENCE_ROWS = ("SELECT s.obs_rowid, o.session_id, e.vector, s.id, e.rowid, o.project FROM observation_sentences s"
                   " JOIN observations o ON o.rowid = s.obs_rowid"
-                  " JOIN embeddings e ON e.content_hash = s.content_hash AND e.model = ?"
-                  " WHERE s.id > ? OR e.rowid > ?")
+                  " JOIN embeddings e ON e.content_hash = s.content_hash AND e.model = ? WHERE s.id > ?"
+                  " UNION ALL SELECT s.obs_rowid, o.session_id, e.vector, s.id, e.rowid, o.project FROM embeddings e"
+                  " CROSS JOIN observation_sentences s ON s.content_hash = e.content_hash"
+                  " JOIN observations o ON o.rowid = s.obs_rowid WHERE e.model = ? AND e.rowid > ?")
 
 
 @dataclass(frozen=True)
@@ -67,6 +77,7 @@ class _Matrix:
     last_own: int = 0      # highest chunk id / observation rowid loaded
     last_embedding: int = 0
     unlinked_from: int | None = None  # the oldest row not yet linked to a vector, at the last load
+    own: tuple = ()        # the table's own (MAX(rowid), COUNT) at the last load
     signature: tuple = ()
     data_version: tuple[int, int] = (0, 0)  # (connection id, PRAGMA data_version) last checked
 
@@ -135,16 +146,24 @@ class VectorIndex:
         if current is not None and current.signature == signature:
             current.data_version = version
             return current
-        if current is None or (own[0] or 0) < current.last_own:
-            current = self._empty()  # first load, or a rebuilt database
+        if current is None or (not source.replaced and (own[0] or 0) < current.last_own):
+            current = self._empty()  # first load, or a rebuilt database (reset() also says so)
         start = current.last_own if current.unlinked_from is None else min(current.last_own,
                                                                           current.unlinked_from - 1)
-        rows = [r for r in conn.execute(source.sql, (self.model, start, current.last_embedding))
-                if int(r[3]) not in current.seen]
+        # A first load reads every linked row through the first range alone.
+        vectors_from = current.last_embedding if current.signature else int(emb[0] or 0)
+        found: dict[int, tuple] = {}  # the two ranges can both hold a row
+        for r in conn.execute(source.sql, (self.model, start, self.model, vectors_from)):
+            if int(r[3]) not in current.seen:
+                found.setdefault(int(r[3]), r)
+        rows = list(found.values())
+        chunks_changed = source.replaced and current.own != tuple(own)
         if rows:
             current = self._append(current, rows, source.sessions)
-        if source.replaced:  # the chunks changed: some may be gone (their vectors counted or not yet)
+        if chunks_changed:  # some may be gone, whether their vectors were loaded or not yet
             current = self._without_removed(conn, current, source.table)
+        current.seen.update(found)  # only now: a load that failed must be read again in full
+        current.own = tuple(own)
         current.signature = signature
         current.data_version = version
         current.unlinked_from = int(unlinked) if unlinked is not None else None
@@ -184,7 +203,6 @@ class VectorIndex:
                                dtype=np.int32, count=len(rows))
         ids = np.fromiter((r[3] for r in rows), dtype=np.int64, count=len(rows))
         alive = None if m.alive is None else np.concatenate([m.alive, np.ones(len(rows), dtype=bool)])
-        m.seen.update(int(r[3]) for r in rows)
         return replace(m, keys=np.concatenate([m.keys, keys]), groups=np.concatenate([m.groups, groups]),
                        matrix=np.vstack([m.matrix, vectors]), projects=np.concatenate([m.projects, projects]),
                        ids=np.concatenate([m.ids, ids]), alive=alive, sessions=names)
