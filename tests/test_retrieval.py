@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ai_memory.core.chunks import text_hash
 from ai_memory.core.timeexpr import asks_when, parse_ranges
 from ai_memory.core.utterance import author_of, sentences
 from ai_memory.embed.model import MiniLM, ModelError, packaged_model_dir
@@ -178,10 +179,13 @@ def test_sentences_keep_their_speaker_and_find_the_turn(wiki: Daemon) -> None:
 
     wait_until(lambda: settled(wiki) and query(wiki, "release notes billing export")["hits"], timeout=30, step=0.2)
     with contextlib.closing(sqlite3.connect(wiki.data_dir / "db" / "memory.sqlite")) as conn:
-        pieces = conn.execute(
-            "SELECT COUNT(*) FROM observation_sentences s JOIN observations o ON o.rowid = s.obs_rowid"
-            " WHERE o.session_id = ?", (sid,)).fetchone()[0]
-    assert pieces == 3  # three sentences of the long turn; the short reply is its own single vector
+        pieces = [r[0] for r in conn.execute(
+            "SELECT s.content_hash FROM observation_sentences s JOIN observations o ON o.rowid = s.obs_rowid"
+            " WHERE o.session_id = ? ORDER BY s.obs_rowid, s.ord", (sid,))]
+    # three sentences of the long turn, each with its speaker; the short reply is its own single vector
+    assert pieces == [text_hash("Priya: The sprint went fine and the demo was well received."),
+                      text_hash("Priya: Our cat Biscuit knocked a mug off my desk during standup."),
+                      text_hash("Priya: We still owe the release notes for the billing export.")]
     # A question about one sentence of the turn (no shared content word but the speaker's name):
     # the sentence's own vector, which keeps "Priya", finds the turn.
     body = query(wiki, "What pet does Priya have?")

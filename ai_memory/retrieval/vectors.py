@@ -126,8 +126,8 @@ class VectorIndex:
 
     def _refresh(self, conn: sqlite3.Connection, current: _Matrix | None, source: _Source) -> _Matrix:
         # data_version changes only when another connection commits: while it stands still,
-        # nothing can have changed and the signature's COUNT(*)s (milliseconds each at 50,000
-        # vectors) are skipped. Connections are replaced only together with reset().
+        # nothing can have changed and even the signature's queries are skipped. Connections
+        # are replaced only together with reset().
         version = (id(conn), int(conn.execute("PRAGMA data_version").fetchone()[0]))
         if current is not None and current.data_version == version:
             return current
