@@ -178,3 +178,35 @@ def test_a_page_stops_matching_its_old_text_before_its_new_text_is_embedded(db) 
     assert index.search_pages(reader, unit(1, 0, 0, 0)) == []
     add_vector(writer, "text-not-embedded-yet", unit(0, 0, 1, 0))
     assert [p for p, _ in index.search_pages(reader, unit(0, 0, 1, 0))] == [page_id]
+
+
+def test_a_turn_close_to_every_other_turn_ranks_below_a_specific_one(db) -> None:
+    """Hubness: forty small-talk turns sit together; the query is a little closer to them than
+    to the one turn that answers it, which is close to nothing else."""
+    writer, reader = db
+    index = VectorIndex(MODEL, DIM)
+    spread = np.random.default_rng(7).normal(0.0, 0.05, size=(40, 2))
+    for rowid, (a, b) in enumerate(spread, start=1):
+        add_vector(writer, f"chat{rowid}", unit(1, a, b, 0))
+        add_observation(writer, rowid, f"chat-{rowid}", "acme", f"chat{rowid}")
+    specific = unit(0.5, 0, 0, 0.866)
+    add_vector(writer, "answer", specific)
+    add_observation(writer, 41, "answer-session", "acme", "answer")
+    query = unit(1, 0, 0, 0.5)
+    assert float(query @ unit(1, 0, 0, 0)) > float(query @ specific) + 0.05  # by cosine alone, chat wins
+    found = index.search_observations(reader, query, limit=41)
+    assert found[0][:2] == (41, "answer-session")
+    assert len(found) == 41  # the small talk still matches, below it
+
+
+def test_too_few_turns_are_ranked_by_cosine_alone(db) -> None:
+    writer, reader = db
+    index = VectorIndex(MODEL, DIM)
+    for rowid in range(1, 11):
+        add_vector(writer, f"chat{rowid}", unit(1, rowid / 100, 0, 0))
+        add_observation(writer, rowid, f"chat-{rowid}", "acme", f"chat{rowid}")
+    add_vector(writer, "answer", unit(0.5, 0, 0, 0.866))
+    add_observation(writer, 11, "answer-session", "acme", "answer")
+    found = index.search_observations(reader, unit(1, 0, 0, 0.5), limit=11)
+    assert found[-1][0] == 11
+    assert [round(s, 4) for _, _, s in found] == sorted((round(s, 4) for _, _, s in found), reverse=True)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ai_memory.core.names import UNSORTED, project_name
+from ai_memory.retrieval import hubness
 
 # Below this cosine, all-MiniLM-L6-v2 matches are noise (unrelated or made-up words score
 # 0.1-0.25): a page found only that way is no evidence, and must not hide "nothing found".
@@ -80,6 +81,7 @@ class _Matrix:
     own: tuple = ()        # the table's own (MAX(rowid), COUNT) at the last load
     signature: tuple = ()
     data_version: tuple[int, int] = (0, 0)  # (connection id, PRAGMA data_version) last checked
+    densities: hubness.Densities | None = None  # turn and sentence rows only
 
 
 def top_indices(sims: np.ndarray, n: int) -> np.ndarray:
@@ -203,9 +205,11 @@ class VectorIndex:
                                dtype=np.int32, count=len(rows))
         ids = np.fromiter((r[3] for r in rows), dtype=np.int64, count=len(rows))
         alive = None if m.alive is None else np.concatenate([m.alive, np.ones(len(rows), dtype=bool)])
+        matrix = np.vstack([m.matrix, vectors])
+        densities = hubness.extended(m.densities, matrix) if sessions else None
         return replace(m, keys=np.concatenate([m.keys, keys]), groups=np.concatenate([m.groups, groups]),
-                       matrix=np.vstack([m.matrix, vectors]), projects=np.concatenate([m.projects, projects]),
-                       ids=np.concatenate([m.ids, ids]), alive=alive, sessions=names)
+                       matrix=matrix, projects=np.concatenate([m.projects, projects]),
+                       ids=np.concatenate([m.ids, ids]), alive=alive, sessions=names, densities=densities)
 
     def chunk_matrix(self, conn: sqlite3.Connection) -> _Matrix:
         with self._lock:
@@ -243,19 +247,21 @@ class VectorIndex:
     def search_observations(self, conn: sqlite3.Connection, query: np.ndarray, limit: int = 300,
                             projects: Collection[str] | None = None) -> list[tuple[int, str, float]]:
         """Observations by cosine within ``projects`` (None: all): (rowid, session id,
-        similarity), best first. An observation scores by its best vector: the whole text, or
-        one of its sentences."""
+        score), best first. An observation scores by its best vector: the whole text, or one of
+        its sentences, each matching at least MIN_SIMILARITY and then corrected for how crowded
+        its neighbourhood is (``hubness``; the correction reorders the rows nearest by cosine,
+        twice ``limit`` of them)."""
         best: dict[int, tuple[str, float]] = {}
         for m in (self.observation_matrix(conn), self.sentence_matrix(conn)):
             if not len(m.keys):
                 continue
             sims = _similarities(m, query, projects)
-            for i in top_indices(sims, limit * 2):  # several sentences of one turn may rank
-                sim = float(sims[i])
-                if sim < MIN_SIMILARITY:
-                    break
+            rows = top_indices(sims, limit * 2)  # several sentences of one turn may rank
+            rows = rows[sims[rows] >= MIN_SIMILARITY]
+            scores = hubness.adjusted(m.densities, m.matrix, rows, sims[rows]) if m.densities else sims[rows]
+            for i, score in zip(rows.tolist(), scores.tolist()):
                 rowid = int(m.keys[i])
-                if rowid not in best or sim > best[rowid][1]:
-                    best[rowid] = (m.sessions[int(m.groups[i])], sim)
+                if rowid not in best or score > best[rowid][1]:
+                    best[rowid] = (m.sessions[int(m.groups[i])], score)
         ranked = sorted(best.items(), key=lambda kv: -kv[1][1])[:limit]
         return [(rowid, sid, sim) for rowid, (sid, sim) in ranked]
