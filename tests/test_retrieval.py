@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ai_memory.core.chunks import text_hash
-from ai_memory.core.timeexpr import asks_when, parse_ranges
+from ai_memory.core.timeexpr import asks_when, parse_ranges, without_dates
 from ai_memory.core.utterance import author_of, sentences
 from ai_memory.embed.model import MiniLM, ModelError, packaged_model_dir
 from ai_memory.retrieval.fts import query_terms
@@ -253,6 +253,15 @@ def test_yearless_day_takes_the_named_year_or_any_year() -> None:
     assert day.any_year and day.contains(datetime(2021, 3, 3).date()) and not day.contains(datetime(2021, 3, 4).date())
     assert parse_ranges("plans for the summer", now) == []  # not a time filter
     assert parse_ranges("what we did during the summer", now)
+
+
+def test_the_query_vector_reads_what_is_asked_not_its_calendar_dates() -> None:
+    assert without_dates("What did Gina order for the store on 1 February, 2023?") == \
+        "What did Gina order for the store?"
+    assert without_dates("Where was John between August 11 and August 15 2023?") == "Where was John?"
+    assert without_dates("what changed in the auth module on 2024-05-01") == "what changed in the auth module"
+    assert without_dates("What did John do last weekend?") == "What did John do last weekend?"  # said in turns too
+    assert without_dates("2023") == "2023"  # nothing else to embed
 
 
 def test_wrong_checksum_refuses_to_load(tmp_path: Path) -> None:

@@ -162,3 +162,27 @@ def to_date(stamp: str | None) -> date | None:
         return datetime.fromisoformat(stamp[:19]).date()
     except ValueError:
         return None
+
+
+# A calendar date and the preposition that leads to it ("on 1 February, 2023", "in May 2023").
+_LEADING = re.compile(r"\b(?:on|in|of|by|during|since|before|after|until|as of|between|and|from)\s*$", re.I)
+
+
+def without_dates(text: str) -> str:
+    """The text with its calendar dates left out, for matching by meaning: what the question is
+    about, not when (the dates are matched against the memory's own dates instead). Relative
+    words ("last weekend", "yesterday") stay: people say them in the turns themselves."""
+    spans = sorted(m.span() for pattern in (_ISO, _DAY_MONTH_YEAR, _MONTH_DAY_YEAR, _MONTH_YEAR, _YEAR)
+                   for m in pattern.finditer(text))
+    if not spans:
+        return text
+    parts, at = [], 0
+    for start, end in spans:
+        if start < at:  # overlapping matches of the same date
+            at = max(at, end)
+            continue
+        parts.append(_LEADING.sub("", text[at:start]))
+        at = end
+    parts.append(text[at:])
+    kept = " ".join(" ".join(parts).split())
+    return re.sub(r"\s+([,?.!])", r"\1", kept).strip(" ,") or text

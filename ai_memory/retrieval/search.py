@@ -17,7 +17,7 @@ import numpy as np
 
 from ai_memory.core.names import project_name
 from ai_memory.core.page import GLOBAL_PROJECT, MEMORY_KINDS
-from ai_memory.core.timeexpr import parse_ranges
+from ai_memory.core.timeexpr import parse_ranges, without_dates
 from ai_memory.embed.model import Embedder
 from ai_memory.retrieval import rerank
 from ai_memory.retrieval.fts import (
@@ -100,9 +100,11 @@ class Retriever:
             self._index.reset()
 
     def query_vector(self, q: str) -> np.ndarray | None:
+        """The query's meaning without its calendar dates: no turn says "1 February, 2023", and
+        the dates are matched against the memory's own (the temporal feature)."""
         if self._embedder is None or self._index is None or not self._ready():
             return None
-        return self._embedder.encode([q])[0]
+        return self._embedder.encode([without_dates(q)])[0]
 
     def answer(self, conn: sqlite3.Connection, query: Query, now: datetime | None = None) -> Answer:
         moment = now or datetime.now(timezone.utc)
