@@ -459,6 +459,7 @@ def stage_profile(db: Path, queries: list[dict[str, Any]]) -> dict[str, Any]:
     """Each stage of Retriever.answer timed in-process on the benchmark's database, daemon stopped."""
     from datetime import datetime, timezone
 
+    from ai_memory.core.timeexpr import without_dates
     from ai_memory.embed.model import MiniLM
     from ai_memory.retrieval.embedding_job import observation_text
     from ai_memory.retrieval.fts import page_term_stats
@@ -499,10 +500,11 @@ def stage_profile(db: Path, queries: list[dict[str, Any]]) -> dict[str, Any]:
     for item in queries:
         q = Query(q=item["q"], project=item["project"], k=10)
         start = time.perf_counter()
-        qvec = timed("encode query", lambda: embedder.encode([q.q])[0])
+        qvec = timed("encode query", lambda: embedder.encode([without_dates(q.q)])[0])
         stats = timed("term counts", lambda: page_term_stats(conn, q.q))
         projects = scope_projects(q)
-        streams = [timed("fts", lambda: fts_stream(conn, q.q, stats)), timed("entities", lambda: entity_stream(conn, q.q)),
+        streams = [timed("fts", lambda: fts_stream(conn, q.q, stats, projects)),
+                   timed("entities", lambda: entity_stream(conn, q.q, projects)),
                    timed("vectors", lambda: vector_stream(conn, index, qvec, projects))]
         streams += list(timed("turns (fts+vectors)", lambda: turn_streams(conn, q.q, index, qvec, projects)))
         streams.append(timed("graph", lambda: graph_stream(conn, top_ids(streams, 5))))

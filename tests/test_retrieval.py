@@ -311,6 +311,32 @@ def test_turns_of_other_projects_never_crowd_out_this_ones(daemon: Daemon) -> No
     assert "zephyrgale" in hit["evidence"][0]["snippet"]
 
 
+def test_pages_of_other_projects_never_crowd_out_this_ones(tmp_path: Path) -> None:
+    """120 pages of another project say the word louder than this project's one page, more
+    than the text and entity streams read: the page is still found, by full text."""
+    data = tmp_path / "data"
+    for i in range(120):
+        path = data / "wiki" / "other-app" / "notes" / f"loud-{i}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(page_text(f"Zephyrgale {i}", "Zephyrgale zephyrgale zephyrgale.", project="other-app"))
+    quiet = data / "wiki" / "acme-api" / "notes" / "story.md"
+    quiet.parent.mkdir(parents=True, exist_ok=True)
+    quiet.write_text(page_text("Deploy story", "The long story of the deploy, which once mentioned a zephyrgale "
+                                                "in passing, and then went on about other things entirely."))
+    daemon = Daemon(data).start()
+    try:
+        def found() -> dict | None:
+            body = daemon.request("POST", "/v1/query", {"q": "zephyrgale", "project": "acme-api", "explain": True})[1]
+            return hit_for(body, "acme-api/notes/story.md")
+
+        wait_until(found, timeout=20)
+        assert "fts" in found()["explain"]["streams"]
+        everywhere = daemon.request("POST", "/v1/query", {"q": "zephyrgale", "all": True, "k": 5})[1]
+        assert {h["project"] for h in everywhere["hits"]} == {"other-app"}  # louder, when all are asked
+    finally:
+        daemon.stop()
+
+
 def test_search_cli(wiki: Daemon) -> None:
     from conftest import run_cli
 

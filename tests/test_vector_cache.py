@@ -94,10 +94,11 @@ def test_a_search_holding_the_old_matrix_is_not_disturbed_by_a_refresh(db) -> No
 
 
 def test_an_existing_database_upgrades_to_sentences_and_project_scopes(tmp_path: Path) -> None:
-    """A v8 database (before sentence vectors and the project column): its turns keep their
-    vectors, get sentences queued newest first, and are found within their project."""
+    """A v8 database (before sentence vectors and the project columns): its turns keep their
+    vectors, get sentences queued newest first, and turns and pages are found within their
+    project."""
     from ai_memory.retrieval.embedding_job import find_pending
-    from ai_memory.retrieval.fts import search_observations
+    from ai_memory.retrieval.fts import search_observations, search_pages
 
     path = tmp_path / "memory.sqlite"
     writer = open_write_connection(path)
@@ -117,6 +118,7 @@ def test_an_existing_database_upgrades_to_sentences_and_project_scopes(tmp_path:
     writer.execute("INSERT INTO pages(path, project, type, title, tier, body, frontmatter, content_hash, mtime_ns,"
                    " size, indexed_at) VALUES ('acme/a.md', 'acme', 'Note', 't', 'semantic', 'b', '{}', 'h', 0, 0, 'x')")
     writer.execute("INSERT INTO chunks(id, page_id, ord, text, content_hash) VALUES (7, 1, 0, 't', 'whole')")
+    writer.execute("INSERT INTO pages_fts(rowid, title, summary, body) VALUES (1, 'Ledger notes', '', 'Postgres')")
     assert migrate(writer) == MIGRATIONS[-1][0]
     assert [tuple(r) for r in writer.execute("SELECT id, page_id FROM chunks")] == [(7, 1)]  # kept through the rebuild
     done = dict(writer.execute("SELECT rowid, sentences_done FROM observations").fetchall())
@@ -126,6 +128,9 @@ def test_an_existing_database_upgrades_to_sentences_and_project_scopes(tmp_path:
         assert [h.rowid for h in search_observations(reader, "ledger", 10, projects={"acme"})] != []
         assert search_observations(reader, "ledger", 10, projects={"other"}) == []
         assert search_observations(reader, "acme", 10) == []  # the project column is not text
+        assert [h.rowid for h in search_pages(reader, "ledger", 10, projects={"acme"})] == [1]
+        assert search_pages(reader, "ledger", 10, projects={"other"}) == []
+        assert search_pages(reader, "acme", 10) == []
         pending = find_pending(reader, MODEL)
         assert pending.split == [3, 1]  # newest first; their whole-text vectors stay linked
         assert {rowid for rowid, _, _ in pending.sentences} == {1, 3}

@@ -27,8 +27,10 @@ ever also like likely would could might much many one ones lot lots kind sort an
 _TOKEN = re.compile(r"[\w][\w./-]*[\w]|[\w]", re.UNICODE)
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b", re.I)
 _IDENTIFIER = re.compile(r"[_./-]|[a-z][A-Z]")
-# Weights for the columns of pages_fts(title, summary, body).
-PAGE_WEIGHTS = (4.0, 2.0, 1.0)
+# Weights for the columns of pages_fts(title, summary, body, project): the project column is
+# for scoping, never for the words.
+PAGE_WEIGHTS = (4.0, 2.0, 1.0, 0.0)
+_PAGE_TEXT = "{title summary body}"
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ def match_expression(text: str, skip: frozenset[str] = frozenset(), word_prefixe
     for term in query_terms(text):
         if term.lower() in skip:
             continue
-        quoted = '"' + term.replace('"', '""') + '"'
+        quoted = _quoted(term)
         parts.append(quoted)
         if _IDENTIFIER.search(term) or (word_prefixes and len(term) >= 4):
             parts.append(quoted + "*")
@@ -122,25 +124,44 @@ def page_term_stats(conn: sqlite3.Connection, text: str) -> TermStats:
     pages = int(conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0] or 0)
     df: dict[str, int] = {}
     for term in query_terms(text)[:16]:
-        quoted = '"' + term.replace('"', '""') + '"'
         try:
             df[term.lower()] = int(conn.execute(
-                "SELECT COUNT(*) FROM pages_fts WHERE pages_fts MATCH ?", (quoted,)).fetchone()[0])
+                "SELECT COUNT(*) FROM pages_fts WHERE pages_fts MATCH ?", (f"{_PAGE_TEXT} : {_quoted(term)}",)
+            ).fetchone()[0])
         except sqlite3.OperationalError:
             df[term.lower()] = 0
     return TermStats(pages, df)
 
 
+def _quoted(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def _scoped(expr: str, projects: Collection[str] | None) -> str | None:
+    """``expr`` limited to rows of ``projects`` (None: all; empty: none) inside FTS5 itself, so a
+    search costs what its scope holds, not the whole memory. FTS matches a project by its words
+    (any case, stemmed: "test" also finds "tests"): callers that need the exact name check it
+    on the row."""
+    if projects is None:
+        return expr
+    if not projects:
+        return None
+    wanted = " OR ".join(_quoted(p) for p in sorted(projects))
+    return f"project : ({wanted}) AND {expr}"
+
+
 def search_pages(conn: sqlite3.Connection, text: str, limit: int = 50,
-                 stats: TermStats | None = None) -> list[FtsHit]:
+                 stats: TermStats | None = None, projects: Collection[str] | None = None) -> list[FtsHit]:
+    """Pages by BM25 over title, summary and body, within ``projects`` (None: all)."""
     stats = stats or page_term_stats(conn, text)
-    expr = match_expression(text, stats.common()) or match_expression(text)
+    words = match_expression(text, stats.common()) or match_expression(text)
+    expr = _scoped(f"{_PAGE_TEXT} : ({words})", projects) if words else None
     if expr is None:
         return []
     w = PAGE_WEIGHTS
     try:
         rows = conn.execute(
-            f"SELECT rowid, -bm25(pages_fts, {w[0]}, {w[1]}, {w[2]}) AS score"
+            f"SELECT rowid, -bm25(pages_fts, {w[0]}, {w[1]}, {w[2]}, {w[3]}) AS score"
             " FROM pages_fts WHERE pages_fts MATCH ?"
             " ORDER BY score DESC LIMIT ?", (expr, limit)).fetchall()
     except sqlite3.OperationalError:
@@ -156,16 +177,10 @@ def search_observations(conn: sqlite3.Connection, text: str, limit: int = 20,
     observations that pass costs more than the rest of a search, and the session pages, which
     hold the same prompts, are (the short form still finds the session)."""
     words = match_expression(text, word_prefixes=False)
-    if words is None:
+    # The project column is for scoping, never for the words.
+    expr = _scoped(f"{{title body}} : ({words})", projects) if words else None
+    if expr is None:
         return []
-    expr = f"{{title body}} : ({words})"  # the project column is for scoping, never for the words
-    if projects is not None:
-        if not projects:
-            return []
-        # FTS matches a project by its words (any case, stemmed: "test" also finds "tests"), so
-        # this narrows within the index; callers that need the exact name check it on the row.
-        wanted = " OR ".join('"' + p.replace('"', '""') + '"' for p in sorted(projects))
-        expr = f"project : ({wanted}) AND {expr}"
     try:
         rows = conn.execute(
             "SELECT rowid, -bm25(observations_fts, 2.0, 1.0, 0.0) AS score FROM observations_fts"

@@ -113,7 +113,7 @@ class Retriever:
         qvec = self.query_vector(query.q)
         stats = page_term_stats(conn, query.q)
         projects = scope_projects(query)
-        streams = [fts_stream(conn, query.q, stats), entity_stream(conn, query.q)]
+        streams = [fts_stream(conn, query.q, stats, projects), entity_stream(conn, query.q, projects)]
         if qvec is not None:
             streams.append(vector_stream(conn, self._index, qvec, projects))  # type: ignore[arg-type]
         turns_text, turns_vec = turn_streams(conn, query.q, self._index, qvec, projects)

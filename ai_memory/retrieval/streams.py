@@ -1,7 +1,9 @@
 """Candidate streams: each ranks pages its own way (text, entities, links, vectors, turns).
 
 A stream returns page ids best first with its own scores, plus what it matched (for explain
-and for evidence). Streams never filter by scope; the pipeline does that once for all.
+and for evidence). A stream reads only the projects in the query's scope, so other projects
+never take its places; the pipeline still checks every filter (kind, superseded, private, the
+exact project) once for all.
 """
 
 from __future__ import annotations
@@ -38,9 +40,10 @@ class Stream:
                 self.detail[page_id] = detail
 
 
-def fts_stream(conn: sqlite3.Connection, q: str, stats: TermStats | None = None, limit: int = 100) -> Stream:
+def fts_stream(conn: sqlite3.Connection, q: str, stats: TermStats | None = None,
+               projects: Collection[str] | None = None, limit: int = 100) -> Stream:
     stream = Stream("fts")
-    for hit in search_pages(conn, q, limit, stats):
+    for hit in search_pages(conn, q, limit, stats, projects):
         stream.add(hit.rowid, hit.score)
     return stream
 
@@ -51,8 +54,10 @@ def query_entities(q: str) -> set[str]:
     return {e for e in found if e}
 
 
-def entity_stream(conn: sqlite3.Connection, q: str, limit: int = 100) -> Stream:
-    """Pages sharing the query's entities, each entity weighted by inverse page frequency."""
+def entity_stream(conn: sqlite3.Connection, q: str, projects: Collection[str] | None = None,
+                  limit: int = 100) -> Stream:
+    """Pages sharing the query's entities, each entity weighted by inverse page frequency (over
+    the whole wiki), among the pages of ``projects`` (None: all)."""
     stream = Stream("entities")
     wanted = sorted(query_entities(q))[:64]
     if not wanted:
@@ -66,10 +71,15 @@ def entity_stream(conn: sqlite3.Connection, q: str, limit: int = 100) -> Stream:
     if not telling:
         return stream
     marks = ",".join("?" * len(telling))
+    sql = f"SELECT page_id, entity FROM page_entities WHERE entity IN ({marks})"
+    args: list[str] = list(telling)
+    if projects is not None:
+        sql = (f"SELECT e.page_id, e.entity FROM page_entities e JOIN pages p ON p.id = e.page_id"
+               f" WHERE e.entity IN ({marks}) AND p.project IN ({','.join('?' * len(projects))})")
+        args += sorted(projects)
     scores: dict[int, float] = defaultdict(float)
     matched: dict[int, list[str]] = defaultdict(list)
-    for page_id, entity in conn.execute(
-            f"SELECT page_id, entity FROM page_entities WHERE entity IN ({marks})", telling):
+    for page_id, entity in conn.execute(sql, args):
         scores[page_id] += math.log(1 + total / df[entity])
         matched[page_id].append(entity)
     for page_id, score in sorted(scores.items(), key=lambda kv: -kv[1])[:limit]:

@@ -364,6 +364,19 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         CREATE INDEX chunks_hash ON chunks(content_hash);
         """,
     ),
+    (
+        13,
+        "pages_fts knows each page's project, so a search reads only the pages in its scope",
+        f"""
+        CREATE VIRTUAL TABLE pages_fts_scoped USING fts5(
+            title, summary, body, project, tokenize="{FTS_TOKENIZE}"
+        );
+        INSERT INTO pages_fts_scoped(rowid, title, summary, body, project)
+            SELECT f.rowid, f.title, f.summary, f.body, p.project FROM pages_fts f JOIN pages p ON p.id = f.rowid;
+        DROP TABLE pages_fts;
+        ALTER TABLE pages_fts_scoped RENAME TO pages_fts;
+        """,
+    ),
 )
 
 

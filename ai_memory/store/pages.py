@@ -60,8 +60,8 @@ def index_page_rows(conn: sqlite3.Connection, page: ParsedPage, mtime_ns: int, s
     )
     page_id = int(cur.lastrowid)
     _set_memory_columns(conn, page_id, page)
-    conn.execute("INSERT INTO pages_fts(rowid, title, summary, body) VALUES (?,?,?,?)",
-                 (page_id, page.title, page.summary, page.body))
+    conn.execute("INSERT INTO pages_fts(rowid, title, summary, body, project) VALUES (?,?,?,?,?)",
+                 (page_id, page.title, page.summary, page.body, page.project))
     _insert_entities(conn, page_id, page)
     chunks = chunk_text(page.title, page.body)
     conn.executemany("INSERT INTO chunks(page_id, ord, text, content_hash) VALUES (?,?,?,?)",
