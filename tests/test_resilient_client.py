@@ -249,6 +249,23 @@ def test_remote_shell_hook_only_spools(client_dir: Path, proxy: FaultProxy) -> N
     assert len(list((client_dir / "spool").glob("*.json"))) == 1 and proxy.connections == 0
 
 
+def test_the_shell_hook_reads_the_client_section_of_config_toml(client_dir: Path, proxy: FaultProxy,
+                                                                daemon: Daemon) -> None:
+    """No environment, only config.toml: its [client] url and resilient settings win over the
+    [server] port, as they do for the Python client (else the hook would post to localhost)."""
+    (client_dir / "config.toml").write_text(
+        f"[server]\nport = {daemon.port}  # a daemon here too\n\n[client]\nurl = '{proxy.url}'\n"
+        f"resilient = \"always\"\n")
+    env = cli_env(client_dir, PATH="/usr/bin:/bin")
+    prompt = {"session_id": "sh-conf", "hook_event_name": "UserPromptSubmit", "prompt": "hello", "cwd": "/tmp"}
+    done = subprocess.run([str(REPO / "hooks" / "ai-memory-hook"), "codex"], input=json.dumps(prompt),
+                          capture_output=True, text=True, env=env, timeout=30)
+    assert done.returncode == 0 and done.stdout.strip() == "{}"
+    time.sleep(0.5)
+    assert len(list((client_dir / "spool").glob("*.json"))) == 1 and proxy.connections == 0
+    assert daemon.request("GET", "/v1/sessions/sh-conf/observations")[1].get("observations", []) == []
+
+
 def test_resilient_api_flushes_nothing_without_an_outbox(client_dir: Path, proxy: FaultProxy) -> None:
     api = open_api(settings(client_dir, proxy.url))
     assert isinstance(api, ResilientAPI) and not (client_dir / "client" / "outbox.sqlite").exists()
