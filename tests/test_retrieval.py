@@ -210,6 +210,31 @@ def test_the_named_speakers_turn_is_the_evidence(wiki: Daemon) -> None:
         assert said.startswith(f"{speaker}:"), said
 
 
+def test_a_turn_is_matched_word_by_word(wiki: Daemon) -> None:
+    """The embedding job stores each turn's piece vectors and counts its words; a search
+    scores the candidate sessions' turns by late interaction, shown in explain."""
+    for sid, prompt in (("li-1", "Rosa: Honestly, tough opponents are what drive our squad to improve."),
+                        ("li-2", "Rosa: The squad bus broke down again on the motorway.")):
+        base = {"session_id": sid, "cwd": "/home/dev/acme-api"}
+        wiki.post_hook({**base, "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+        wiki.post_hook({**base, "hook_event_name": "SessionEnd", "reason": "other"})
+
+    def both() -> dict | None:
+        body = query(wiki, "What motivates Rosa's squad to get better?")
+        found = {h["session_id"]: h for h in body["hits"]}
+        return found if settled(wiki) and {"li-1", "li-2"} <= found.keys() else None
+
+    wait_until(both, timeout=30, step=0.2)
+    found = both()
+    assert found is not None
+    assert found["li-1"]["explain"]["features"]["token_match"] > found["li-2"]["explain"]["features"]["token_match"]
+    with contextlib.closing(sqlite3.connect(wiki.data_dir / "db" / "memory.sqlite")) as conn:
+        stored = conn.execute("SELECT COUNT(*) FROM token_vectors t JOIN observations o ON o.embed_hash ="
+                              " t.content_hash WHERE o.session_id IN ('li-1', 'li-2')").fetchone()[0]
+        opponents = conn.execute("SELECT turns FROM piece_counts WHERE word = 'opponents'").fetchone()
+    assert stored == 2 and opponents == (1,)
+
+
 def test_sentences_of_a_turn() -> None:
     text = "Ana: We shipped it. The rollout took two hours on Friday. Thanks! Next we migrate the ledger tables."
     assert author_of(text) == "Ana"

@@ -133,6 +133,7 @@ def test_an_existing_database_upgrades_to_sentences_and_project_scopes(tmp_path:
         assert search_pages(reader, "acme", 10) == []
         pending = find_pending(reader, MODEL)
         assert pending.split == [3, 1]  # newest first; their whole-text vectors stay linked
+        assert len(pending.tokens) == 2  # and they get their piece vectors
         assert {rowid for rowid, _, _ in pending.sentences} == {1, 3}
         assert "Ana: Billing exports run nightly." in pending.texts
         hits = VectorIndex(MODEL, DIM).search_observations(reader, unit(1, 0, 0, 0))

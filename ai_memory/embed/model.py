@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -35,12 +36,25 @@ class ModelError(AiMemoryError):
     """The packaged embedding model is missing or does not match its pinned checksums."""
 
 
+@dataclass(frozen=True)
+class Tokens:
+    """One text as the model read it: its word pieces ("##" marks a continuation), each
+    piece's contextual vector (unit length, float32), and the pooled vector of the whole."""
+
+    pieces: tuple[str, ...]
+    vectors: np.ndarray
+    pooled: np.ndarray
+
+
 class Embedder(Protocol):
     model_id: str
     dim: int
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit-length float32 vectors, one row per text."""
+
+    def encode_tokens(self, texts: list[str]) -> list[Tokens]:
+        """Each text's pieces and their vectors (no [CLS]/[SEP]), from one pass of the model."""
 
 
 def packaged_model_dir() -> Path:
@@ -109,3 +123,23 @@ class MiniLM:
             vectors = self._model.encode(texts, batch_size=32, convert_to_numpy=True,
                                          normalize_embeddings=True, show_progress_bar=False)
         return np.asarray(vectors, dtype=np.float32)
+
+    def encode_tokens(self, texts: list[str]) -> list[Tokens]:
+        self.load()
+        assert self._model is not None
+        with self._lock:
+            outputs = self._model.encode(texts, batch_size=32, output_value=None, convert_to_numpy=True,
+                                         show_progress_bar=False)
+            tokenizer = self._model.tokenizer
+            found = []
+            for out in outputs:
+                ids = [int(i) for i, m in zip(out["input_ids"], out["attention_mask"]) if int(m)]
+                pieces = tokenizer.convert_ids_to_tokens(ids)
+                vectors = np.asarray(out["token_embeddings"][: len(ids)], dtype=np.float32)
+                keep = [i for i, p in enumerate(pieces) if p not in tokenizer.all_special_tokens]
+                vectors = vectors[keep]
+                vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+                pooled = np.asarray(out["sentence_embedding"], dtype=np.float32)
+                pooled /= max(float(np.linalg.norm(pooled)), 1e-12)
+                found.append(Tokens(tuple(pieces[i] for i in keep), vectors, pooled))
+        return found

@@ -3,6 +3,8 @@
 It finds chunks and observations without a vector for the current model, encodes them in a
 worker thread in batches, and stores the vectors through the writer. Vectors are keyed by the
 SHA-256 of their text, so an unchanged chunk is never embedded twice (reindex reuses them).
+A conversational turn also gets a vector per sentence and its piece vectors (for late
+interaction); ``sentences_done`` says both are stored.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,6 +21,7 @@ from ai_memory.core.chunks import text_hash
 from ai_memory.core.errors import AiMemoryError
 from ai_memory.core.utterance import CONVERSATIONAL_EVENTS, sentences
 from ai_memory.embed.model import Embedder
+from ai_memory.retrieval import late_interaction
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer, WriteTx
 
@@ -44,13 +48,22 @@ class Pending:
     skip_obs: list[int]
     sentences: list[tuple[int, int, str]] = field(default_factory=list)  # (observation rowid, ord, hash)
     split: list[int] = field(default_factory=list)  # observations that only needed their sentences
+    tokens: list[tuple[str, str]] = field(default_factory=list)  # (hash, text) of turns needing piece vectors
 
     def is_empty(self) -> bool:
         return not (self.hashes or self.obs or self.skip_obs or self.split)
 
-    def add_sentences(self, conn: sqlite3.Connection, model: str, rowid: int, text: str, seen: set[str]) -> None:
+    def add_turn(self, conn: sqlite3.Connection, model: str, rowid: int, text: str, seen: set[str]) -> None:
+        """A conversational turn's sentences and piece vectors, unless stored or queued."""
         for ord_, sentence in enumerate(sentences(text)):
             self.sentences.append((rowid, ord_, self.want(conn, model, sentence, seen)))
+        digest = text_hash(text)
+        if f"tokens:{digest}" not in seen:
+            seen.add(f"tokens:{digest}")
+            known = conn.execute("SELECT 1 FROM token_vectors WHERE content_hash = ? AND model = ?",
+                                 (digest, model)).fetchone()
+            if known is None:
+                self.tokens.append((digest, text))
 
     def want(self, conn: sqlite3.Connection, model: str, text: str, seen: set[str]) -> str:
         """The text's hash, queueing the text for encoding unless a vector exists or is queued."""
@@ -82,9 +95,9 @@ def find_pending(conn: sqlite3.Connection, model: str, limit: int = BATCH) -> Pe
         text = observation_text(title, body, event)
         pending.obs.append((rowid, pending.want(conn, model, text, seen)))
         if event in CONVERSATIONAL_EVENTS:
-            pending.add_sentences(conn, model, rowid, text, seen)
-    # Observations stored before sentence vectors existed get them too, newest first, whenever
-    # a batch has room: their whole-text vectors stay linked meanwhile.
+            pending.add_turn(conn, model, rowid, text, seen)
+    # Observations stored before sentence and piece vectors existed get them too, newest first,
+    # whenever a batch has room: their whole-text vectors stay linked meanwhile.
     for rowid, title, body, event in conn.execute(
             "SELECT rowid, title, body, event FROM observations WHERE sentences_done = 0"
             " AND embed_hash IS NOT NULL ORDER BY rowid DESC LIMIT ?", (limit,)):
@@ -92,15 +105,20 @@ def find_pending(conn: sqlite3.Connection, model: str, limit: int = BATCH) -> Pe
             break
         pending.split.append(rowid)
         if event in CONVERSATIONAL_EVENTS:
-            pending.add_sentences(conn, model, rowid, observation_text(title, body, event), seen)
+            pending.add_turn(conn, model, rowid, observation_text(title, body, event), seen)
     return pending
 
 
-def store_vectors(model: str, dim: int, pending: Pending, vectors: np.ndarray):
+def store_vectors(model: str, dim: int, pending: Pending, vectors: np.ndarray,
+                  tokens: Sequence[late_interaction.Pieces] = ()):
+    """The writer job storing a batch: vectors, piece vectors, sentences, and which
+    observations are done."""
     def job(tx: WriteTx) -> int:
         tx.conn.executemany(
             "INSERT OR IGNORE INTO embeddings(content_hash, model, dim, vector) VALUES (?,?,?,?)",
             [(h, model, dim, v.astype(np.float32).tobytes()) for h, v in zip(pending.hashes, vectors)])
+        for pieces in tokens:
+            late_interaction.store(tx.conn, model, pieces)
         tx.conn.executemany(
             "INSERT OR IGNORE INTO observation_sentences(obs_rowid, ord, content_hash) VALUES (?,?,?)",
             pending.sentences)
@@ -141,9 +159,17 @@ class EmbeddingJob:
             return 0
         vectors = (await asyncio.to_thread(self.embedder.encode, pending.texts)
                    if pending.texts else np.zeros((0, self.embedder.dim), dtype=np.float32))
-        await self._writer.submit_wait(store_vectors(model, self.embedder.dim, pending, vectors))
+        tokens = await asyncio.to_thread(self._piece_vectors, pending)
+        await self._writer.submit_wait(store_vectors(model, self.embedder.dim, pending, vectors, tokens))
         self.embedded += len(pending.hashes)
         return len(pending.hashes) + len(pending.obs) + len(pending.skip_obs) + len(pending.split)
+
+    def _piece_vectors(self, pending: Pending) -> list[late_interaction.Pieces]:
+        """Each queued turn's content pieces, packed."""
+        if not pending.tokens:
+            return []
+        encoded = self.embedder.encode_tokens([text for _, text in pending.tokens])
+        return [late_interaction.packed(digest, tokens) for (digest, _), tokens in zip(pending.tokens, encoded)]
 
     async def run(self) -> None:
         try:

@@ -76,6 +76,11 @@ def query_terms(text: str) -> list[str]:
     return list(seen.values())[:32]
 
 
+def is_content_word(word: str) -> bool:
+    """A word a search weighs: not a stopword, punctuation or a lone letter (digits stay)."""
+    return any(ch.isalnum() for ch in word) and _informative(word)
+
+
 def _informative(token: str) -> bool:
     if _IDENTIFIER.search(token):
         return True

@@ -1,6 +1,7 @@
 """The local reranker: zero-LLM features over the fused candidates, combined by fixed weights.
 
 Features, each in [0, 1]: the fused rank, the best matching turn's text and vector scores,
+its late-interaction score (each query word's best match among the turn's word pieces),
 query-term coverage and proximity in the best passage, exact phrases, entity overlap,
 agreement between time expressions in the query and the page's dates, and whether the best
 turn can answer a "when" question (it says when). The weights are set by
@@ -15,12 +16,13 @@ from functools import lru_cache
 
 from ai_memory.core.timeexpr import DateRange, asks_when, mentions_time, to_date
 
-# Relative weights. Lexical evidence at the level of single turns and IDF-weighted coverage of the
-# query carry the most; page-level text, vectors, entities and phrases support; the fused rank
+# Relative weights. Evidence at the level of single turns (their words, matched as written and
+# matched by meaning piece by piece) and IDF-weighted coverage of the query carry the most;
+# page-level text, vectors, entities and phrases support; the fused rank
 # keeps every stream's vote. A query naming a time ("in June", "May 2023", "last week") makes
 # the dates decisive. Scores are divided by the sum of the weights to stay near [0, 1].
 WEIGHTS = {
-    "turn_text": 1.0, "coverage": 1.0, "page_text": 0.5, "turn_vector": 0.5, "chunk_vector": 0.5,
+    "turn_text": 1.0, "token_match": 1.0, "coverage": 1.0, "page_text": 0.5, "turn_vector": 0.5, "chunk_vector": 0.5,
     "entity_score": 0.5, "phrase": 0.5, "rrf": 0.5, "proximity": 0.25,
     "answer_type": 0.5,
 }

@@ -18,8 +18,8 @@ import numpy as np
 from ai_memory.core.names import project_name
 from ai_memory.core.page import GLOBAL_PROJECT, MEMORY_KINDS
 from ai_memory.core.timeexpr import parse_ranges, without_dates
-from ai_memory.embed.model import Embedder
-from ai_memory.retrieval import rerank
+from ai_memory.embed.model import Embedder, Tokens
+from ai_memory.retrieval import late_interaction, rerank
 from ai_memory.retrieval.fts import (
     TermStats, make_snippet, match_expression, page_term_stats, query_terms, search_observations,
 )
@@ -32,6 +32,7 @@ from ai_memory.retrieval.vectors import VectorIndex
 # The kinds a search can filter on: every structured-memory kind, plus compiled sessions.
 KIND_TYPES = {kind: page_type for kind, (page_type, _) in MEMORY_KINDS.items()} | {"session": "Session Summary"}
 RERANK_DEPTH = 40
+TOKEN_TURNS = 3  # a candidate session's best turns that late interaction reads
 
 
 @dataclass(frozen=True)
@@ -99,18 +100,20 @@ class Retriever:
         if self._index is not None:
             self._index.reset()
 
-    def query_vector(self, q: str) -> np.ndarray | None:
-        """The query's meaning without its calendar dates: no turn says "1 February, 2023", and
-        the dates are matched against the memory's own (the temporal feature)."""
+    def query_tokens(self, q: str) -> Tokens | None:
+        """The query as the model reads it (pooled vector and piece vectors, one pass), without
+        its calendar dates: no turn says "1 February, 2023", and the dates are matched against
+        the memory's own (the temporal feature)."""
         if self._embedder is None or self._index is None or not self._ready():
             return None
-        return self._embedder.encode([without_dates(q)])[0]
+        return self._embedder.encode_tokens([without_dates(q)])[0]
 
     def answer(self, conn: sqlite3.Connection, query: Query, now: datetime | None = None) -> Answer:
         moment = now or datetime.now(timezone.utc)
         if query.as_of:
             return self._as_of(conn, query)
-        qvec = self.query_vector(query.q)
+        qtokens = self.query_tokens(query.q)
+        qvec = qtokens.pooled if qtokens is not None else None
         stats = page_term_stats(conn, query.q)
         projects = scope_projects(query)
         streams = [fts_stream(conn, query.q, stats, projects), entity_stream(conn, query.q, projects)]
@@ -125,7 +128,7 @@ class Retriever:
         rows = _page_rows(conn, [f.page_id for f in fused[: RERANK_DEPTH * 3]])
         stamp = moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         candidates = [f for f in fused if f.page_id in rows and in_scope(rows[f.page_id], query, stamp)]
-        scored = self._rerank(conn, query, candidates[:RERANK_DEPTH], rows, streams, stats, moment)
+        scored = self._rerank(conn, query, candidates[:RERANK_DEPTH], rows, streams, stats, moment, qtokens)
         if query.min_score is not None:
             scored = [s for s in scored if s["score"] >= query.min_score]
         answer.hits = scored[: query.k]
@@ -135,7 +138,7 @@ class Retriever:
 
     def _rerank(self, conn: sqlite3.Connection, query: Query, candidates: list[Fused],
                 rows: dict[int, dict[str, Any]], streams: list[Stream], stats: TermStats,
-                now: datetime) -> list[dict[str, Any]]:
+                now: datetime, qtokens: Tokens | None = None) -> list[dict[str, Any]]:
         by_name = {s.name: s for s in streams}
         terms = query_terms(query.q)
         idf = {t.lower(): stats.idf(t) for t in terms}
@@ -147,6 +150,7 @@ class Retriever:
         chunk_vec = _normalized(by_name.get("vectors"), ids)
         page_text = _normalized(by_name.get("fts"), ids)
         entity_score = _normalized(by_name.get("entities"), ids)
+        token_match = self._token_matches(conn, qtokens, by_name, ids)
         out = []
         for cand in candidates:
             row = rows[cand.page_id]
@@ -157,6 +161,7 @@ class Retriever:
                 "rrf": cand.rrf / top_rrf,
                 "turn_text": turn_text.get(cand.page_id, 0.0),
                 "turn_vector": turn_vec.get(cand.page_id, 0.0),
+                "token_match": token_match.get(cand.page_id, 0.0),
                 "chunk_vector": chunk_vec.get(cand.page_id, 0.0),
                 "page_text": page_text.get(cand.page_id, 0.0),
                 "entity_score": entity_score.get(cand.page_id, 0.0),
@@ -186,6 +191,30 @@ class Retriever:
             out.append(hit)
         out.sort(key=lambda h: -h["score"])
         return out
+
+    def _token_matches(self, conn: sqlite3.Connection, qtokens: Tokens | None,
+                       by_name: dict[str, Stream], ids: list[int]) -> dict[int, float]:
+        """Late interaction for each candidate session: its best turn's score (of the turns the
+        turn streams liked best), scaled to [0, 1] over the candidates; query words weighted by
+        their rarity among turns."""
+        if qtokens is None or self._embedder is None:
+            return {}
+        model = self._embedder.model_id
+        idf = late_interaction.rarity(conn, model, late_interaction.content_pieces(qtokens)[0])
+        query = late_interaction.query_side(qtokens, lambda word: idf.get(word, 1.0))
+        turns = {page_id: _best_turns(by_name, page_id, TOKEN_TURNS) for page_id in ids}
+        rowids = sorted({r for found in turns.values() for r in found})
+        if query is None or not rowids:
+            return {}
+        marks = ",".join("?" * len(rowids))
+        stored = conn.execute(
+            f"SELECT o.rowid, t.count, t.bits FROM observations o JOIN token_vectors t"
+            f" ON t.content_hash = o.embed_hash AND t.model = ? WHERE o.rowid IN ({marks})",
+            (model, *rowids)).fetchall()
+        scores = late_interaction.best_scores(query, [tuple(r) for r in stored], self._embedder.dim)
+        best = {page_id: max((scores[r] for r in found if r in scores), default=None)
+                for page_id, found in turns.items()}
+        return rerank.normalize({page_id: s for page_id, s in best.items() if s is not None})
 
     def _as_of(self, conn: sqlite3.Connection, query: Query) -> Answer:
         """What the wiki knew at ``as_of``: each page's version valid then, searched by text."""

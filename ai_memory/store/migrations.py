@@ -377,6 +377,29 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         ALTER TABLE pages_fts_scoped RENAME TO pages_fts;
         """,
     ),
+    (
+        14,
+        "conversational turns keep their piece vectors (one bit a dimension) for late interaction, and"
+        " how many turns hold each word (the empty word: how many turns there are)",
+        """
+        CREATE TABLE token_vectors (
+            content_hash TEXT NOT NULL,
+            model TEXT NOT NULL,
+            count INTEGER NOT NULL,
+            bits BLOB NOT NULL,
+            PRIMARY KEY (content_hash, model)
+        );
+        CREATE TABLE piece_counts (
+            model TEXT NOT NULL,
+            word TEXT NOT NULL,
+            turns INTEGER NOT NULL,
+            PRIMARY KEY (model, word)
+        ) WITHOUT ROWID;
+        UPDATE observations SET sentences_done = 0
+            WHERE embed_hash IS NOT NULL AND embed_hash != ''
+              AND event IN ('user-prompt', 'stop', 'subagent-stop', 'pre-compact', 'post-compact');
+        """,
+    ),
 )
 
 

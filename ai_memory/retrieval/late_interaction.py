@@ -1,0 +1,119 @@
+"""Late interaction: a turn scored by how well each word of the query finds its match in the turn.
+
+A turn's pooled vector blurs the very words a question asks about. Matching each query word
+piece to its most similar piece of the turn (MaxSim, as in ColBERT) keeps them, and the
+match is by meaning in context, not by spelling: "drives us" can answer "motivates". The
+model is the same all-MiniLM-L6-v2, used as it is; its contextual piece vectors come out of
+the pass that pools a turn's vector, so they cost no extra model.
+
+Only content pieces count: stopwords, punctuation and lone letters are left out on both
+sides, as in the full-text query. Each query piece is weighted by its word's rarity (IDF).
+
+Stored as one bit per dimension (the sign of each component): 48 bytes a piece. The score is
+then the mean agreement of signs, a close stand-in for the cosine: on conversational turns
+the ranking it gives is the same as with float32 vectors, at a 32nd of the size.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ai_memory.embed.model import Tokens
+from ai_memory.retrieval.fts import is_content_word
+
+MAX_PIECES = 128  # a long reply keeps its first 128 content pieces
+
+
+def content_pieces(tokens: Tokens) -> tuple[list[str], np.ndarray]:
+    """The word each content piece belongs to, and those pieces' vectors."""
+    spans: list[list[int]] = []  # [first, end) pieces of each word: "##" continues the one before
+    for i, piece in enumerate(tokens.pieces):
+        if piece.startswith("##") and spans:
+            spans[-1][1] = i + 1
+        else:
+            spans.append([i, i + 1])
+    words = [""] * len(tokens.pieces)
+    for first, end in spans:
+        word = tokens.pieces[first] + "".join(p[2:] for p in tokens.pieces[first + 1:end])
+        words[first:end] = [word] * (end - first)
+    keep = [i for i, word in enumerate(words) if is_content_word(word)][:MAX_PIECES]
+    return [words[i] for i in keep], tokens.vectors[keep]
+
+
+@dataclass(frozen=True)
+class Pieces:
+    """A turn's content pieces as stored: the hash of its text, how many, their sign bits,
+    and the distinct words they spell (for the word counts that make rarity)."""
+
+    content_hash: str
+    count: int
+    bits: bytes
+    words: frozenset[str]
+
+
+def pack(vectors: np.ndarray) -> bytes:
+    return np.packbits(vectors > 0, axis=1).tobytes()
+
+
+def packed(content_hash: str, tokens: Tokens) -> Pieces:
+    words, vectors = content_pieces(tokens)
+    return Pieces(content_hash, len(words), pack(vectors), frozenset(words))
+
+
+def store(conn: sqlite3.Connection, model: str, pieces: Pieces) -> None:
+    """Insert a turn's pieces (inside a writer job) and, the first time its text is stored,
+    count its words: how many turns hold each word, and under the empty word how many turns."""
+    added = conn.execute("INSERT OR IGNORE INTO token_vectors(content_hash, model, count, bits) VALUES (?,?,?,?)",
+                         (pieces.content_hash, model, pieces.count, pieces.bits)).rowcount
+    if added:
+        conn.executemany(
+            "INSERT INTO piece_counts(model, word, turns) VALUES (?, ?, 1)"
+            " ON CONFLICT(model, word) DO UPDATE SET turns = turns + 1",
+            [(model, word) for word in ("", *sorted(pieces.words))])
+
+
+def rarity(conn: sqlite3.Connection, model: str, words: Iterable[str]) -> dict[str, float]:
+    """IDF of each word over the turns stored so far (a word no turn holds is the rarest)."""
+    wanted = sorted(set(words) | {""})
+    marks = ",".join("?" * len(wanted))
+    counts = dict(conn.execute(f"SELECT word, turns FROM piece_counts WHERE model = ? AND word IN ({marks})",
+                               (model, *wanted)).fetchall())
+    total = counts.get("", 0)
+    return {w: math.log((total + 1) / (counts.get(w, 0) + 0.5)) for w in wanted if w}
+
+
+def unpack(bits: bytes, count: int, dim: int) -> np.ndarray:
+    """±1/sqrt(dim) per component, so a dot product of two is their sign agreement in [-1, 1]."""
+    signs = np.unpackbits(np.frombuffer(bits, dtype=np.uint8).reshape(count, dim // 8), axis=1)
+    return (signs.astype(np.float32) * 2.0 - 1.0) / np.sqrt(dim)
+
+
+def query_side(tokens: Tokens, weight_of: Callable[[str], float]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The query's content pieces as signs, and their weights summing to 1; None when the query
+    has no content word."""
+    words, vectors = content_pieces(tokens)
+    if not words:
+        return None
+    weights = np.array([max(weight_of(w), 0.1) for w in words], dtype=np.float32)
+    signs = unpack(pack(vectors), len(words), vectors.shape[1])
+    return signs, weights / weights.sum()
+
+
+def best_scores(query: tuple[np.ndarray, np.ndarray], turns: list[tuple[int, int, bytes]],
+                dim: int) -> dict[int, float]:
+    """Each turn's score: the weighted mean, over the query's pieces, of the best agreement
+    with any piece of the turn. (key, count, bits) in, {key: score} out; one unpack and one
+    product for all the turns. A turn with no content piece scores nothing."""
+    turns = [t for t in turns if t[1] > 0]
+    if not turns:
+        return {}
+    pieces = unpack(b"".join(bits for _, _, bits in turns), sum(count for _, count, _ in turns), dim)
+    signs, weights = query
+    starts = np.cumsum([0] + [count for _, count, _ in turns[:-1]])
+    best = np.maximum.reduceat(signs @ pieces.T, starts, axis=1)  # (query pieces, turns)
+    return {key: float(s) for (key, _, _), s in zip(turns, weights @ best)}

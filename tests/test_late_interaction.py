@@ -1,0 +1,50 @@
+"""Late interaction with the real model: word pieces, their stored sign bits, word counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ai_memory.embed.model import MiniLM
+from ai_memory.retrieval import late_interaction
+from ai_memory.store.connection import open_write_connection
+from ai_memory.store.migrations import migrate
+
+
+@pytest.fixture(scope="module")
+def model() -> MiniLM:
+    return MiniLM()
+
+
+def test_word_pieces_join_into_the_words_they_spell(model: MiniLM) -> None:
+    (tokens,) = model.encode_tokens(['Nate: I play "Xeonoblade Chronicles" on the Switch!'])
+    words, vectors = late_interaction.content_pieces(tokens)
+    assert words == ["nate", "play"] + ["xeonoblade"] * 5 + ["chronicles", "switch"]  # no "I", "on", "the", '"'
+    assert vectors.shape == (len(words), model.dim)
+
+
+def test_the_turn_holding_the_query_words_scores_highest(model: MiniLM) -> None:
+    question, same, other, empty = model.encode_tokens([
+        "Why did the ledger export fail?", "Ana: The ledger export failed because the disk was full.",
+        "Ana: We painted the harbour mural on Sunday.", "And so it was."])
+    query = late_interaction.query_side(question, lambda word: 1.0)
+    assert query is not None
+    turns = [late_interaction.packed(str(i), t) for i, t in enumerate((same, other, empty))]
+    scores = late_interaction.best_scores(query, [(p.content_hash, p.count, p.bits) for p in turns], model.dim)
+    assert scores["0"] > scores["1"] + 0.2
+    assert "2" not in scores  # no content word: nothing to match
+    assert late_interaction.query_side(model.encode_tokens(["what is it?"])[0], lambda w: 1.0) is None
+
+
+def test_each_text_counts_once_and_rare_words_weigh_more(tmp_path: Path, model: MiniLM) -> None:
+    conn = open_write_connection(tmp_path / "memory.sqlite")
+    migrate(conn)
+    texts = ["Ana: the ledger export failed", "Ana: the ledger tables moved", "Ana: lunch was late"]
+    for digest, tokens in zip(("a", "b", "c", "a"), model.encode_tokens([*texts, texts[0]])):
+        late_interaction.store(conn, model.model_id, late_interaction.packed(digest, tokens))
+    counts = dict(conn.execute("SELECT word, turns FROM piece_counts"))
+    assert counts[""] == 3 and counts["ana"] == 3 and counts["ledger"] == 2 and counts["export"] == 1
+    idf = late_interaction.rarity(conn, model.model_id, ["ana", "ledger", "export", "zeppelin"])
+    assert idf["ana"] < idf["ledger"] < idf["export"] < idf["zeppelin"]
+    conn.close()
