@@ -500,7 +500,8 @@ def stage_profile(db: Path, queries: list[dict[str, Any]]) -> dict[str, Any]:
     for item in queries:
         q = Query(q=item["q"], project=item["project"], k=10)
         start = time.perf_counter()
-        qvec = timed("encode query", lambda: embedder.encode([without_dates(q.q)])[0])
+        qtokens = timed("encode query", lambda: embedder.encode_tokens([without_dates(q.q)])[0])
+        qvec = qtokens.pooled
         stats = timed("term counts", lambda: page_term_stats(conn, q.q))
         projects = scope_projects(q)
         streams = [timed("fts", lambda: fts_stream(conn, q.q, stats, projects)),
@@ -519,7 +520,7 @@ def stage_profile(db: Path, queries: list[dict[str, Any]]) -> dict[str, Any]:
 
         candidates, rows = timed("fuse+rows+scope", fuse_rows)
         hits = timed("rerank+evidence", lambda: retriever._rerank(conn, q, candidates[:RERANK_DEPTH], rows,
-                                                                   streams, stats, moment))
+                                                                   streams, stats, moment, qtokens))
         if not hits:
             timed("raw_hits", lambda: raw_hits(conn, q))
         stages.setdefault("total", []).append(time.perf_counter() - start)
