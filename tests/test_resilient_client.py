@@ -255,7 +255,7 @@ def test_the_shell_hook_reads_the_client_section_of_config_toml(client_dir: Path
     [server] port, as they do for the Python client (else the hook would post to localhost)."""
     (client_dir / "config.toml").write_text(
         f"[server]\nport = {daemon.port}  # a daemon here too\n\n[client]\nurl = '{proxy.url}'\n"
-        f"resilient = \"always\"\n")
+        f"resilient = \"Always\"\n")
     env = cli_env(client_dir, PATH="/usr/bin:/bin")
     prompt = {"session_id": "sh-conf", "hook_event_name": "UserPromptSubmit", "prompt": "hello", "cwd": "/tmp"}
     done = subprocess.run([str(REPO / "hooks" / "ai-memory-hook"), "codex"], input=json.dumps(prompt),

@@ -168,12 +168,26 @@ def to_date(stamp: str | None) -> date | None:
 _LEADING = re.compile(r"\b(?:on|in|of|by|during|since|before|after|until|as of|between|and|from)\s*$", re.I)
 
 
+# A year alone is a date only where a preposition leads to it ("in 2023"); "port 2048" is not.
+_LED_YEAR = re.compile(r"\b(?:in|of|by|since|during|before|after|until)\s+(19[7-9]\d|20\d\d)\b", re.I)
+
+
+def _is_date(match: re.Match[str]) -> bool:
+    """A day and a month are a date when the month is written as a name ("May") or a year
+    follows; "step 1 may fail" is not."""
+    month = next((g for g in match.groups() if g and not g.isdigit()), "")
+    return month[:1].isupper() or bool(match.group(3))
+
+
 def without_dates(text: str) -> str:
     """The text with its calendar dates left out, for matching by meaning: what the question is
     about, not when (the dates are matched against the memory's own dates instead). Relative
     words ("last weekend", "yesterday") stay: people say them in the turns themselves."""
-    spans = sorted(m.span() for pattern in (_ISO, _DAY_MONTH_YEAR, _MONTH_DAY_YEAR, _MONTH_YEAR, _YEAR)
-                   for m in pattern.finditer(text))
+    spans = [m.span() for pattern in (_ISO, _MONTH_YEAR) for m in pattern.finditer(text)]
+    spans += [m.span(1) for m in _LED_YEAR.finditer(text)]  # the preposition goes with it below
+    spans += [m.span() for pattern in (_DAY_MONTH_YEAR, _MONTH_DAY_YEAR) for m in pattern.finditer(text)
+              if _is_date(m)]
+    spans.sort()
     if not spans:
         return text
     parts, at = [], 0

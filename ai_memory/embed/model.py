@@ -131,12 +131,13 @@ class MiniLM:
             outputs = self._model.encode(texts, batch_size=32, output_value=None, convert_to_numpy=True,
                                          show_progress_bar=False)
             tokenizer = self._model.tokenizer
+            special = set(tokenizer.all_special_tokens)
             found = []
             for out in outputs:
                 ids = [int(i) for i, m in zip(out["input_ids"], out["attention_mask"]) if int(m)]
                 pieces = tokenizer.convert_ids_to_tokens(ids)
                 vectors = np.asarray(out["token_embeddings"][: len(ids)], dtype=np.float32)
-                keep = [i for i, p in enumerate(pieces) if p not in tokenizer.all_special_tokens]
+                keep = [i for i, p in enumerate(pieces) if p not in special]
                 vectors = vectors[keep]
                 vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
                 pooled = np.asarray(out["sentence_embedding"], dtype=np.float32)

@@ -157,19 +157,23 @@ class EmbeddingJob:
         pending = await self._reader.run(lambda c: find_pending(c, model))
         if pending.is_empty():
             return 0
-        vectors = (await asyncio.to_thread(self.embedder.encode, pending.texts)
-                   if pending.texts else np.zeros((0, self.embedder.dim), dtype=np.float32))
-        tokens = await asyncio.to_thread(self._piece_vectors, pending)
+        vectors, tokens = await asyncio.to_thread(self._encode, pending)
         await self._writer.submit_wait(store_vectors(model, self.embedder.dim, pending, vectors, tokens))
         self.embedded += len(pending.hashes)
         return len(pending.hashes) + len(pending.obs) + len(pending.skip_obs) + len(pending.split)
 
-    def _piece_vectors(self, pending: Pending) -> list[late_interaction.Pieces]:
-        """Each queued turn's content pieces, packed."""
-        if not pending.tokens:
-            return []
-        encoded = self.embedder.encode_tokens([text for _, text in pending.tokens])
-        return [late_interaction.packed(digest, tokens) for (digest, _), tokens in zip(pending.tokens, encoded)]
+    def _encode(self, pending: Pending) -> tuple[np.ndarray, list[late_interaction.Pieces]]:
+        """The batch's vectors (a row per queued text) and the queued turns' pieces. A turn that
+        needs both gets them from one pass of the model: its vector is the pieces' pooling."""
+        encoded = self.embedder.encode_tokens([text for _, text in pending.tokens]) if pending.tokens else []
+        pooled = {digest: tokens.pooled for (digest, _), tokens in zip(pending.tokens, encoded)}
+        rest = [text for digest, text in zip(pending.hashes, pending.texts) if digest not in pooled]
+        rest_vectors = iter(self.embedder.encode(rest) if rest else [])
+        vectors = np.zeros((len(pending.hashes), self.embedder.dim), dtype=np.float32)
+        for row, digest in enumerate(pending.hashes):
+            vectors[row] = pooled[digest] if digest in pooled else next(rest_vectors)
+        pieces = [late_interaction.packed(digest, tokens) for (digest, _), tokens in zip(pending.tokens, encoded)]
+        return vectors, pieces
 
     async def run(self) -> None:
         try:

@@ -10,9 +10,9 @@ question and crowd the top of a plain cosine ranking. Cross-domain similarity lo
 where density(d) is d's mean cosine to its nearest neighbours. (CSLS also subtracts the
 query's own density, which changes no ranking.) The weight 1/2 is CSLS's own.
 
-Density is measured against a fixed random sample of the matrix, not all of it, and only for
-the rows a search reaches; a value once computed is kept. The sample is drawn again when the
-matrix has doubled since, so it follows what the memory holds.
+Density is measured against a fixed sample of the matrix, not all of it, and only for the
+rows a search reaches; a value once computed is kept. The sample is drawn again each time the
+matrix doubles, so it follows what the memory holds.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class Densities:
     reference: np.ndarray  # (r, dim) rows sampled from the matrix
     values: np.ndarray     # (n,) float32
     typical: float         # mean density of the reference rows themselves
-    drawn_at: int          # matrix rows when the reference was drawn
+    drawn_at: int          # the 2^k oldest rows the reference was drawn from
 
 
 def _density(rows: np.ndarray, reference: np.ndarray) -> np.ndarray:
@@ -46,19 +46,25 @@ def _density(rows: np.ndarray, reference: np.ndarray) -> np.ndarray:
     return np.partition(sims, -NEIGHBOURS, axis=1)[:, -NEIGHBOURS:].mean(axis=1).astype(np.float32)
 
 
-def _drawn(matrix: np.ndarray) -> Densities:
+def _drawn(matrix: np.ndarray, ids: np.ndarray) -> Densities:
+    """The reference: up to SAMPLE rows spread evenly over the oldest 2^k rows by id (2^k the
+    largest power of two the matrix holds). Every process holding the same rows draws the same
+    reference, whatever order it loaded them in, so a query ranks alike wherever it runs."""
     n = len(matrix)
-    picked = np.random.default_rng(n).choice(n, SAMPLE, replace=False) if n > SAMPLE else np.arange(n)
+    size = 1 << (n.bit_length() - 1) if n else 0
+    oldest = np.argsort(ids, kind="stable")[:size]
+    picked = oldest[np.linspace(0, size - 1, min(SAMPLE, size)).astype(int)] if size else oldest
     reference = np.ascontiguousarray(matrix[np.sort(picked)])
-    typical = float(_density(reference, reference).mean()) if n >= MIN_REFERENCE else 0.0
-    return Densities(reference, np.full(n, np.nan, dtype=np.float32), typical, n)
+    typical = float(_density(reference, reference).mean()) if len(reference) >= MIN_REFERENCE else 0.0
+    return Densities(reference, np.full(n, np.nan, dtype=np.float32), typical, size)
 
 
-def extended(current: Densities | None, matrix: np.ndarray) -> Densities:
-    """The densities of ``matrix``, which holds the rows ``current`` was made for and maybe
-    more after them: the values known so far are kept, unless the matrix has doubled."""
+def extended(current: Densities | None, matrix: np.ndarray, ids: np.ndarray) -> Densities:
+    """The densities of ``matrix`` (whose rows have these own ``ids``), which holds the rows
+    ``current`` was made for and maybe more after them: the values known so far are kept,
+    until the matrix holds twice the rows the reference was drawn from."""
     if current is None or len(matrix) >= 2 * max(current.drawn_at, 1) or len(matrix) < len(current.values):
-        return _drawn(matrix)
+        return _drawn(matrix, ids)
     added = len(matrix) - len(current.values)
     if not added:
         return current

@@ -99,7 +99,9 @@ def query_side(tokens: Tokens, weight_of: Callable[[str], float]) -> tuple[np.nd
     words, vectors = content_pieces(tokens)
     if not words:
         return None
-    weights = np.array([max(weight_of(w), 0.1) for w in words], dtype=np.float32)
+    # A word's weight is shared by its pieces: a rare name cut into five pieces is one word.
+    pieces_of = {w: words.count(w) for w in set(words)}
+    weights = np.array([max(weight_of(w), 0.1) / pieces_of[w] for w in words], dtype=np.float32)
     signs = unpack(pack(vectors), len(words), vectors.shape[1])
     return signs, weights / weights.sum()
 

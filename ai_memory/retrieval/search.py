@@ -214,7 +214,13 @@ class Retriever:
         scores = late_interaction.best_scores(query, [tuple(r) for r in stored], self._embedder.dim)
         best = {page_id: max((scores[r] for r in found if r in scores), default=None)
                 for page_id, found in turns.items()}
-        return rerank.normalize({page_id: s for page_id, s in best.items() if s is not None})
+        matched = rerank.normalize({page_id: s for page_id, s in best.items() if s is not None})
+        if matched:
+            # A session whose best turns have no piece vectors (tool events, or turns the
+            # background job has not reached yet) is neither helped nor hurt: the mean.
+            neutral = float(np.mean(list(matched.values())))
+            matched.update({page_id: neutral for page_id, s in best.items() if s is None and turns[page_id]})
+        return matched
 
     def _as_of(self, conn: sqlite3.Connection, query: Query) -> Answer:
         """What the wiki knew at ``as_of``: each page's version valid then, searched by text."""

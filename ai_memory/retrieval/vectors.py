@@ -206,10 +206,11 @@ class VectorIndex:
         ids = np.fromiter((r[3] for r in rows), dtype=np.int64, count=len(rows))
         alive = None if m.alive is None else np.concatenate([m.alive, np.ones(len(rows), dtype=bool)])
         matrix = np.vstack([m.matrix, vectors])
-        densities = hubness.extended(m.densities, matrix) if sessions else None
+        all_ids = np.concatenate([m.ids, ids])
+        densities = hubness.extended(m.densities, matrix, all_ids) if sessions else None
         return replace(m, keys=np.concatenate([m.keys, keys]), groups=np.concatenate([m.groups, groups]),
                        matrix=matrix, projects=np.concatenate([m.projects, projects]),
-                       ids=np.concatenate([m.ids, ids]), alive=alive, sessions=names, densities=densities)
+                       ids=all_ids, alive=alive, sessions=names, densities=densities)
 
     def chunk_matrix(self, conn: sqlite3.Connection) -> _Matrix:
         with self._lock:
