@@ -4,21 +4,22 @@ A turn's pooled vector blurs the very words a question asks about. Matching each
 piece to its most similar piece of the turn (MaxSim, as in ColBERT) keeps them, and the
 match is by meaning in context, not by spelling: "drives us" can answer "motivates". The
 model is the same all-MiniLM-L6-v2, used as it is; its contextual piece vectors come out of
-the pass that pools a turn's vector, so they cost no extra model.
+the pass that pools a turn's vector, so they cost no extra model and no extra pass.
 
 Only content pieces count: stopwords, punctuation and lone letters are left out on both
 sides, as in the full-text query. Each query piece is weighted by its word's rarity (IDF).
 
 Stored as one bit per dimension (the sign of each component): 48 bytes a piece. The score is
-then the mean agreement of signs, a close stand-in for the cosine: on conversational turns
-the ranking it gives is the same as with float32 vectors, at a 32nd of the size.
+then the mean agreement of signs, a close stand-in for the cosine: ranking the LoCoMo dev
+turns by this signal alone, signs gave hit@1 0.730 where float32 vectors gave 0.733, at a
+32nd of the size.
 """
 
 from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -106,8 +107,8 @@ def query_side(tokens: Tokens, weight_of: Callable[[str], float]) -> tuple[np.nd
     return signs, weights / weights.sum()
 
 
-def best_scores(query: tuple[np.ndarray, np.ndarray], turns: list[tuple[int, int, bytes]],
-                dim: int) -> dict[int, float]:
+def best_scores(query: tuple[np.ndarray, np.ndarray], turns: list[tuple[Hashable, int, bytes]],
+                dim: int) -> dict[Hashable, float]:
     """Each turn's score: the weighted mean, over the query's pieces, of the best agreement
     with any piece of the turn. (key, count, bits) in, {key: score} out; one unpack and one
     product for all the turns. A turn with no content piece scores nothing."""
