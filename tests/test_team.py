@@ -186,3 +186,26 @@ def test_the_rate_limit_answers_429_with_retry_after_per_token(data_dir: Path) -
         assert d.request("GET", "/health", auth=False)[0] == 200
     finally:
         d.stop()
+
+
+def test_a_question_naming_a_user_reads_that_users_turn_first(daemon: Daemon, tmp_path: Path) -> None:
+    """Two people in one session: a question that names one of them gets that person's turn
+    as the evidence, though the other's says the words louder."""
+    alice, bob = add_user(daemon.data_dir, "alice", daemon), add_user(daemon.data_dir, "bob", daemon)
+    repo = tmp_path / "acme-api"
+    repo.mkdir()
+    base = {"session_id": "pair-s1", "cwd": str(repo)}
+    for token, prompt in ((alice, "Keep the cache TTL at 300 seconds in staging."),
+                          (bob, "The cache TTL, the whole cache TTL story: 60 seconds in production.")):
+        assert call(daemon, token, "POST", "/hook?agent=claude", {**base, "hook_event_name": "UserPromptSubmit",
+                                                                  "prompt": prompt})[0] == 202
+    assert call(daemon, alice, "POST", "/hook?agent=claude", {**base, "hook_event_name": "SessionEnd",
+                                                              "reason": "exit"})[0] == 202
+
+    def evidence() -> list[str]:
+        hits = ok(daemon, alice, "POST", "/v1/query", {"q": "What did alice say about the cache TTL?",
+                                                      "project": "acme-api"})["hits"]
+        return [e["snippet"] for h in hits if h["session_id"] == "pair-s1" for e in h["evidence"]]
+
+    wait_until(lambda: len(evidence()) == 2, timeout=15)
+    assert "300 seconds" in evidence()[0] and "60 seconds" in evidence()[1]
