@@ -216,3 +216,21 @@ def test_too_few_turns_are_ranked_by_cosine_alone(db) -> None:
     found = index.search_observations(reader, unit(1, 0, 0, 0.5), limit=11)
     assert found[-1][0] == 11
     assert [round(s, 4) for _, _, s in found] == sorted((round(s, 4) for _, _, s in found), reverse=True)
+
+
+def test_the_hubness_correction_is_the_same_however_the_rows_were_loaded(db) -> None:
+    """A query worker that loaded everything at once and the daemon that followed the writes
+    one by one draw the same reference rows, so a query scores alike in both."""
+    writer, reader = db
+    following = VectorIndex(MODEL, DIM)
+    rng = np.random.default_rng(3)
+    query = unit(1, 0, 0, 0.5)
+    for rowid in range(1, 81):
+        add_vector(writer, f"v{rowid}", unit(*rng.normal(0.0, 1.0, size=4)))
+        add_observation(writer, rowid, f"s-{rowid}", "acme", f"v{rowid}")
+        if rowid % 9 == 0:
+            following.search_observations(reader, query, limit=80)  # loads what is there so far
+    at_once = VectorIndex(MODEL, DIM).search_observations(reader, query, limit=80)
+    followed = following.search_observations(reader, query, limit=80)
+    assert len(at_once) > 10
+    assert [(r, round(s, 5)) for r, _, s in followed] == [(r, round(s, 5)) for r, _, s in at_once]
