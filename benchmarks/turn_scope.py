@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
-import statistics
 import sys
 import tempfile
 import time
@@ -28,12 +27,6 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import query as query_bench  # noqa: E402
 
 from ai_memory.retrieval.fts import search_observations  # noqa: E402
-
-
-def percentiles(values: list[float]) -> dict[str, float]:
-    ordered = sorted(values)
-    return {"p50": round(statistics.median(ordered), 2),
-            "p95": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))], 2)}
 
 
 def main() -> None:
@@ -54,9 +47,9 @@ def main() -> None:
         for name, scope in (("project", {q["project"], "_global"}), ("all projects", None)):
             start = time.perf_counter()
             search_observations(conn, q["q"], limit=400, projects=scope)
-            timings[name].append((time.perf_counter() - start) * 1000)
+            timings[name].append(time.perf_counter() - start)
     out = {"observations": observations, "projects": projects, "queries": len(queries),
-           "turn_fts_ms": {name: percentiles(values[20:]) for name, values in timings.items()}}
+           "turn_fts_ms": {name: query_bench.summarize_ms(values[20:]) for name, values in timings.items()}}
     print(f"{observations:,} observations in {projects} projects, {len(queries)} queries")
     for name, m in out["turn_fts_ms"].items():
         print(f"  turn FTS, {name:<13} p50 {m['p50']:7.2f} ms  p95 {m['p95']:7.2f} ms")

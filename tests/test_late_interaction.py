@@ -28,13 +28,14 @@ def test_the_turn_holding_the_query_words_scores_highest(model: MiniLM) -> None:
     question, same, other, empty = model.encode_tokens([
         "Why did the ledger export fail?", "Ana: The ledger export failed because the disk was full.",
         "Ana: We painted the harbour mural on Sunday.", "And so it was."])
-    query = late_interaction.query_side(question, lambda word: 1.0)
+    query = late_interaction.query_side(*late_interaction.content_pieces(question), lambda word: 1.0)
     assert query is not None
     turns = [late_interaction.packed(str(i), t) for i, t in enumerate((same, other, empty))]
     scores = late_interaction.best_scores(query, [(p.content_hash, p.count, p.bits) for p in turns], model.dim)
     assert scores["0"] > scores["1"] + 0.2
     assert "2" not in scores  # no content word: nothing to match
-    assert late_interaction.query_side(model.encode_tokens(["what is it?"])[0], lambda w: 1.0) is None
+    nothing = late_interaction.content_pieces(model.encode_tokens(["what is it?"])[0])
+    assert late_interaction.query_side(*nothing, lambda w: 1.0) is None
 
 
 def test_each_text_counts_once_and_rare_words_weigh_more(tmp_path: Path, model: MiniLM) -> None:

@@ -156,7 +156,7 @@ def add_chunk(writer: sqlite3.Connection, page_id: int, digest: str) -> None:
 
 def test_an_edited_page_matches_its_new_text_only(db) -> None:
     """Editing the newest page deletes its rows and inserts new ones, which SQLite gives the same
-    page and chunk ids: the cache must still swap the old vector for the new one."""
+    page id (chunk ids are never reused): the cache must still swap the old vector for the new one."""
     writer, reader = db
     index = VectorIndex(MODEL, DIM)
     add_vector(writer, "old-text", unit(1, 0, 0, 0))
@@ -213,9 +213,12 @@ def test_too_few_turns_are_ranked_by_cosine_alone(db) -> None:
         add_observation(writer, rowid, f"chat-{rowid}", "acme", f"chat{rowid}")
     add_vector(writer, "answer", unit(0.5, 0, 0, 0.866))
     add_observation(writer, 11, "answer-session", "acme", "answer")
-    found = index.search_observations(reader, unit(1, 0, 0, 0.5), limit=11)
+    query = unit(1, 0, 0, 0.5)
+    found = index.search_observations(reader, query, limit=11)
     assert found[-1][0] == 11
-    assert [round(s, 4) for _, _, s in found] == sorted((round(s, 4) for _, _, s in found), reverse=True)
+    cosines = {rowid: float(query @ unit(1, rowid / 100, 0, 0)) for rowid in range(1, 11)}
+    cosines[11] = float(query @ unit(0.5, 0, 0, 0.866))
+    assert {rowid: round(s, 4) for rowid, _, s in found} == {r: round(c, 4) for r, c in cosines.items()}
 
 
 def test_the_hubness_correction_is_the_same_however_the_rows_were_loaded(db) -> None:

@@ -94,10 +94,10 @@ def unpack(bits: bytes, count: int, dim: int) -> np.ndarray:
     return (signs.astype(np.float32) * 2.0 - 1.0) / np.sqrt(dim)
 
 
-def query_side(tokens: Tokens, weight_of: Callable[[str], float]) -> tuple[np.ndarray, np.ndarray] | None:
-    """The query's content pieces as signs, and their weights summing to 1; None when the query
-    has no content word."""
-    words, vectors = content_pieces(tokens)
+def query_side(words: list[str], vectors: np.ndarray,
+               weight_of: Callable[[str], float]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The query's content pieces (``content_pieces``) as signs, and their weights summing to 1;
+    None when the query has no content word."""
     if not words:
         return None
     # A word's weight is shared by its pieces: a rare name cut into five pieces is one word.

@@ -11,6 +11,7 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any, Callable
 
 import numpy as np
@@ -32,7 +33,6 @@ from ai_memory.retrieval.vectors import VectorIndex
 # The kinds a search can filter on: every structured-memory kind, plus compiled sessions.
 KIND_TYPES = {kind: page_type for kind, (page_type, _) in MEMORY_KINDS.items()} | {"session": "Session Summary"}
 RERANK_DEPTH = 40
-TOKEN_TURNS = 3  # a candidate session's best turns that late interaction reads
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,7 @@ class Answer:
     streams_used: list[str] = field(default_factory=list)
 
 
+@lru_cache(maxsize=64)  # asked once per candidate row; a Query is frozen, so it is its own key
 def scope_projects(query: Query) -> frozenset[str] | None:
     """The projects a query may see: those it names plus ``_global``; None for all (``all``, or
     no project named)."""
@@ -150,11 +151,12 @@ class Retriever:
         chunk_vec = _normalized(by_name.get("vectors"), ids)
         page_text = _normalized(by_name.get("fts"), ids)
         entity_score = _normalized(by_name.get("entities"), ids)
-        token_match = self._token_matches(conn, qtokens, by_name, ids)
+        best_turns = {page_id: _best_turns(by_name, page_id) for page_id in ids}
+        token_match = self._token_matches(conn, qtokens, best_turns)
         out = []
         for cand in candidates:
             row = rows[cand.page_id]
-            turns = _best_turns(by_name, cand.page_id)
+            turns = best_turns[cand.page_id]
             passage = _passage(conn, row, turns)
             matched = by_name["entities"].detail.get(cand.page_id, []) if "entities" in by_name else []
             features = {
@@ -193,18 +195,18 @@ class Retriever:
         return out
 
     def _token_matches(self, conn: sqlite3.Connection, qtokens: Tokens | None,
-                       by_name: dict[str, Stream], ids: list[int]) -> dict[int, float]:
-        """Late interaction for each candidate session: its best turn's score (of the turns the
-        turn streams liked best), scaled to [0, 1] over the candidates; query words weighted by
-        their rarity among turns."""
-        if qtokens is None or self._embedder is None:
+                       turns: dict[int, list[int]]) -> dict[int, float]:
+        """Late interaction for each candidate session: the best score among its best turns
+        (those its evidence and passage come from), scaled to [0, 1] over the candidates;
+        query words weighted by their rarity among turns."""
+        rowids = sorted({r for found in turns.values() for r in found})
+        if qtokens is None or self._embedder is None or not rowids:
             return {}
         model = self._embedder.model_id
-        idf = late_interaction.rarity(conn, model, late_interaction.content_pieces(qtokens)[0])
-        query = late_interaction.query_side(qtokens, lambda word: idf.get(word, 1.0))
-        turns = {page_id: _best_turns(by_name, page_id, TOKEN_TURNS) for page_id in ids}
-        rowids = sorted({r for found in turns.values() for r in found})
-        if query is None or not rowids:
+        words, vectors = late_interaction.content_pieces(qtokens)
+        idf = late_interaction.rarity(conn, model, words)
+        query = late_interaction.query_side(words, vectors, lambda word: idf.get(word, 1.0))
+        if query is None:
             return {}
         marks = ",".join("?" * len(rowids))
         stored = conn.execute(

@@ -78,7 +78,6 @@ class _Matrix:
     last_own: int = 0      # highest chunk id / observation rowid loaded
     last_embedding: int = 0
     unlinked_from: int | None = None  # the oldest row not yet linked to a vector, at the last load
-    own: tuple = ()        # the table's own (MAX(rowid), COUNT) at the last load
     signature: tuple = ()
     data_version: tuple[int, int] = (0, 0)  # (connection id, PRAGMA data_version) last checked
     densities: hubness.Densities | None = None  # turn and sentence rows only
@@ -100,8 +99,7 @@ def _similarities(m: _Matrix, query: np.ndarray, projects: Collection[str] | Non
     if m.alive is not None:
         sims = np.where(m.alive, sims, -1.0)
     if projects is not None:
-        # Rows keep the project as stored; compare it as the wiki names it ("Acme API" is acme-api).
-        codes = [code for raw, code in list(m.project_index.items()) if (project_name(raw) or UNSORTED) in projects]
+        codes = [code for name, code in list(m.project_index.items()) if name in projects]
         sims = np.where(np.isin(m.projects, codes), sims, -1.0)
     return sims
 
@@ -159,13 +157,12 @@ class VectorIndex:
             if int(r[3]) not in current.seen:
                 found.setdefault(int(r[3]), r)
         rows = list(found.values())
-        chunks_changed = source.replaced and current.own != tuple(own)
+        chunks_changed = source.replaced and current.signature[1:3] != tuple(own)
         if rows:
             current = self._append(current, rows, source.sessions)
         if chunks_changed:  # some may be gone, whether their vectors were loaded or not yet
             current = self._without_removed(conn, current, source.table)
         current.seen.update(found)  # only now: a load that failed must be read again in full
-        current.own = tuple(own)
         current.signature = signature
         current.data_version = version
         current.unlinked_from = int(unlinked) if unlinked is not None else None
@@ -183,8 +180,8 @@ class VectorIndex:
             return replace(m, alive=None)
         if (~alive).sum() * 4 < len(alive):
             return replace(m, alive=alive)
-        m.seen.difference_update(m.ids[~alive].tolist())
-        return replace(m, keys=m.keys[alive], groups=m.groups[alive], matrix=m.matrix[alive],
+        seen = m.seen - set(m.ids[~alive].tolist())  # a new set: the old matrix keeps its own
+        return replace(m, seen=seen, keys=m.keys[alive], groups=m.groups[alive], matrix=m.matrix[alive],
                        projects=m.projects[alive], ids=m.ids[alive], alive=None)
 
     def _append(self, m: _Matrix, rows: list[tuple], sessions: bool) -> _Matrix:
@@ -201,7 +198,9 @@ class VectorIndex:
         else:
             groups = keys
         vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), self.dim)
-        projects = np.fromiter((m.project_index.setdefault(r[5] or "", len(m.project_index)) for r in rows),
+        # Projects as the wiki names them ("Acme API" is acme-api), once here, not per search.
+        projects = np.fromiter((m.project_index.setdefault(project_name(r[5]) or UNSORTED, len(m.project_index))
+                                for r in rows),
                                dtype=np.int32, count=len(rows))
         ids = np.fromiter((r[3] for r in rows), dtype=np.int64, count=len(rows))
         alive = None if m.alive is None else np.concatenate([m.alive, np.ones(len(rows), dtype=bool)])
