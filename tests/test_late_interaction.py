@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ai_memory.embed.model import MiniLM
@@ -49,3 +50,19 @@ def test_each_text_counts_once_and_rare_words_weigh_more(tmp_path: Path, model: 
     idf = late_interaction.rarity(conn, model.model_id, ["ana", "ledger", "export", "zeppelin"])
     assert idf["ana"] < idf["ledger"] < idf["export"] < idf["zeppelin"]
     conn.close()
+
+
+def test_counting_differing_bits_gives_the_sign_agreement() -> None:
+    """The popcount kernel scores exactly what unpacking the signs and multiplying would: the
+    weighted mean over query pieces of the best (agreeing - differing) / dim over a turn's pieces."""
+    rng = np.random.default_rng(7)
+    dim = 384
+    q, a, b = rng.normal(size=(3, dim)), rng.normal(size=(5, dim)), rng.normal(size=(2, dim))
+    query = late_interaction.query_side(["x", "x", "y"], q, lambda word: {"x": 1.0, "y": 3.0}[word])
+    assert query is not None
+    turns = [("a", 5, late_interaction.pack(a)), ("b", 2, late_interaction.pack(b))]
+    scores = late_interaction.best_scores(query, turns, dim)
+    weights = np.array([0.5, 0.5, 3.0]) / 4.0  # "x" shares its weight between its two pieces
+    for key, vectors in (("a", a), ("b", b)):
+        agreement = np.sign(q) @ np.sign(vectors).T / dim
+        assert scores[key] == pytest.approx(float(weights @ agreement.max(axis=1)), abs=1e-6)

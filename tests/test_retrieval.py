@@ -227,7 +227,8 @@ def test_a_turn_is_matched_word_by_word(wiki: Daemon) -> None:
     wait_until(both, timeout=30, step=0.2)
     found = both()
     assert found is not None
-    assert found["li-1"]["explain"]["features"]["token_match"] > found["li-2"]["explain"]["features"]["token_match"]
+    for feature in ("token_match", "session_tokens"):  # the best turns, and every turn of the session
+        assert found["li-1"]["explain"]["features"][feature] > found["li-2"]["explain"]["features"][feature]
     with contextlib.closing(sqlite3.connect(wiki.data_dir / "db" / "memory.sqlite")) as conn:
         stored = conn.execute("SELECT COUNT(*) FROM token_vectors t JOIN observations o ON o.embed_hash ="
                               " t.content_hash WHERE o.session_id IN ('li-1', 'li-2')").fetchone()[0]
@@ -392,3 +393,21 @@ def test_a_lost_query_worker_leaves_search_working(tmp_path) -> None:
         assert daemon.request("GET", "/status")[1]["query_workers"]["ready"] == 0
     finally:
         daemon.stop()
+
+
+def test_a_decision_edges_out_the_session_that_discussed_it(wiki: Daemon) -> None:
+    """A session has turn-level evidence (turn text, turn vectors, late interaction) that a
+    written page cannot have. The page is scored as its own best turn; scored as zero there,
+    maintained knowledge would lose every close contest to the chatter it came from."""
+    sid = "decide-1"
+    base = {"session_id": sid, "cwd": "/home/dev/acme-api"}
+    wiki.post_hook({**base, "hook_event_name": "UserPromptSubmit",
+                    "prompt": "We compared MySQL and Postgres for the ledger and chose Postgres."})
+    wiki.post_hook({**base, "hook_event_name": "SessionEnd", "reason": "other"})
+    wait_until(lambda: settled(wiki) and any(h["session_id"] == sid for h in query(wiki, "ledger Postgres")["hits"]),
+               timeout=30, step=0.2)
+    hits = query(wiki, "Which database did we choose for the ledger?")["hits"]
+    order = [h["path"] for h in hits]
+    session = next(h["path"] for h in hits if h["session_id"] == sid)
+    assert order.index("acme-api/decisions/new-db.md") < order.index(session), [
+        (h["path"], h["score"]) for h in hits[:3]]

@@ -22,8 +22,8 @@ from ai_memory.core.timeexpr import DateRange, asks_when, mentions_time, to_date
 # keeps every stream's vote. A query naming a time ("in June", "May 2023", "last week") makes
 # the dates decisive. Scores are divided by the sum of the weights to stay near [0, 1].
 WEIGHTS = {
-    "turn_text": 1.0, "token_match": 1.0, "coverage": 1.0, "page_text": 0.5, "turn_vector": 0.5, "chunk_vector": 0.5,
-    "entity_score": 0.5, "phrase": 0.5, "rrf": 0.5, "proximity": 0.25,
+    "turn_text": 1.0, "token_match": 1.0, "session_tokens": 1.0, "coverage": 1.0, "page_text": 0.5,
+    "turn_vector": 0.5, "chunk_vector": 0.5, "entity_score": 0.5, "phrase": 0.5, "rrf": 0.5, "proximity": 0.25,
     "answer_type": 0.5,
 }
 TEMPORAL_WEIGHT = 2.0
@@ -113,3 +113,14 @@ def normalize(values: dict[int, float]) -> dict[int, float]:
 def combine(features: dict[str, float], authority: float) -> float:
     base = sum(WEIGHTS[name] * features.get(name, 0.0) for name in WEIGHTS)
     return (authority * base + TEMPORAL_WEIGHT * features.get("temporal", 0.0)) / _TOTAL
+
+
+def as_its_own_turn(features: dict[str, float]) -> dict[str, float]:
+    """The turn-level features of a written page (a decision, a gotcha), which has no recorded
+    turns: the page is its own best turn. Its text match stands for a turn's text match, its
+    chunks' match by meaning for a turn's vector, and the two together for matching word by
+    word. Scoring them as zero instead would hand every close contest to the session the
+    decision was talked over in, the reverse of what authority is for."""
+    text, meaning = features.get("page_text", 0.0), features.get("chunk_vector", 0.0)
+    pieces = (text + meaning) / 2
+    return {**features, "turn_text": text, "turn_vector": meaning, "token_match": pieces, "session_tokens": pieces}

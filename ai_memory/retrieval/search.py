@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -146,13 +147,13 @@ class Retriever:
         ranges = parse_ranges(query.q, now)
         top_rrf = max((c.rrf for c in candidates), default=1.0)
         ids = [c.page_id for c in candidates]
-        turn_text = _normalized(by_name.get("turns_fts"), ids)
+        turn_text = _relative_to_best(by_name.get("turns_fts"), ids)
         turn_vec = _normalized(by_name.get("turns_vectors"), ids)
         chunk_vec = _normalized(by_name.get("vectors"), ids)
-        page_text = _normalized(by_name.get("fts"), ids)
+        page_text = _relative_to_best(by_name.get("fts"), ids)
         entity_score = _normalized(by_name.get("entities"), ids)
         best_turns = {page_id: _best_turns(by_name, page_id) for page_id in ids}
-        token_match = self._token_matches(conn, qtokens, best_turns)
+        token_match, session_tokens = self._token_matches(conn, qtokens, best_turns, _found_turns(by_name, ids))
         out = []
         for cand in candidates:
             row = rows[cand.page_id]
@@ -164,6 +165,7 @@ class Retriever:
                 "turn_text": turn_text.get(cand.page_id, 0.0),
                 "turn_vector": turn_vec.get(cand.page_id, 0.0),
                 "token_match": token_match.get(cand.page_id, 0.0),
+                "session_tokens": session_tokens.get(cand.page_id, 0.0),
                 "chunk_vector": chunk_vec.get(cand.page_id, 0.0),
                 "page_text": page_text.get(cand.page_id, 0.0),
                 "entity_score": entity_score.get(cand.page_id, 0.0),
@@ -173,6 +175,8 @@ class Retriever:
                 "temporal": rerank.temporal(ranges, row.get("created"), row.get("updated")),
                 "answer_type": rerank.answer_type(query.q, lambda: _answer_text(conn, row, turns)),
             }
+            if not _has_turns(row):
+                features = rerank.as_its_own_turn(features)
             weight = authority(row)
             score = rerank.combine(features, weight)
             hit = {
@@ -188,41 +192,35 @@ class Retriever:
                     "weights": {**rerank.WEIGHTS, "temporal": rerank.TEMPORAL_WEIGHT},
                     "matched_entities": matched, "edges": by_name["graph"].detail.get(cand.page_id, [])
                     if "graph" in by_name else [],
-                    "formula": "authority * sum(weight * feature) + temporal_weight * temporal",
+                    "formula": "(authority * sum(weight * feature) + temporal_weight * temporal) / sum(weight)",
                 }
             out.append(hit)
         out.sort(key=lambda h: -h["score"])
         return out
 
-    def _token_matches(self, conn: sqlite3.Connection, qtokens: Tokens | None,
-                       turns: dict[int, list[int]]) -> dict[int, float]:
-        """Late interaction for each candidate session: the best score among its best turns
-        (those its evidence and passage come from), scaled to [0, 1] over the candidates;
-        query words weighted by their rarity among turns."""
-        rowids = sorted({r for found in turns.values() for r in found})
+    def _token_matches(self, conn: sqlite3.Connection, qtokens: Tokens | None, best: dict[int, list[int]],
+                       found: dict[int, set[int]]) -> tuple[dict[int, float], dict[int, float]]:
+        """Late interaction for each candidate session: the best score among its best turns (those
+        its evidence and passage come from), and the best among every turn of it the turn
+        streams reached (a turn that says it in other words than the text and vector matches
+        ranked first); each scaled to [0, 1] over the candidates. Query words are weighted by
+        their rarity among turns."""
+        rowids = sorted({r for turns in found.values() for r in turns})
         if qtokens is None or self._embedder is None or not rowids:
-            return {}
+            return {}, {}
         model = self._embedder.model_id
         words, vectors = late_interaction.content_pieces(qtokens)
         idf = late_interaction.rarity(conn, model, words)
         query = late_interaction.query_side(words, vectors, lambda word: idf.get(word, 1.0))
         if query is None:
-            return {}
+            return {}, {}
         marks = ",".join("?" * len(rowids))
         stored = conn.execute(
             f"SELECT o.rowid, t.count, t.bits FROM observations o JOIN token_vectors t"
             f" ON t.content_hash = o.embed_hash AND t.model = ? WHERE o.rowid IN ({marks})",
             (model, *rowids)).fetchall()
         scores = late_interaction.best_scores(query, [tuple(r) for r in stored], self._embedder.dim)
-        best = {page_id: max((scores[r] for r in found if r in scores), default=None)
-                for page_id, found in turns.items()}
-        matched = rerank.normalize({page_id: s for page_id, s in best.items() if s is not None})
-        if matched:
-            # A session whose best turns have no piece vectors (tool events, or turns the
-            # background job has not reached yet) is neither helped nor hurt: the mean.
-            neutral = float(np.mean(list(matched.values())))
-            matched.update({page_id: neutral for page_id, s in best.items() if s is None and turns[page_id]})
-        return matched
+        return _best_of(scores, best), _best_of(scores, found)
 
     def _as_of(self, conn: sqlite3.Connection, query: Query) -> Answer:
         """What the wiki knew at ``as_of``: each page's version valid then, searched by text."""
@@ -253,6 +251,11 @@ class Retriever:
         return answer
 
 
+def _has_turns(row: dict[str, Any]) -> bool:
+    """A session page: its recorded turns are evidence (the turn streams read them)."""
+    return row["type"] == "Session Summary" and bool(row.get("session_id"))
+
+
 def _page_rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, dict[str, Any]]:
     if not ids:
         return {}
@@ -274,6 +277,40 @@ def _normalized(stream: Stream | None, ids: list[int]) -> dict[int, float]:
     if stream is None:
         return {}
     return rerank.normalize({i: stream.scores[i] for i in ids if i in stream.scores})
+
+
+def _best_of(scores: dict[int, float], turns: Mapping[int, Collection[int]]) -> dict[int, float]:
+    """Each candidate's best turn score, scaled to [0, 1] over the candidates. A session whose
+    turns have no piece vectors (tool events, or turns the background job has not reached yet)
+    is neither helped nor hurt: it gets the mean."""
+    best = {page_id: max((scores[r] for r in found if r in scores), default=None) for page_id, found in turns.items()}
+    matched = rerank.normalize({page_id: s for page_id, s in best.items() if s is not None})
+    if matched:
+        neutral = float(np.mean(list(matched.values())))
+        matched.update({page_id: neutral for page_id, s in best.items() if s is None and turns[page_id]})
+    return matched
+
+
+def _found_turns(by_name: dict[str, Stream], ids: list[int]) -> dict[int, set[int]]:
+    """Every observation of each candidate the turn streams reached: matched by text or by
+    meaning, or next to one that was."""
+    found: dict[int, set[int]] = {page_id: set() for page_id in ids}
+    for name in ("turns_fts", "turns_vectors"):
+        stream = by_name.get(name)
+        for page_id in ids if stream is not None else ():
+            found[page_id].update(rowid for rowid, _ in stream.detail.get(page_id, []))
+    return found
+
+
+def _relative_to_best(stream: Stream | None, ids: list[int]) -> dict[int, float]:
+    """BM25 scores as fractions of the best candidate's: zero means no match, so the weakest
+    match keeps its worth instead of sinking to the level of no match at all (as min-max
+    scaling would have it), and a near tie stays near."""
+    if stream is None:
+        return {}
+    found = {i: max(0.0, stream.scores[i]) for i in ids if i in stream.scores}
+    best = max(found.values(), default=0.0)
+    return {i: s / best for i, s in found.items()} if best > 0 else {}
 
 
 def _best_turns(by_name: dict[str, Stream], page_id: int, n: int = 3) -> list[int]:

@@ -165,7 +165,8 @@ def turn_streams(conn: sqlite3.Connection, q: str, index: VectorIndex | None, qv
 
     Only observations of ``projects`` (None: all) are read: turns outside the query's scope
     could only be dropped later, after taking the places of turns inside it.
-    ``detail`` holds the session's best observations [(rowid, score), ...] for evidence.
+    ``detail`` holds the session's matching observations [(rowid, score), ...], best first, for
+    evidence and for late interaction.
     """
     text_hits = {h.rowid: h.score for h in search_observations(conn, q, limit=400, projects=projects)}
     vec_hits = (index.search_observations(conn, qvec, limit=400, projects=projects)
@@ -189,7 +190,7 @@ def turn_streams(conn: sqlite3.Connection, q: str, index: VectorIndex | None, qv
             best = max(s for _, s in turns)
             turns = [(r, s * (AUTHOR_BOOST if r in by_named else 1.0)) for r, s in turns]
             turns.sort(key=lambda t: -t[1])
-            stream.add(page_id, best, turns[:10])
+            stream.add(page_id, best, turns)
         streams.append(stream)
     return streams[0], streams[1]
 
