@@ -1,11 +1,12 @@
 """The local reranker: zero-LLM features over the fused candidates, combined by fixed weights.
 
 Features, each in [0, 1]: the fused rank, the best matching turn's text and vector scores,
-its late-interaction score (each query word's best match among the turn's word pieces),
-query-term coverage and proximity in the best passage, exact phrases, entity overlap,
-agreement between time expressions in the query and the page's dates, and whether the best
-turn can answer a "when" question (it says when). The weights are set by
-hand from what each feature means, not fitted to any benchmark.
+late-interaction scores (each query word's best match among a turn's word pieces) of the
+session's best turns and of every turn the turn streams reached, query-term coverage and
+proximity in the best passage, exact phrases, entity overlap, agreement between time
+expressions in the query and the page's dates, and whether the best turn can answer a "when"
+question (it says when). A written page, which has no turns, is scored as its own best turn.
+The weights are set by hand from what each feature means, not fitted to any benchmark.
 """
 
 from __future__ import annotations
