@@ -60,9 +60,36 @@ def test_counting_differing_bits_gives_the_sign_agreement() -> None:
     q, a, b = rng.normal(size=(3, dim)), rng.normal(size=(5, dim)), rng.normal(size=(2, dim))
     query = late_interaction.query_side(["x", "x", "y"], q, lambda word: {"x": 1.0, "y": 3.0}[word])
     assert query is not None
-    turns = [("a", 5, late_interaction.pack(a)), ("b", 2, late_interaction.pack(b))]
+    # a turn with no content piece between two others must not shift where the next one starts
+    turns = [("a", 5, late_interaction.pack(a)), ("none", 0, b""), ("b", 2, late_interaction.pack(b))]
     scores = late_interaction.best_scores(query, turns, dim)
+    assert "none" not in scores
     weights = np.array([0.5, 0.5, 3.0]) / 4.0  # "x" shares its weight between its two pieces
     for key, vectors in (("a", a), ("b", b)):
         agreement = np.sign(q) @ np.sign(vectors).T / dim
         assert scores[key] == pytest.approx(float(weights @ agreement.max(axis=1)), abs=1e-6)
+
+
+def test_a_search_reads_pieces_most_wanted_first_within_its_budget(tmp_path: Path, model: MiniLM,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    conn = open_write_connection(tmp_path / "memory.sqlite")
+    migrate(conn)
+    conn.execute("INSERT INTO sessions(id, agent, started_at, last_event_at) VALUES ('s', 'claude-code', 'now', 'now')")
+    texts = ["Ana: the ledger export failed twice", "Ana: the ledger tables moved", "Ana: lunch was late again"]
+    rowids = []
+    for i, tokens in enumerate(model.encode_tokens(texts)):
+        pieces = late_interaction.packed(f"h{i}", tokens)
+        late_interaction.store(conn, model.model_id, pieces)
+        rowids.append(conn.execute(
+            "INSERT INTO observations(id, session_id, agent, event, occurred_at, received_at, title, body, payload,"
+            " embed_hash) VALUES (?, 's', 'claude-code', 'user-prompt', 'now', 'now', '', ?, '{}', ?)",
+            (f"o{i}", texts[i], f"h{i}")).lastrowid)
+    counts = [c for (c,) in conn.execute("SELECT count FROM token_vectors ORDER BY content_hash")]
+    wanted = [rowids[2], rowids[0], rowids[1]]
+    every = late_interaction.stored_pieces(conn, model.model_id, wanted, query_pieces=2)
+    assert [r for r, _, _ in every] == wanted
+    # A budget for the first two turns' pieces: the third is left unread, whatever its size.
+    monkeypatch.setattr(late_interaction, "PAIR_BUDGET", 2 * (counts[2] + counts[0]))
+    some = late_interaction.stored_pieces(conn, model.model_id, wanted, query_pieces=2)
+    assert [r for r, _, _ in some] == wanted[:2]
+    conn.close()

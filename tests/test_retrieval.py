@@ -16,7 +16,7 @@ from ai_memory.core.timeexpr import asks_when, parse_ranges, without_dates
 from ai_memory.core.utterance import author_of, sentences
 from ai_memory.embed.model import MiniLM, ModelError, packaged_model_dir
 from ai_memory.retrieval.fts import query_terms
-from ai_memory.retrieval.rerank import answer_type, combine
+from ai_memory.retrieval.rerank import answer_type, as_its_own_turn, combine
 from ai_memory.retrieval.streams import CONTEXT_WEIGHT, in_context
 from conftest import Daemon
 from wiki_helpers import page_text, wait_until
@@ -236,6 +236,40 @@ def test_a_turn_is_matched_word_by_word(wiki: Daemon) -> None:
     assert stored == 2 and opponents == (1,)
 
 
+def test_a_turn_outside_the_best_three_is_matched_word_by_word(wiki: Daemon) -> None:
+    """Late interaction reads every turn of a session the turn streams reached, not only the
+    best three by text and vector: a reply that says it in other words still counts."""
+    decoys = ["Rosa: The squad bus got better seats.", "Rosa: Our squad got better kit this year.",
+              "Rosa: The squad coach got a better car.", "Rosa: We get better pizza after squad practice."]
+    answer = "Rosa: Honestly, tough opponents are what drive us to improve."
+    for sid, prompts in (("far-1", [*decoys, answer]), ("far-2", [*decoys, "Rosa: The weather was grey all week."])):
+        base = {"session_id": sid, "cwd": "/home/dev/acme-api"}
+        for prompt in prompts:
+            wiki.post_hook({**base, "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+        wiki.post_hook({**base, "hook_event_name": "SessionEnd", "reason": "other"})
+
+    def both() -> dict | None:
+        body = query(wiki, "What motivates Rosa's squad to get better?", k=50)
+        found = {h["session_id"]: h["explain"]["features"] for h in body["hits"]}
+        return found if settled(wiki) and {"far-1", "far-2"} <= found.keys() else None
+
+    wait_until(both, timeout=30, step=0.2)
+    found = both()
+    assert found is not None
+    # the best three turns are the decoys in both sessions; only the reading of every turn
+    # sees the answer
+    assert found["far-1"]["token_match"] == pytest.approx(found["far-2"]["token_match"], abs=1e-3)
+    assert found["far-1"]["session_tokens"] > found["far-2"]["session_tokens"]
+
+
+def test_a_written_page_is_scored_as_its_own_best_turn() -> None:
+    features = {"page_text": 0.8, "chunk_vector": 0.4, "rrf": 1.0}
+    own = as_its_own_turn(features, ["turn_text", "turn_vector", "token_match"])
+    assert own["turn_text"] == 0.8 and own["turn_vector"] == 0.4 and own["token_match"] == pytest.approx(0.6)
+    assert "session_tokens" not in own  # not measured for this search's sessions: nobody has it
+    assert as_its_own_turn(features, []) == features
+
+
 def test_sentences_of_a_turn() -> None:
     text = "Ana: We shipped it. The rollout took two hours on Friday. Thanks! Next we migrate the ledger tables."
     assert author_of(text) == "Ana"
@@ -407,7 +441,6 @@ def test_a_decision_edges_out_the_session_that_discussed_it(wiki: Daemon) -> Non
     wait_until(lambda: settled(wiki) and any(h["session_id"] == sid for h in query(wiki, "ledger Postgres")["hits"]),
                timeout=30, step=0.2)
     hits = query(wiki, "Which database did we choose for the ledger?")["hits"]
-    order = [h["path"] for h in hits]
-    session = next(h["path"] for h in hits if h["session_id"] == sid)
-    assert order.index("acme-api/decisions/new-db.md") < order.index(session), [
-        (h["path"], h["score"]) for h in hits[:3]]
+    order = [h["session_id"] or h["path"] for h in hits]
+    assert sid in order and "acme-api/decisions/new-db.md" in order, order
+    assert order.index("acme-api/decisions/new-db.md") < order.index(sid), [(h["path"], h["score"]) for h in hits[:3]]

@@ -88,9 +88,38 @@ def rarity(conn: sqlite3.Connection, model: str, words: Iterable[str]) -> dict[s
     return {w: math.log((total + 1) / (counts.get(w, 0) + 0.5)) for w in wanted if w}
 
 
-def _words64(bits: bytes, count: int) -> np.ndarray:
-    """Packed sign bits as rows of 64-bit words: one row a piece."""
-    return np.frombuffer(bits, dtype=np.uint64).reshape(count, -1)
+def _rows(bits: bytes, count: int) -> np.ndarray:
+    """Packed sign bits, one row a piece: as 64-bit words when a piece fills whole words (384
+    dimensions are 6), else as bytes."""
+    width = len(bits) // count if count else 0
+    return np.frombuffer(bits, dtype=np.uint64 if width % 8 == 0 else np.uint8).reshape(count, -1)
+
+
+# A search scores at most this many (query piece, stored piece) pairs, about 10 ms: a long
+# query reads fewer stored turns, a short one more.
+PAIR_BUDGET = 400_000
+
+
+def stored_pieces(conn: sqlite3.Connection, model: str, rowids: list[int],
+                  query_pieces: int) -> list[tuple[int, int, bytes]]:
+    """(rowid, count, bits) of these observations' stored pieces, read in the order given
+    (most wanted first) until the pair budget is spent."""
+    budget = PAIR_BUDGET // max(query_pieces, 1)
+    out: list[tuple[int, int, bytes]] = []
+    for i in range(0, len(rowids), 500):
+        part = rowids[i:i + 500]
+        marks = ",".join("?" * len(part))
+        found = {int(r[0]): (int(r[1]), bytes(r[2])) for r in conn.execute(
+            f"SELECT o.rowid, t.count, t.bits FROM observations o JOIN token_vectors t"
+            f" ON t.content_hash = o.embed_hash AND t.model = ? WHERE o.rowid IN ({marks})", (model, *part))}
+        for rowid in part:
+            if rowid in found:
+                count, bits = found[rowid]
+                if count > budget:
+                    return out
+                budget -= count
+                out.append((rowid, count, bits))
+    return out
 
 
 def query_side(words: list[str], vectors: np.ndarray,
@@ -102,7 +131,7 @@ def query_side(words: list[str], vectors: np.ndarray,
     # A word's weight is shared by its pieces: a rare name cut into five pieces is one word.
     pieces_of = {w: words.count(w) for w in set(words)}
     weights = np.array([max(weight_of(w), 0.1) / pieces_of[w] for w in words], dtype=np.float32)
-    return _words64(pack(vectors), len(words)), weights / weights.sum()
+    return _rows(pack(vectors), len(words)), weights / weights.sum()
 
 
 def best_scores(query: tuple[np.ndarray, np.ndarray], turns: list[tuple[Hashable, int, bytes]],
@@ -118,12 +147,12 @@ def best_scores(query: tuple[np.ndarray, np.ndarray], turns: list[tuple[Hashable
     turns = [t for t in turns if t[1] > 0]
     if not turns:
         return {}
-    pieces = _words64(b"".join(bits for _, _, bits in turns), sum(count for _, count, _ in turns))
+    pieces = _rows(b"".join(bits for _, _, bits in turns), sum(count for _, count, _ in turns))
     signs, weights = query
-    # One query piece at a time: the XOR of all at once would hold query pieces x stored pieces
-    # x 48 bytes in memory (tens of MB for long replies).
-    differing = np.stack([np.bitwise_count(pieces ^ sign).sum(axis=1, dtype=np.int32) for sign in signs])
     starts = np.cumsum([0] + [count for _, count, _ in turns[:-1]])
-    fewest = np.minimum.reduceat(differing, starts, axis=1)  # (query pieces, turns)
+    # One query piece at a time, each reduced to its fewest differing bits per turn at once:
+    # memory stays at (stored pieces) + (query pieces x turns), never their product.
+    fewest = np.stack([np.minimum.reduceat(np.bitwise_count(pieces ^ sign).sum(axis=1, dtype=np.int32), starts)
+                       for sign in signs])  # (query pieces, turns)
     best = (dim - 2.0 * fewest) / dim
     return {key: float(s) for (key, _, _), s in zip(turns, weights @ best)}

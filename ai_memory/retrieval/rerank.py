@@ -116,12 +116,14 @@ def combine(features: dict[str, float], authority: float) -> float:
     return (authority * base + TEMPORAL_WEIGHT * features.get("temporal", 0.0)) / _TOTAL
 
 
-def as_its_own_turn(features: dict[str, float]) -> dict[str, float]:
-    """The turn-level features of a written page (a decision, a gotcha), which has no recorded
-    turns: the page is its own best turn. Its text match stands for a turn's text match, its
-    chunks' match by meaning for a turn's vector, and the two together for matching word by
-    word. Scoring them as zero instead would hand every close contest to the session the
-    decision was talked over in, the reverse of what authority is for."""
+def as_its_own_turn(features: dict[str, float], names: list[str]) -> dict[str, float]:
+    """The turn-level features ``names`` of a written page (a decision, a gotcha), which has no
+    recorded turns: the page is its own best turn. Its text match stands for a turn's text
+    match, its chunks' match by meaning for a turn's vector, and the two together for matching
+    word by word. Scoring them as zero instead would hand every close contest to the session
+    the decision was talked over in, the reverse of what authority is for. Only the features
+    measured for this search's sessions are filled in (none while the model loads)."""
     text, meaning = features.get("page_text", 0.0), features.get("chunk_vector", 0.0)
-    pieces = (text + meaning) / 2
-    return {**features, "turn_text": text, "turn_vector": meaning, "token_match": pieces, "session_tokens": pieces}
+    own = {"turn_text": text, "turn_vector": meaning, "token_match": (text + meaning) / 2,
+           "session_tokens": (text + meaning) / 2}
+    return {**features, **{name: own[name] for name in names}}

@@ -7,6 +7,7 @@ miss, and ``explain`` with every number that made a score.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 from collections.abc import Collection, Mapping
@@ -153,7 +154,10 @@ class Retriever:
         page_text = _relative_to_best(by_name.get("fts"), ids)
         entity_score = _normalized(by_name.get("entities"), ids)
         best_turns = {page_id: _best_turns(by_name, page_id) for page_id in ids}
-        token_match, session_tokens = self._token_matches(conn, qtokens, best_turns, _found_turns(by_name, ids))
+        token_match, session_tokens = self._token_matches(conn, qtokens, best_turns, _reached_turns(by_name, ids))
+        measured = {name for name, values in (("turn_text", turn_text), ("turn_vector", turn_vec),
+                                              ("token_match", token_match), ("session_tokens", session_tokens))
+                    if values}
         out = []
         for cand in candidates:
             row = rows[cand.page_id]
@@ -175,8 +179,8 @@ class Retriever:
                 "temporal": rerank.temporal(ranges, row.get("created"), row.get("updated")),
                 "answer_type": rerank.answer_type(query.q, lambda: _answer_text(conn, row, turns)),
             }
-            if not _has_turns(row):
-                features = rerank.as_its_own_turn(features)
+            imputed = [] if _has_turns(row) else sorted(measured)
+            features = rerank.as_its_own_turn(features, imputed)
             weight = authority(row)
             score = rerank.combine(features, weight)
             hit = {
@@ -192,21 +196,22 @@ class Retriever:
                     "weights": {**rerank.WEIGHTS, "temporal": rerank.TEMPORAL_WEIGHT},
                     "matched_entities": matched, "edges": by_name["graph"].detail.get(cand.page_id, [])
                     if "graph" in by_name else [],
-                    "formula": "(authority * sum(weight * feature) + temporal_weight * temporal) / sum(weight)",
+                    "imputed": imputed,
+                    "formula": "(authority * sum(weight * feature) + temporal_weight * temporal)"
+                               " / sum(weight), temporal's weight left out of the sum",
                 }
             out.append(hit)
         out.sort(key=lambda h: -h["score"])
         return out
 
     def _token_matches(self, conn: sqlite3.Connection, qtokens: Tokens | None, best: dict[int, list[int]],
-                       found: dict[int, set[int]]) -> tuple[dict[int, float], dict[int, float]]:
+                       reached: dict[int, list[int]]) -> tuple[dict[int, float], dict[int, float]]:
         """Late interaction for each candidate session: the best score among its best turns (those
-        its evidence and passage come from), and the best among every turn of it the turn
+        its evidence and passage come from), and the best among the turns of it the turn
         streams reached (a turn that says it in other words than the text and vector matches
         ranked first); each scaled to [0, 1] over the candidates. Query words are weighted by
         their rarity among turns."""
-        rowids = sorted({r for turns in found.values() for r in turns})
-        if qtokens is None or self._embedder is None or not rowids:
+        if qtokens is None or self._embedder is None or not any(reached.values()):
             return {}, {}
         model = self._embedder.model_id
         words, vectors = late_interaction.content_pieces(qtokens)
@@ -214,13 +219,9 @@ class Retriever:
         query = late_interaction.query_side(words, vectors, lambda word: idf.get(word, 1.0))
         if query is None:
             return {}, {}
-        marks = ",".join("?" * len(rowids))
-        stored = conn.execute(
-            f"SELECT o.rowid, t.count, t.bits FROM observations o JOIN token_vectors t"
-            f" ON t.content_hash = o.embed_hash AND t.model = ? WHERE o.rowid IN ({marks})",
-            (model, *rowids)).fetchall()
-        scores = late_interaction.best_scores(query, [tuple(r) for r in stored], self._embedder.dim)
-        return _best_of(scores, best), _best_of(scores, found)
+        stored = late_interaction.stored_pieces(conn, model, _most_wanted_first(best, reached), len(words))
+        scores = late_interaction.best_scores(query, stored, self._embedder.dim)
+        return _best_of(scores, best), _best_of(scores, reached)
 
     def _as_of(self, conn: sqlite3.Connection, query: Query) -> Answer:
         """What the wiki knew at ``as_of``: each page's version valid then, searched by text."""
@@ -291,15 +292,24 @@ def _best_of(scores: dict[int, float], turns: Mapping[int, Collection[int]]) -> 
     return matched
 
 
-def _found_turns(by_name: dict[str, Stream], ids: list[int]) -> dict[int, set[int]]:
-    """Every observation of each candidate the turn streams reached: matched by text or by
-    meaning, or next to one that was."""
-    found: dict[int, set[int]] = {page_id: set() for page_id in ids}
-    for name in ("turns_fts", "turns_vectors"):
-        stream = by_name.get(name)
-        for page_id in ids if stream is not None else ():
-            found[page_id].update(rowid for rowid, _ in stream.detail.get(page_id, []))
-    return found
+def _reached_turns(by_name: dict[str, Stream], ids: list[int]) -> dict[int, list[int]]:
+    """The observations of each candidate the turn streams reached, best first by each stream
+    in turn: matched by text or by meaning, or next to one that was."""
+    reached: dict[int, list[int]] = {}
+    for page_id in ids:
+        ranked = [[rowid for rowid, _ in by_name[name].detail.get(page_id, [])]
+                  for name in ("turns_fts", "turns_vectors") if name in by_name]
+        tiers = itertools.zip_longest(*ranked)
+        reached[page_id] = list(dict.fromkeys(r for tier in tiers for r in tier if r is not None))
+    return reached
+
+
+def _most_wanted_first(best: dict[int, list[int]], reached: dict[int, list[int]]) -> list[int]:
+    """Every candidate's best turns, then the other reached turns, the candidates taking turns
+    (each one's next best): the order in which a search's budget of pieces is spent."""
+    tiers = itertools.zip_longest(*reached.values())
+    order = [r for turns in best.values() for r in turns] + [r for tier in tiers for r in tier if r is not None]
+    return list(dict.fromkeys(order))
 
 
 def _relative_to_best(stream: Stream | None, ids: list[int]) -> dict[int, float]:
