@@ -262,6 +262,29 @@ def test_a_turn_outside_the_best_three_is_matched_word_by_word(wiki: Daemon) -> 
     assert found["far-1"]["session_tokens"] > found["far-2"]["session_tokens"]
 
 
+def test_a_session_page_without_recorded_events_is_scored_as_written(wiki: Daemon) -> None:
+    """A session page whose events are not here (imported, written by hand, or forgotten) has
+    no turns to match: like a decision, it is its own turn, not a session that matched nothing."""
+    path = wiki.data_dir / "wiki" / "acme-api" / "sessions" / "imported-cutover.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("---\ntype: Session Summary\ntitle: Gateway cutover\nproject: acme-api\n"
+                    "session_id: imported-1\n---\nWe did the blue-green cutover of the billing gateway.\n")
+    base = {"session_id": "cutover-1", "cwd": "/home/dev/acme-api"}
+    wiki.post_hook({**base, "hook_event_name": "UserPromptSubmit", "prompt": "Start the billing gateway cutover."})
+    wiki.post_hook({**base, "hook_event_name": "SessionEnd", "reason": "other"})
+
+    def both() -> dict | None:
+        hits = query(wiki, "billing gateway cutover")["hits"]
+        found = {h["session_id"]: h["explain"] for h in hits}
+        return found if settled(wiki) and {"imported-1", "cutover-1"} <= found.keys() else None
+
+    wait_until(both, timeout=30, step=0.2)
+    found = both()
+    assert found is not None
+    assert found["cutover-1"]["imputed"] == []
+    assert {"turn_text", "turn_vector"} <= set(found["imported-1"]["imputed"])
+
+
 def test_a_written_page_is_scored_as_its_own_best_turn() -> None:
     features = {"page_text": 0.8, "chunk_vector": 0.4, "rrf": 1.0}
     own = as_its_own_turn(features, ["turn_text", "turn_vector", "token_match"])

@@ -5,7 +5,7 @@ late-interaction scores (each query word's best match among a turn's word pieces
 session's best turns and of every turn the turn streams reached, query-term coverage and
 proximity in the best passage, exact phrases, entity overlap, agreement between time
 expressions in the query and the page's dates, and whether the best turn can answer a "when"
-question (it says when). A written page, which has no turns, is scored as its own best turn.
+question (it says when). A page with no recorded turns is scored as its own best turn.
 The weights are set by hand from what each feature means, not fitted to any benchmark.
 """
 

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ai_memory.core.events import EventKind
 from ai_memory.core.names import project_name
 from ai_memory.core.page import GLOBAL_PROJECT, MEMORY_KINDS
 from ai_memory.core.timeexpr import parse_ranges, without_dates
@@ -155,6 +156,7 @@ class Retriever:
         entity_score = _normalized(by_name.get("entities"), ids)
         best_turns = {page_id: _best_turns(by_name, page_id) for page_id in ids}
         token_match, session_tokens = self._token_matches(conn, qtokens, best_turns, _reached_turns(by_name, ids))
+        recorded = _recorded_sessions(conn, [rows[i]["session_id"] for i in ids if _is_session(rows[i])])
         measured = {name for name, values in (("turn_text", turn_text), ("turn_vector", turn_vec),
                                               ("token_match", token_match), ("session_tokens", session_tokens))
                     if values}
@@ -179,7 +181,7 @@ class Retriever:
                 "temporal": rerank.temporal(ranges, row.get("created"), row.get("updated")),
                 "answer_type": rerank.answer_type(query.q, lambda: _answer_text(conn, row, turns)),
             }
-            imputed = [] if _has_turns(row) else sorted(measured)
+            imputed = [] if _is_session(row) and row["session_id"] in recorded else sorted(measured)
             features = rerank.as_its_own_turn(features, imputed)
             weight = authority(row)
             score = rerank.combine(features, weight)
@@ -252,9 +254,20 @@ class Retriever:
         return answer
 
 
-def _has_turns(row: dict[str, Any]) -> bool:
-    """A session page: its recorded turns are evidence (the turn streams read them)."""
+def _is_session(row: dict[str, Any]) -> bool:
     return row["type"] == "Session Summary" and bool(row.get("session_id"))
+
+
+def _recorded_sessions(conn: sqlite3.Connection, session_ids: list[str]) -> set[str]:
+    """The sessions with at least one recorded event besides their start and end: those whose
+    turns are evidence. A session page without (written by hand, imported, or its events
+    forgotten) is scored like any written page."""
+    if not session_ids:
+        return set()
+    return {str(r[0]) for r in conn.execute(
+        "SELECT value FROM json_each(?) WHERE EXISTS (SELECT 1 FROM observations"
+        " WHERE session_id = value AND event NOT IN (?, ?))",
+        (json.dumps(sorted(set(session_ids))), EventKind.SESSION_START.value, EventKind.SESSION_END.value))}
 
 
 def _page_rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, dict[str, Any]]:
