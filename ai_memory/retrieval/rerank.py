@@ -2,7 +2,7 @@
 
 Features, each in [0, 1]: the fused rank, the best matching turn's text and vector scores,
 late-interaction scores (each query word's best match among a turn's word pieces) of the
-session's best turns and of every turn the turn streams reached, query-term coverage and
+session's best turns and of its other turns the turn streams reached, query-term coverage and
 proximity in the best passage, exact phrases, entity overlap, agreement between time
 expressions in the query and the page's dates, and whether the best turn can answer a "when"
 question (it says when). A page with no recorded turns is scored as its own best turn.
