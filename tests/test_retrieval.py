@@ -338,6 +338,18 @@ def test_yearless_day_takes_the_named_year_or_any_year() -> None:
     assert parse_ranges("what we did during the summer", now)
 
 
+def test_numbers_and_verbs_are_not_dates_to_the_filter_or_the_query_vector() -> None:
+    """One set of rules decides what is a date, for the temporal feature and for the text that
+    is embedded alike: a port or an error code is no year, "may" the verb no month."""
+    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    for text in ("step 1 may fail on deploy", "why does port 2048 refuse", "error 2024 in the gateway"):
+        assert parse_ranges(text, now) == [] and without_dates(text) == text
+    (day,) = parse_ranges("what broke on 3 february", now)  # no verb to mistake: a date in any case
+    assert day.contains(datetime(2024, 2, 3).date()) and without_dates("what broke on 3 february") == "what broke"
+    (year,) = parse_ranges("what broke in 2024", now)
+    assert (year.start.isoformat(), year.end.isoformat()) == ("2024-01-01", "2024-12-31")
+
+
 def test_the_query_vector_reads_what_is_asked_not_its_calendar_dates() -> None:
     assert without_dates("What did Gina order for the store on 1 February, 2023?") == \
         "What did Gina order for the store?"

@@ -1,4 +1,4 @@
-"""Time expressions in a query ("in May 2023", "last week", "yesterday", "2022") as date ranges.
+"""Time expressions in a query ("in May 2023", "last week", "yesterday", "in 2022") as date ranges.
 
 Pure and deterministic: relative expressions are resolved against a ``now`` the caller passes.
 The reranker compares these ranges with page and session dates.
@@ -7,6 +7,7 @@ The reranker compares these ranges with page and session dates.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
@@ -114,6 +115,27 @@ def _day_range(year: str | None, month: int, day: int) -> DateRange | None:
     return DateRange(found, found, any_year=year is None)
 
 
+# A year alone is a date only where a preposition leads to it ("in 2023"); "port 2048" and
+# "error 2024" are not.
+_LED_YEAR = re.compile(r"\b(?:in|of|by|since|during|before|after|until)\s+(19[7-9]\d|20\d\d)\b", re.I)
+_VERB_MONTHS = ("may", "mar", "march")
+
+
+def _is_date(match: re.Match[str]) -> bool:
+    """A day and a month are a date unless the month could be a verb: a lower-case "may" or
+    "march" with no year after it ("step 1 may fail" is not a date; "3 May" is)."""
+    month = next((g for g in match.groups() if g and not g.isdigit()), "")
+    return month[:1].isupper() or bool(match.group(3)) or month.lower() not in _VERB_MONTHS
+
+
+def _days(text: str) -> Iterator[tuple[re.Match[str], int, int]]:
+    """The day-and-month dates of the text: (match, day group, month group)."""
+    for pattern, day_group, month_group in ((_DAY_MONTH_YEAR, 1, 2), (_MONTH_DAY_YEAR, 2, 1)):
+        for match in pattern.finditer(text):
+            if _is_date(match):
+                yield match, day_group, month_group
+
+
 def parse_ranges(text: str, now: datetime) -> list[DateRange]:
     """Every date range the text names; empty when it names none."""
     lowered = text.lower()
@@ -129,13 +151,12 @@ def parse_ranges(text: str, now: datetime) -> list[DateRange]:
             ranges.append(DateRange(day, day))
             consumed.append(match.span())
     named_year = _named_year(text)
-    for pattern, day_group, month_group in ((_DAY_MONTH_YEAR, 1, 2), (_MONTH_DAY_YEAR, 2, 1)):
-        for match in pattern.finditer(text):
-            found = _day_range(match.group(3) or named_year, MONTHS[match.group(month_group).lower()[:3]],
-                               int(match.group(day_group)))
-            if found:
-                ranges.append(found)
-                consumed.append(match.span())
+    for match, day_group, month_group in _days(text):
+        found = _day_range(match.group(3) or named_year, MONTHS[match.group(month_group).lower()[:3]],
+                           int(match.group(day_group)))
+        if found:
+            ranges.append(found)
+            consumed.append(match.span())
     for match in _MONTH_YEAR.finditer(text):
         ranges.append(_month_range(int(match.group(2)), MONTHS[match.group(1).lower()[:3]]))
         consumed.append(match.span())
@@ -147,8 +168,8 @@ def parse_ranges(text: str, now: datetime) -> list[DateRange]:
         first, last = _SEASONS[match.group(1).lower()]
         end = _month_range(2001 + (last < first), last).end
         ranges.append(DateRange(date(2001, first, 1), end, any_year=True))
-    for match in _YEAR.finditer(text):
-        if not any(a <= match.start() < b for a, b in consumed):
+    for match in _LED_YEAR.finditer(text):
+        if not any(a <= match.start(1) < b for a, b in consumed):
             year = int(match.group(1))
             ranges.append(DateRange(date(year, 1, 1), date(year, 12, 31)))
     return ranges
@@ -168,25 +189,13 @@ def to_date(stamp: str | None) -> date | None:
 _LEADING = re.compile(r"\b(?:on|in|of|by|during|since|before|after|until|as of|between|and|from)\s*$", re.I)
 
 
-# A year alone is a date only where a preposition leads to it ("in 2023"); "port 2048" is not.
-_LED_YEAR = re.compile(r"\b(?:in|of|by|since|during|before|after|until)\s+(19[7-9]\d|20\d\d)\b", re.I)
-
-
-def _is_date(match: re.Match[str]) -> bool:
-    """A day and a month are a date when the month is written as a name ("May") or a year
-    follows; "step 1 may fail" is not."""
-    month = next((g for g in match.groups() if g and not g.isdigit()), "")
-    return month[:1].isupper() or bool(match.group(3))
-
-
 def without_dates(text: str) -> str:
     """The text with its calendar dates left out, for matching by meaning: what the question is
     about, not when (the dates are matched against the memory's own dates instead). Relative
     words ("last weekend", "yesterday") stay: people say them in the turns themselves."""
     spans = [m.span() for pattern in (_ISO, _MONTH_YEAR) for m in pattern.finditer(text)]
     spans += [m.span(1) for m in _LED_YEAR.finditer(text)]  # the preposition goes with it below
-    spans += [m.span() for pattern in (_DAY_MONTH_YEAR, _MONTH_DAY_YEAR) for m in pattern.finditer(text)
-              if _is_date(m)]
+    spans += [m.span() for m, _, _ in _days(text)]
     spans.sort()
     if not spans:
         return text
