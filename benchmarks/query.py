@@ -459,7 +459,6 @@ def stage_profile(db: Path, queries: list[dict[str, Any]]) -> dict[str, Any]:
     """Each stage of Retriever.answer timed in-process on the benchmark's database, daemon stopped."""
     from datetime import datetime, timezone
 
-    from ai_memory.core.timeexpr import without_dates
     from ai_memory.embed.model import MiniLM
     from ai_memory.retrieval.embedding_job import observation_text
     from ai_memory.retrieval.fts import page_term_stats
@@ -500,7 +499,7 @@ def stage_profile(db: Path, queries: list[dict[str, Any]]) -> dict[str, Any]:
     for item in queries:
         q = Query(q=item["q"], project=item["project"], k=10)
         start = time.perf_counter()
-        qtokens = timed("encode query", lambda: embedder.encode_tokens([without_dates(q.q)])[0])
+        qtokens = timed("encode query", lambda: retriever.query_tokens(q.q))
         qvec = qtokens.pooled
         stats = timed("term counts", lambda: page_term_stats(conn, q.q))
         projects = scope_projects(q)
@@ -516,7 +515,7 @@ def stage_profile(db: Path, queries: list[dict[str, Any]]) -> dict[str, Any]:
         def fuse_rows() -> tuple[Any, Any]:
             fused = fuse(streams)
             rows = _page_rows(conn, [f.page_id for f in fused[: RERANK_DEPTH * 3]])
-            return [f for f in fused if f.page_id in rows and in_scope(rows[f.page_id], q, stamp)], rows
+            return [f for f in fused if f.page_id in rows and in_scope(rows[f.page_id], q, projects, stamp)], rows
 
         candidates, rows = timed("fuse+rows+scope", fuse_rows)
         hits = timed("rerank+evidence", lambda: retriever._rerank(conn, q, candidates[:RERANK_DEPTH], rows,

@@ -47,8 +47,8 @@ def test_each_text_counts_once_and_rare_words_weigh_more(tmp_path: Path, model: 
         late_interaction.store(conn, model.model_id, late_interaction.packed(digest, tokens))
     counts = dict(conn.execute("SELECT word, turns FROM piece_counts"))
     assert counts[""] == 3 and counts["ana"] == 3 and counts["ledger"] == 2 and counts["export"] == 1
-    idf = late_interaction.rarity(conn, model.model_id, ["ana", "ledger", "export", "zeppelin"])
-    assert idf["ana"] < idf["ledger"] < idf["export"] < idf["zeppelin"]
+    idf = late_interaction.rarity(conn, model.model_id, ["ana", "ledger", "export", "zeppelin"]).idf
+    assert idf("ana") < idf("ledger") < idf("export") < idf("zeppelin")
     conn.close()
 
 

@@ -17,6 +17,7 @@ from ai_memory.core.utterance import author_of, sentences
 from ai_memory.embed.model import MiniLM, ModelError, packaged_model_dir
 from ai_memory.retrieval.fts import query_terms
 from ai_memory.retrieval.rerank import answer_type, as_its_own_turn, combine
+from ai_memory.retrieval.search import _most_wanted_first
 from ai_memory.retrieval.streams import CONTEXT_WEIGHT, in_context
 from conftest import Daemon
 from wiki_helpers import page_text, wait_until
@@ -283,6 +284,36 @@ def test_a_session_page_without_recorded_events_is_scored_as_written(wiki: Daemo
     assert found is not None
     assert found["cutover-1"]["imputed"] == []
     assert {"turn_text", "turn_vector"} <= set(found["imported-1"]["imputed"])
+
+
+def test_a_recorded_session_whose_turns_miss_is_not_scored_as_written(wiki: Daemon) -> None:
+    """The other side: a session with recorded turns, found only by words added to its page by
+    hand, keeps its turn features (none of its turns says them), not the page's own."""
+    base = {"session_id": "rec-1", "cwd": "/home/dev/acme-api"}
+    wiki.post_hook({**base, "hook_event_name": "UserPromptSubmit", "prompt": "Start the nightly deploy."})
+    wiki.post_hook({**base, "hook_event_name": "SessionEnd", "reason": "other"})
+    page = lambda: next((h["path"] for h in query(wiki, "nightly deploy")["hits"] if h["session_id"] == "rec-1"),  # noqa: E731
+                        None)
+    wait_until(page, timeout=30, step=0.2)
+    path = wiki.data_dir / "wiki" / page()
+    path.write_text(path.read_text() + "\nThe quokkaflume rollback plan was agreed afterwards.\n")
+
+    def found() -> dict | None:
+        hit = next((h for h in query(wiki, "quokkaflume rollback")["hits"] if h["session_id"] == "rec-1"), None)
+        return hit["explain"] if hit and settled(wiki) else None
+
+    wait_until(found, timeout=30, step=0.2)
+    explain = found()
+    assert explain is not None and explain["imputed"] == []
+    assert explain["features"]["turn_text"] == 0.0 and explain["features"]["page_text"] > 0
+
+
+def test_late_interaction_spends_its_budget_on_the_best_turns_first() -> None:
+    """Every candidate's best turns come before any other reached turn; the others are taken a
+    candidate at a time, so one long session cannot use up the budget alone."""
+    best = {1: [10], 2: [20]}
+    reached = {1: [10, 11, 12, 13], 2: [21, 20]}
+    assert _most_wanted_first(best, reached) == [10, 20, 21, 11, 12, 13]
 
 
 def test_a_written_page_is_scored_as_its_own_best_turn() -> None:

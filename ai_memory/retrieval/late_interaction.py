@@ -17,7 +17,7 @@ turns by this signal alone, signs gave hit@1 0.730 where float32 vectors gave 0.
 
 from __future__ import annotations
 
-import math
+import json
 import sqlite3
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ai_memory.embed.model import Tokens
-from ai_memory.retrieval.fts import is_content_word
+from ai_memory.retrieval.fts import TermStats, is_content_word
 
 MAX_PIECES = 128  # a long reply keeps its first 128 content pieces
 
@@ -78,14 +78,14 @@ def store(conn: sqlite3.Connection, model: str, pieces: Pieces) -> None:
             [(model, word) for word in ("", *sorted(pieces.words))])
 
 
-def rarity(conn: sqlite3.Connection, model: str, words: Iterable[str]) -> dict[str, float]:
-    """IDF of each word over the turns stored so far (a word no turn holds is the rarest)."""
+def rarity(conn: sqlite3.Connection, model: str, words: Iterable[str]) -> TermStats:
+    """How many of the turns stored so far hold each word: its ``idf`` (a word no turn holds
+    is the rarest)."""
     wanted = sorted(set(words) | {""})
     marks = ",".join("?" * len(wanted))
     counts = dict(conn.execute(f"SELECT word, turns FROM piece_counts WHERE model = ? AND word IN ({marks})",
                                (model, *wanted)).fetchall())
-    total = counts.get("", 0)
-    return {w: math.log((total + 1) / (counts.get(w, 0) + 0.5)) for w in wanted if w}
+    return TermStats(int(counts.pop("", 0)), counts)
 
 
 def _rows(bits: bytes, count: int) -> np.ndarray:
@@ -102,24 +102,20 @@ PAIR_BUDGET = 400_000
 
 def stored_pieces(conn: sqlite3.Connection, model: str, rowids: list[int],
                   query_pieces: int) -> list[tuple[int, int, bytes]]:
-    """(rowid, count, bits) of these observations' stored pieces, read in the order given
-    (most wanted first) until the pair budget is spent."""
-    budget = PAIR_BUDGET // max(query_pieces, 1)
-    out: list[tuple[int, int, bytes]] = []
-    for i in range(0, len(rowids), 500):
-        part = rowids[i:i + 500]
-        marks = ",".join("?" * len(part))
-        found = {int(r[0]): (int(r[1]), bytes(r[2])) for r in conn.execute(
-            f"SELECT o.rowid, t.count, t.bits FROM observations o JOIN token_vectors t"
-            f" ON t.content_hash = o.embed_hash AND t.model = ? WHERE o.rowid IN ({marks})", (model, *part))}
-        for rowid in part:
-            if rowid in found:
-                count, bits = found[rowid]
-                if count > budget:
-                    return out
-                budget -= count
-                out.append((rowid, count, bits))
-    return out
+    """(rowid, count, bits) of these observations' stored pieces, taken in the order given
+    (most wanted first) until the pair budget is spent. The counts are read first, so no
+    bits past the budget are read at all."""
+    join = ("FROM json_each(?) w JOIN observations o ON o.rowid = w.value"
+            " JOIN token_vectors t ON t.content_hash = o.embed_hash AND t.model = ?")
+    counts = dict(conn.execute(f"SELECT w.value, t.count {join}", (json.dumps(rowids), model)).fetchall())
+    budget, taken = PAIR_BUDGET // max(query_pieces, 1), []
+    for rowid in (r for r in rowids if r in counts):
+        if counts[rowid] > budget:
+            break
+        budget -= counts[rowid]
+        taken.append(rowid)
+    bits = dict(conn.execute(f"SELECT w.value, t.bits {join}", (json.dumps(taken), model)).fetchall())
+    return [(rowid, int(counts[rowid]), bytes(bits[rowid])) for rowid in taken]
 
 
 def query_side(words: list[str], vectors: np.ndarray,

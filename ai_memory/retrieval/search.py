@@ -13,7 +13,6 @@ import sqlite3
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from functools import lru_cache
 from typing import Any, Callable
 
 import numpy as np
@@ -61,7 +60,6 @@ class Answer:
     streams_used: list[str] = field(default_factory=list)
 
 
-@lru_cache(maxsize=64)  # asked once per candidate row; a Query is frozen, so it is its own key
 def scope_projects(query: Query) -> frozenset[str] | None:
     """The projects a query may see: those it names plus ``_global``; None for all (``all``, or
     no project named)."""
@@ -71,8 +69,8 @@ def scope_projects(query: Query) -> frozenset[str] | None:
     return frozenset(named | {GLOBAL_PROJECT}) if named else None
 
 
-def in_scope(row: dict[str, Any], query: Query, now: str) -> bool:
-    projects = scope_projects(query)
+def in_scope(row: dict[str, Any], query: Query, projects: frozenset[str] | None, now: str) -> bool:
+    """Whether the row passes every filter of the query; ``projects`` is its ``scope_projects``."""
     if projects is not None and row["project"] not in projects:
         return False
     if query.kinds and row["type"] not in {KIND_TYPES.get(k, k) for k in query.kinds}:
@@ -131,7 +129,7 @@ class Retriever:
         fused = fuse(streams)
         rows = _page_rows(conn, [f.page_id for f in fused[: RERANK_DEPTH * 3]])
         stamp = moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        candidates = [f for f in fused if f.page_id in rows and in_scope(rows[f.page_id], query, stamp)]
+        candidates = [f for f in fused if f.page_id in rows and in_scope(rows[f.page_id], query, projects, stamp)]
         scored = self._rerank(conn, query, candidates[:RERANK_DEPTH], rows, streams, stats, moment, qtokens)
         if query.min_score is not None:
             scored = [s for s in scored if s["score"] >= query.min_score]
@@ -217,8 +215,7 @@ class Retriever:
             return {}, {}
         model = self._embedder.model_id
         words, vectors = late_interaction.content_pieces(qtokens)
-        idf = late_interaction.rarity(conn, model, words)
-        query = late_interaction.query_side(words, vectors, lambda word: idf.get(word, 1.0))
+        query = late_interaction.query_side(words, vectors, late_interaction.rarity(conn, model, words).idf)
         if query is None:
             return {}, {}
         stored = late_interaction.stored_pieces(conn, model, _most_wanted_first(best, reached), len(words))
@@ -237,11 +234,11 @@ class Retriever:
             " JOIN page_history h ON h.id = page_history_fts.rowid WHERE page_history_fts MATCH ?"
             " AND h.valid_from <= ? AND (h.valid_to IS NULL OR h.valid_to > ?) ORDER BY score DESC LIMIT 200",
             (expr, stamp, stamp)).fetchall()
-        terms = query_terms(query.q)
+        terms, projects = query_terms(query.q), scope_projects(query)
         for r in rows:
             row = dict(r)
             fm = {"scope": row.get("scope"), "owner": row.get("owner")}  # a version remembers its owner
-            if not in_scope({**row, "fm": fm, "superseded_by": None}, query, "9999"):
+            if not in_scope({**row, "fm": fm, "superseded_by": None}, query, projects, "9999"):
                 continue
             answer.hits.append({
                 "path": row["path"], "title": row["title"], "type": row["type"], "score": round(row["score"], 4),
@@ -308,21 +305,21 @@ def _best_of(scores: dict[int, float], turns: Mapping[int, Collection[int]]) -> 
 def _reached_turns(by_name: dict[str, Stream], ids: list[int]) -> dict[int, list[int]]:
     """The observations of each candidate the turn streams reached, best first by each stream
     in turn: matched by text or by meaning, or next to one that was."""
-    reached: dict[int, list[int]] = {}
-    for page_id in ids:
-        ranked = [[rowid for rowid, _ in by_name[name].detail.get(page_id, [])]
-                  for name in ("turns_fts", "turns_vectors") if name in by_name]
-        tiers = itertools.zip_longest(*ranked)
-        reached[page_id] = list(dict.fromkeys(r for tier in tiers for r in tier if r is not None))
-    return reached
+    return {page_id: _taking_turns([[rowid for rowid, _ in by_name[name].detail.get(page_id, [])]
+                                    for name in ("turns_fts", "turns_vectors") if name in by_name])
+            for page_id in ids}
 
 
 def _most_wanted_first(best: dict[int, list[int]], reached: dict[int, list[int]]) -> list[int]:
     """Every candidate's best turns, then the other reached turns, the candidates taking turns
     (each one's next best): the order in which a search's budget of pieces is spent."""
-    tiers = itertools.zip_longest(*reached.values())
-    order = [r for turns in best.values() for r in turns] + [r for tier in tiers for r in tier if r is not None]
-    return list(dict.fromkeys(order))
+    first = [r for turns in best.values() for r in turns]
+    return list(dict.fromkeys([*first, *_taking_turns(list(reached.values()))]))
+
+
+def _taking_turns(lists: list[list[int]]) -> list[int]:
+    """The lists' items interleaved (the first of each, then the second of each, ...), each once."""
+    return list(dict.fromkeys(item for tier in itertools.zip_longest(*lists) for item in tier if item is not None))
 
 
 def _relative_to_best(stream: Stream | None, ids: list[int]) -> dict[int, float]:

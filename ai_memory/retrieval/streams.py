@@ -1,9 +1,9 @@
 """Candidate streams: each ranks pages its own way (text, entities, links, vectors, turns).
 
 A stream returns page ids best first with its own scores, plus what it matched (for explain
-and for evidence). A stream reads only the projects in the query's scope, so other projects
-never take its places; the pipeline still checks every filter (kind, superseded, private, the
-exact project) once for all.
+and for evidence). Every stream but the graph's one hop reads only the projects in the query's
+scope, so other projects never take its places; the pipeline still checks every filter (kind,
+superseded, private, the exact project) once for all.
 """
 
 from __future__ import annotations
