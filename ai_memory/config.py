@@ -123,7 +123,9 @@ class Config:
         explicit = str(self.values["client.url"]).rstrip("/")
         if explicit:
             return explicit
-        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "[::]", "") else self.host
+        if ":" in host and not host.startswith("["):
+            host = f"[{host}]"  # an IPv6 address in a URL
         return f"http://{host}:{self.port}"
 
     @property

@@ -30,6 +30,8 @@ TABLE = [
     ("Postgres is slow. We moved to Postgres anyway.", ["Postgres"]),
     ("Raise the limit. Let Melanie know. This is fine. We saw The Beatles.", ["Melanie", "Beatles"]),
     ("Caroline's dog is called Rex.", ["Caroline", "Rex"]),
+    # an interjection before a name is not part of it (chat: "Wow Jon", "Bye Joanna")
+    ("Yeah John, sure. Bye Joanna! Wow Jon, same here. Congrats Mel.", ["John", "Joanna", "Jon", "Mel"]),
     # issue and PR references
     ("fixes #123, GH-45, acme/api#12 and PROJ-123", ["#123", "GH-45", "acme/api#12", "PROJ-123"]),
     ("UTF-8 and SHA-256 are not tickets; &#123; is not an issue", []),

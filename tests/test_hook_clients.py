@@ -69,10 +69,10 @@ def test_events_fired_while_daemon_is_down_arrive_exactly_once(data_dir: Path) -
 class HungListener:
     """Accepts connections and never answers: the worst daemon a hook can meet."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, host: str = "127.0.0.1") -> None:
         self.sock = socket.socket()
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", port))
+        self.sock.bind((host, port))
         self.sock.listen(1024)
         self.held: list[socket.socket] = []
         self.thread = threading.Thread(target=self._accept, daemon=True)
@@ -115,6 +115,28 @@ def test_hung_daemon_never_holds_the_agent(data_dir: Path, client: str) -> None:
         wait_for(lambda: count(daemon) == 20 and not spooled(data_dir))
     finally:
         daemon.stop()
+
+
+@pytest.mark.parametrize("client", ["shell", "python"])
+def test_hook_posts_to_the_host_the_daemon_is_bound_to(data_dir: Path, client: str) -> None:
+    """A daemon bound to another loopback address ([server] host in config.toml) is where the
+    hook goes, not 127.0.0.1: the event reaches that address (the listener there never answers,
+    so the event stays spooled for the drain)."""
+    port = free_port()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    (data_dir / "config.toml").write_text(f'[server]\nhost = "127.0.0.2"\nport = {port}\n')
+    listener = HungListener(port, host="127.0.0.2")
+    try:
+        env = cli_env(data_dir)
+        cmd = [str(SHELL_CLIENT), "codex"] if client == "shell" else \
+            [sys.executable, "-m", "ai_memory.cli", "hook", "--agent", "codex"]
+        done = subprocess.run(cmd, input=json.dumps({"session_id": "bound", "hook_event_name": "Stop"}),
+                              capture_output=True, text=True, env=env, timeout=30)
+        assert done.returncode == 0, done.stderr
+        wait_for(lambda: len(listener.held) >= 1, timeout=10)
+    finally:
+        listener.close()
+    assert len(spooled(data_dir)) == 1
 
 
 def test_session_start_prints_briefing_about_earlier_sessions(daemon: Daemon, tmp_path: Path) -> None:

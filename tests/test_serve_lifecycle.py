@@ -6,6 +6,7 @@ import signal
 from pathlib import Path
 
 import pygit2
+import pytest
 
 from conftest import Daemon, free_port, run_cli
 
@@ -79,3 +80,12 @@ def test_environment_and_flags_override_file(data_dir: Path) -> None:
     assert cfg.port == 3333 and cfg.get("writer.queue_size") == 7 and cfg.get("writer.max_batch") == 9
     assert load_config(data_dir, environ=env).port == 2222
     assert load_config(data_dir, environ={}).port == 1111
+
+
+@pytest.mark.parametrize(("host", "url"), [("0.0.0.0", "http://127.0.0.1:4444"), ("::", "http://127.0.0.1:4444"),
+                                           ("127.0.0.2", "http://127.0.0.2:4444"), ("::1", "http://[::1]:4444")])
+def test_clients_find_the_daemon_at_its_bound_host(tmp_path: Path, host: str, url: str) -> None:
+    """A wildcard bind is reached on loopback; an IPv6 address goes in brackets."""
+    from ai_memory.config import load_config
+
+    assert load_config(tmp_path, environ={"AI_MEMORY_HOST": host, "AI_MEMORY_PORT": "4444"}).url == url

@@ -64,6 +64,7 @@ by of my our your its their all some any each every one first last both either n
 just maybe perhaps still yet great good sure well right update create remove delete change read
 write test tests try start stop keep set get give take show tell find look please summary prompts
 none unknown error errors warning true false null cannot
+yeah yep yup nope wow woah whoa oh ah aw aww hmm um uh bye goodbye congrats congratulations omg lol haha yay
 """.split())
 _SENTENCE_END = ".!?:\n"
 _TAIL = ".,;:!?)]}'\""
