@@ -345,6 +345,14 @@ def test_a_when_question_prefers_a_passage_that_says_when() -> None:
     assert answer_type("When did Ana move?", lambda: "Ana: This may fail on port 2049.") == 0.0
 
 
+def test_a_how_many_question_prefers_a_passage_that_gives_a_number() -> None:
+    assert answer_type("How many retries did we set?", lambda: "Ana: We set 5 retries on the client.") == 1.0
+    assert answer_type("How often does the backup run?", lambda: "Ana: It runs twice a day.") == 1.0
+    assert answer_type("How many retries did we set?", lambda: "Ana: Retries are on for the client.") == 0.0
+    assert answer_type("How many retries did we set?", lambda: "Ana: That one is the retry I mean.") == 0.0
+    assert answer_type("How did the retries go?", lambda: "Ana: We set 5 retries.") == 0.0
+
+
 def test_a_turn_is_scored_in_context_of_its_session_neighbours() -> None:
     sessions = {10: "a", 11: "a", 12: "a", 13: "b"}
     scored = in_context({11: 2.0, 13: 1.0}, sessions)

@@ -5,7 +5,8 @@ late-interaction scores (each query word's best match among a turn's word pieces
 session's best turns and of its other turns the turn streams reached, query-term coverage and
 proximity in the best passage, exact phrases, entity overlap, agreement between time
 expressions in the query and the page's dates, and whether the best turn can answer a "when"
-question (it says when). A page with no recorded turns is scored as its own best turn.
+or "how many" question (it says when, or gives a number). A page with no recorded turns is
+scored as its own best turn.
 The weights are set by hand from what each feature means, not fitted to any benchmark.
 """
 
@@ -30,6 +31,11 @@ WEIGHTS = {
 TEMPORAL_WEIGHT = 2.0
 _TOTAL = sum(WEIGHTS.values())
 _WORD = re.compile(r"[\w][\w'-]*")
+_ASKS_QUANTITY = re.compile(r"^\s*how\s+(?:many|much|long|often|old|far)\b", re.I)
+# A number or a frequency; not "one" or "once", which prose uses for everything.
+_QUANTITY = re.compile(r"\b(?:\d+(?:[.,]\d+)?|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+                       r"twenty|thirty|hundred|thousand|dozen|couple|twice|daily|weekly|monthly|yearly|"
+                       r"every\s+(?:day|week|month|year|morning|evening|night))\b", re.I)
 
 
 @lru_cache(maxsize=65536)  # a page's words repeat, across candidates and queries alike
@@ -86,10 +92,15 @@ def phrase(terms: list[str], text: str) -> float:
 
 
 def answer_type(question: str, text: Callable[[], str]) -> float:
-    """1 when the question asks "when" and the text says when ("last week", "3 May", "2023");
-    else 0. A passage that could answer the question beats one that only shares its topic.
-    ``text`` is read only for a "when" question."""
-    return 1.0 if asks_when(question) and mentions_time(text()) else 0.0
+    """1 when the question asks "when" and the text says when ("last week", "3 May", "2023"), or
+    asks "how many / much / long / often" and the text gives a number or a frequency; else 0.
+    A passage that could answer the question beats one that only shares its topic. ``text`` is
+    read only for such a question."""
+    if asks_when(question):
+        return 1.0 if mentions_time(text()) else 0.0
+    if _ASKS_QUANTITY.search(question):
+        return 1.0 if _QUANTITY.search(text()) else 0.0
+    return 0.0
 
 
 def temporal(ranges: list[DateRange], created: str | None, updated: str | None) -> float:
