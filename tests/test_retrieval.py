@@ -518,3 +518,30 @@ def test_a_decision_edges_out_the_session_that_discussed_it(wiki: Daemon) -> Non
     order = [h["session_id"] or h["path"] for h in hits]
     assert sid in order and "acme-api/decisions/new-db.md" in order, order
     assert order.index("acme-api/decisions/new-db.md") < order.index(sid), [(h["path"], h["score"]) for h in hits[:3]]
+
+
+def test_a_session_on_the_named_day_beats_one_with_more_of_the_words(wiki: Daemon) -> None:
+    """A query naming a day ("on 3 June 2025") is asking about that day: the session held then
+    comes first even when a session months away shares more of the query's words."""
+    sessions = {
+        "retry-june": ("2025-06-03T10:00:00+00:00", "Ana: I lowered the retry limit of the invoice worker."),
+        "retry-march": ("2025-03-10T10:00:00+00:00",
+                        "Ana: The invoice worker retry limit and the retry backoff of the invoice queue both"
+                        " changed; the worker now retries invoices less."),
+    }
+    for sid, (stamp, prompt) in sessions.items():
+        base = {"session_id": sid, "cwd": "/home/dev/acme-api"}
+        wiki.post_hook({**base, "hook_event_name": "SessionStart", "source": "startup", "timestamp": stamp})
+        wiki.post_hook({**base, "hook_event_name": "UserPromptSubmit", "prompt": prompt, "timestamp": stamp})
+        wiki.post_hook({**base, "hook_event_name": "SessionEnd", "reason": "other", "timestamp": stamp})
+    q = "What changed about the invoice worker retry limit on 3 June 2025?"
+
+    def both() -> list[str] | None:
+        order = [h["session_id"] for h in query(wiki, q)["hits"]]
+        return order if settled(wiki) and set(sessions) <= set(order) else None
+
+    wait_until(both, timeout=30, step=0.2)
+    order = both()
+    assert order is not None and order.index("retry-june") < order.index("retry-march"), order
+    undated = [h["session_id"] for h in query(wiki, q.removesuffix(" on 3 June 2025?") + "?")["hits"]]
+    assert undated.index("retry-march") < undated.index("retry-june"), undated  # the words alone favour March
