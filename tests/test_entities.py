@@ -32,6 +32,7 @@ TABLE = [
     ("Caroline's dog is called Rex.", ["Caroline", "Rex"]),
     # an interjection before a name is not part of it (chat: "Wow Jon", "Bye Joanna")
     ("Yeah John, sure. Bye Joanna! Wow Jon, same here. Congrats Mel.", ["John", "Joanna", "Jon", "Mel"]),
+    ("pip install yay, then ask Oh Sehun", ["yay", "Oh Sehun"]),
     # issue and PR references
     ("fixes #123, GH-45, acme/api#12 and PROJ-123", ["#123", "GH-45", "acme/api#12", "PROJ-123"]),
     ("UTF-8 and SHA-256 are not tickets; &#123; is not an issue", []),

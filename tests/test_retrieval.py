@@ -351,6 +351,10 @@ def test_a_how_many_question_prefers_a_passage_that_gives_a_number() -> None:
     assert answer_type("How many retries did we set?", lambda: "Ana: Retries are on for the client.") == 0.0
     assert answer_type("How many retries did we set?", lambda: "Ana: That one is the retry I mean.") == 0.0
     assert answer_type("How did the retries go?", lambda: "Ana: We set 5 retries.") == 0.0
+    assert answer_type("How far is the office?", lambda: "Ana: It is 3km from here.") == 1.0
+    assert answer_type("How often do we deploy?", lambda: "Ana: Once a week, on Tuesdays.") == 1.0
+    for not_a_count in ("Ana: See PR #123.", "Ana: Shipped on 2023-05-08.", "Ana: Pinned to v1.2.3 now."):
+        assert answer_type("How many retries did we set?", lambda: not_a_count) == 0.0, not_a_count
 
 
 def test_a_turn_is_scored_in_context_of_its_session_neighbours() -> None:
@@ -544,4 +548,5 @@ def test_a_session_on_the_named_day_beats_one_with_more_of_the_words(wiki: Daemo
     order = both()
     assert order is not None and order.index("retry-june") < order.index("retry-march"), order
     undated = [h["session_id"] for h in query(wiki, q.removesuffix(" on 3 June 2025?") + "?")["hits"]]
+    assert set(sessions) <= set(undated), undated
     assert undated.index("retry-march") < undated.index("retry-june"), undated  # the words alone favour March

@@ -83,7 +83,8 @@ def test_environment_and_flags_override_file(data_dir: Path) -> None:
 
 
 @pytest.mark.parametrize(("host", "url"), [("0.0.0.0", "http://127.0.0.1:4444"), ("::", "http://127.0.0.1:4444"),
-                                           ("127.0.0.2", "http://127.0.0.2:4444"), ("::1", "http://[::1]:4444")])
+                                           ("127.0.0.2", "http://127.0.0.2:4444"), ("::1", "http://[::1]:4444"),
+                                           ("[::]", "http://127.0.0.1:4444"), ("[::1]", "http://[::1]:4444")])
 def test_clients_find_the_daemon_at_its_bound_host(tmp_path: Path, host: str, url: str) -> None:
     """A wildcard bind is reached on loopback; an IPv6 address goes in brackets."""
     from ai_memory.config import load_config

@@ -1,7 +1,8 @@
 """Reading untrusted payload values as text: any shape in, a bounded clean string out.
 
 Hook payloads come from many agents and versions; a field may be missing, a list, a number or
-a dict where a string was expected. These readers never raise and never return more than asked.
+a dict where a string was expected. These readers never raise, and the text they return is
+bounded by the limit asked for.
 """
 
 from __future__ import annotations
