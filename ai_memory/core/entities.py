@@ -67,8 +67,8 @@ none unknown error errors warning true false null cannot
 """.split())
 # Chat openers that end up before a name ("Wow Jon", "Bye Joanna"); dropped only there, so
 # "pip install yay" keeps its package. Not "oh" or "um": surnames too.
-_INTERJECTIONS = frozenset("yeah yep yup nope wow woah whoa aww hmm bye goodbye congrats congratulations omg lol "
-                           "haha yay".split())
+_BEFORE_NAME = _STOPWORDS | frozenset("yeah yep yup nope wow woah whoa aww hmm bye goodbye congrats congratulations "
+                                      "omg lol haha yay".split())
 _SENTENCE_END = ".!?:\n"
 _TAIL = ".,;:!?)]}'\""
 _SPECIAL = frozenset(("name", "install", "tick"))
@@ -122,7 +122,7 @@ def _names(text: str, m: re.Match[str]) -> tuple[list[str], bool]:
     name = m.group("name")
     words = name.split(" ") if " " in name else [name]
     initial = _at_sentence_start(text, m.start())
-    while words and (words[0].lower() in _STOPWORDS or words[0].lower() in _INTERJECTIONS):
+    while words and words[0].lower() in _BEFORE_NAME:
         words.pop(0)
         initial = False
     while words and words[-1].lower() in _STOPWORDS:

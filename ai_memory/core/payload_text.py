@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["as_dict", "clip", "code_span", "first_of", "one_line", "text_of"]
+__all__ = ["as_dict", "clip", "code_span", "collapsed", "first_of", "one_line", "text_of"]
 
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 _SPACE = re.compile(r"\s+")
@@ -34,9 +34,14 @@ def clip(text: str, limit: int) -> str:
     return (cut[:space] if space > limit * 0.6 else cut).rstrip(" ,;:") + "…"
 
 
+def collapsed(text: str) -> str:
+    """The text on one line: every run of whitespace a single space, ends stripped."""
+    return _SPACE.sub(" ", text).strip()
+
+
 def one_line(value: Any, limit: int) -> str:
     """One line: whitespace collapsed, clipped at a word."""
-    return clip(_SPACE.sub(" ", text_of(value, limit * 4 + 256)).strip(), limit)
+    return clip(collapsed(text_of(value, limit * 4 + 256)), limit)
 
 
 def as_dict(value: Any) -> dict:

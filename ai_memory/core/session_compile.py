@@ -26,7 +26,7 @@ from ai_memory.core import reply_items
 from ai_memory.core.entities import extract_entities, normalize_entity
 from ai_memory.core.events import EventKind, normalize_event
 from ai_memory.core.names import UNSORTED, project_name, safe_name
-from ai_memory.core.payload_text import as_dict, clip, code_span, first_of, one_line, text_of
+from ai_memory.core.payload_text import as_dict, clip, code_span, collapsed, first_of, one_line, text_of
 from ai_memory.core.tool_calls import ToolCall, tool_lists
 
 __all__ = ["MAX_PAGE_BYTES", "SessionPage", "compile_session"]
@@ -43,7 +43,6 @@ _LIST_CAPS = {"prompts": 100, "files": 200, "commands": 150, "errors": 60, "ques
 _TOOL_KINDS = (EventKind.PRE_TOOL_USE, EventKind.POST_TOOL_USE, EventKind.TOOL_FAILURE)
 _REPLY_KEYS = ("last_assistant_message", "lastAssistantMessage", "prompt_response", "last-assistant-message")
 
-_SPACE = re.compile(r"\s+")
 _STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
 _SCAFFOLD = ("<", "Caveat:", "[Request interrupted")
 
@@ -203,7 +202,7 @@ def _title(prompts: list[tuple[int, str, str]], short_id: str) -> str:
     for _, _, text in prompts:
         first = next((x.strip() for x in text.splitlines() if x.strip()), "")
         if first and not first.startswith(_SCAFFOLD):
-            title = clip(_SPACE.sub(" ", first.lstrip("#> \t")).strip().rstrip(".:;,"), TITLE_CHARS)
+            title = clip(collapsed(first.lstrip("#> \t")).rstrip(".:;,"), TITLE_CHARS)
             if title:
                 return title
     return f"Session {short_id}"

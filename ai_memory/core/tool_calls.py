@@ -12,11 +12,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ai_memory.core.payload_text import as_dict, clip, code_span, first_of, one_line, text_of
+from ai_memory.core.payload_text import as_dict, clip, code_span, collapsed, first_of, one_line, text_of
 
 __all__ = ["Commands", "Errors", "ToolCall", "tool_lists"]
 
-_SPACE = re.compile(r"\s+")
 _READ = {"read", "read_file", "read_many_files", "notebookread", "view", "view_file"}
 _EDIT = {"edit", "multiedit", "replace", "edit_file", "str_replace", "str_replace_editor", "apply_patch"}
 _WRITE = {"write", "write_file", "notebookedit", "create_file"}
@@ -118,7 +117,7 @@ def _touches(call: ToolCall) -> list[tuple[str, str]]:
 
 def _rel(path: str, cwd: str) -> str:
     """The path relative to the call's cwd when inside it; a very long one keeps both ends."""
-    path = _SPACE.sub(" ", text_of(path, 100_000)).strip()
+    path = collapsed(text_of(path, 100_000))
     root = cwd.rstrip("/")
     if root and path.startswith(root + "/"):
         path = path[len(root) + 1:]
