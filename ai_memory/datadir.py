@@ -9,14 +9,16 @@ from __future__ import annotations
 import fcntl
 import os
 import secrets
-import shutil
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import IO
 
 from ai_memory.core.errors import ConfigError, DataDirLocked
 
 SUBDIRS = ("wiki", "db", "raw", "spool", "spool/bad", "logs", "models")
-TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "data_template"
+# Package data: inside the installed package (a wheel carries it), read through importlib.resources.
+TEMPLATE_DIR: Traversable = resources.files("ai_memory") / "data_template"
 
 
 def prepare(data_dir: Path) -> None:
@@ -30,11 +32,16 @@ def prepare(data_dir: Path) -> None:
             os.chmod(path, 0o700)
         config = data_dir / "config.toml"
         if not config.exists():
-            shutil.copyfile(TEMPLATE_DIR / "config.toml", config)
-            os.chmod(config, 0o600)
+            _write_new(config, (TEMPLATE_DIR / "config.toml").read_bytes(), 0o600)
         ensure_token(data_dir / "token")
     except OSError as exc:
         raise ConfigError(f"cannot lay out the data dir {data_dir}", detail=str(exc)) from exc
+
+
+def _write_new(path: Path, data: bytes, mode: int) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
 
 
 def ensure_token(path: Path) -> str:

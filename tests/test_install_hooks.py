@@ -307,10 +307,8 @@ def test_hook_client_is_copied_when_present(tmp_path: Path) -> None:
     assert os.access(dest, os.X_OK)
 
 
-def test_install_copies_the_repos_hook_client(home: Path, data_dir: Path) -> None:
+def test_install_copies_the_packaged_hook_client(home: Path, data_dir: Path) -> None:
+    assert settings.HOOK_SOURCE.is_file()  # package data, in a checkout and in a wheel alike
     assert cli(data_dir, home, "install-hooks", "--agent", "gemini").returncode == 0
     dest = data_dir / "bin" / "ai-memory-hook"
-    if not settings.HOOK_SOURCE.exists():
-        assert not dest.exists()
-        return
     assert dest.read_bytes() == settings.HOOK_SOURCE.read_bytes() and os.access(dest, os.X_OK)

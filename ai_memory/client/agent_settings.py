@@ -23,6 +23,8 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +34,8 @@ AGENTS = ("claude", "codex", "gemini")
 SCOPES = ("user", "project")
 TOKEN_ENV = "AI_MEMORY_TOKEN"
 HOOK_CLIENT = "ai-memory-hook"
-HOOK_SOURCE = Path(__file__).resolve().parents[2] / "hooks" / HOOK_CLIENT
+# Package data, so an installed wheel carries it (read through importlib.resources, never a checkout path).
+HOOK_SOURCE: Traversable = resources.files("ai_memory") / "hooks" / HOOK_CLIENT
 
 # Claude Code: http straight to the daemon; SessionStart accepts no http, so it runs the client.
 CLAUDE_HTTP_EVENTS = (
@@ -114,15 +117,17 @@ def hook_client_path(data_dir: Path) -> Path:
     return data_dir / "bin" / HOOK_CLIENT
 
 
-def install_hook_client(data_dir: Path, source: Path = HOOK_SOURCE) -> Path | None:
-    """Copy the shell hook client to ``<data_dir>/bin``; None (writing nothing) if it is missing."""
+def install_hook_client(data_dir: Path, source: Traversable = HOOK_SOURCE) -> Path | None:
+    """Copy the shell hook client to ``<data_dir>/bin``; None (writing nothing) if it is missing.
+    Replaced atomically: an agent may be running the old copy at this moment."""
     dest = hook_client_path(data_dir)
     try:
         if not source.is_file():
             return None
+        script = source.read_bytes()
         dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if not dest.exists() or dest.read_bytes() != source.read_bytes():
-            shutil.copyfile(source, dest)
+        if not dest.exists() or dest.read_bytes() != script:
+            _write_bytes_atomic(dest, script, 0o755)
         dest.chmod(0o755)
     except OSError as exc:
         raise StorageError(f"cannot install the hook client at {dest}", detail=str(exc)) from exc
@@ -408,16 +413,20 @@ def _write_atomic(path: Path, text: str, private: bool) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         mode = 0o600 if private else (path.stat().st_mode & 0o777 if path.exists() else 0o644)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, mode)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        _write_bytes_atomic(path, text.encode("utf-8"), mode)
     except OSError as exc:
         raise StorageError(f"cannot write {path}", detail=str(exc)) from exc
+
+
+def _write_bytes_atomic(path: Path, data: bytes, mode: int) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
