@@ -169,14 +169,14 @@ def test_message_send_list_pop_cancel(daemon: Daemon) -> None:
 
 @pytest.mark.parametrize("args,words", [
     (("write", "a fact"), ("--kind",)),
-    (("write", "a fact", "--kind", "opinion"), ("invalid choice",)),
+    (("write", "a fact", "--kind", "opinion"), ("unknown",)),
     (("write", "   ", "--kind", "fact"), ("is empty",)),
     (("write", "-", "--kind", "fact"), ("nothing on stdin",)),
     (("handoff",), ("ACTION",)),
-    (("message", "shout"), ("invalid choice",)),
+    (("message", "shout"), ("unknown",)),
     (("recent", "-n", "0"), ("--limit",)),
     (("meta", "--all", "--project", "x"), ("not allowed",)),
-    (("handoff", "list", "--state", "lost"), ("invalid choice",)),
+    (("handoff", "list", "--state", "lost"), ("unknown",)),
 ])
 def test_usage_errors_exit_2(daemon: Daemon, args: tuple[str, ...], words: tuple[str, ...]) -> None:
     fails(cli(daemon, *args, input=""), 2, *words)
