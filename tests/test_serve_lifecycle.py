@@ -90,3 +90,34 @@ def test_clients_find_the_daemon_at_its_bound_host(tmp_path: Path, host: str, ur
     from ai_memory.config import load_config
 
     assert load_config(tmp_path, environ={"AI_MEMORY_HOST": host, "AI_MEMORY_PORT": "4444"}).url == url
+
+
+def test_serve_on_a_taken_port_says_so_in_one_line_and_exits_2(data_dir: Path) -> None:
+    """Bound before anything starts: no "ready" first, no traceback later."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        done = run_cli(data_dir, "serve", "--port", str(port), timeout=30)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()], done.stderr
+    assert f"port {port} on 127.0.0.1 is already in use" in done.stderr
+    logs = "".join(p.read_text() for p in (data_dir / "logs").glob("ai-memory.log*"))
+    assert "ready" not in logs and "Traceback" not in logs
+
+
+def test_stop_does_not_wait_for_the_model_or_a_loading_worker(data_dir: Path) -> None:
+    """SIGTERM while the embedding model and a query worker are still loading: the daemon used
+    to wait for both (5 s for the worker's join, seconds more for the model thread at exit).
+    A loose bound, as a guard against that; benchmarks/shutdown.py measures the real figures."""
+    import time
+
+    d = Daemon(data_dir, env={"AI_MEMORY_EMBED_ENABLED": "1", "AI_MEMORY_SERVER_QUERY_WORKERS": "1"}).start()
+    d.post_hook({"session_id": "stop", "hook_event_name": "UserPromptSubmit", "prompt": "embed me"})
+    t0 = time.monotonic()
+    assert d.stop(signal.SIGTERM) == 0
+    assert time.monotonic() - t0 < 4.0
+    log = (data_dir.parent / f"daemon-{d.port}.log").read_text()
+    assert "stopped cleanly" in log and "Traceback" not in log

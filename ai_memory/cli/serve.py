@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import logging
+import os
+import sys
 
 from ai_memory.cli.common import config_from
 
@@ -26,4 +29,10 @@ def run(args: argparse.Namespace) -> int:
         "server.host": args.host, "server.port": args.port, "server.allow_remote": args.allow_remote,
     })
     serve(config)
-    return 0
+    # Everything durable is closed (writer stopped, last commit made). What may still run is a
+    # thread inside the embedding model (loading it, or a batch whose vectors nobody will
+    # store), which the interpreter would wait for at exit, seconds: leave without it.
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

@@ -2,6 +2,7 @@
 
     AiMemoryError
     ├── ConfigError            bad config value or file (CLI exit 2)
+    │   └── PortInUse          the port to serve on is taken (CLI exit 2)
     ├── DataDirLocked          another daemon holds the data dir (CLI exit 1)
     ├── InputError             a request or payload we refuse (HTTP 4xx)
     │   ├── PayloadTooLarge    413
@@ -40,6 +41,10 @@ class AiMemoryError(Exception):
 
 class ConfigError(AiMemoryError):
     """A configuration value has the wrong type or the file cannot be parsed."""
+
+
+class PortInUse(ConfigError):
+    """The address ``serve`` should bind is taken by another process."""
 
 
 class DataDirLocked(AiMemoryError):

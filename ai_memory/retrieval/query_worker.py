@@ -27,6 +27,7 @@ from ai_memory.retrieval.vectors import VectorIndex
 log = logging.getLogger(__name__)
 READY_TIMEOUT_S = 180.0
 ANSWER_TIMEOUT_S = 60.0
+STOP_GRACE_S = 0.3  # per step of stopping a worker (pipe closed, then SIGTERM, then SIGKILL)
 
 
 @dataclass(frozen=True)
@@ -98,10 +99,17 @@ class _Worker:
             raise RuntimeError(f"query worker said {status}")
 
     def stop(self) -> None:
+        """Close the pipe (an idle worker returns at once) and end it if it does not: a worker
+        still loading the model would only notice once loaded, seconds later, and it holds a
+        read-only connection, so ending it loses nothing."""
         self.conn.close()
-        self.process.join(timeout=5)
+        self.process.join(timeout=STOP_GRACE_S)
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join(timeout=STOP_GRACE_S)
         if self.process.is_alive():
             self.process.kill()
+            self.process.join(timeout=STOP_GRACE_S)
 
 
 class QueryWorkers:
@@ -180,6 +188,9 @@ class QueryWorkers:
                 await asyncio.to_thread(worker.stop)
 
     def stop(self) -> None:
-        for worker in {id(w): w for w in self._all + self._launched}.values():
+        workers = list({id(w): w for w in self._all + self._launched}.values())
+        for worker in workers:  # every pipe first: idle workers then all return at once
+            worker.conn.close()
+        for worker in workers:
             worker.stop()
         self._all.clear()
