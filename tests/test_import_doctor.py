@@ -8,15 +8,15 @@ from pathlib import Path
 from conftest import Daemon, free_port, run_cli
 
 
-def transcript(path: Path) -> Path:
+def transcript(path: Path, session: str = "tx-1", ids: str = "") -> Path:
     lines = [
-        {"type": "user", "sessionId": "tx-1", "cwd": "/home/dev/acme-api", "uuid": "u1",
+        {"type": "user", "sessionId": session, "cwd": "/home/dev/acme-api", "uuid": ids + "u1",
          "timestamp": "2026-08-20T09:00:00Z", "message": {"role": "user", "content": "Why does login flake?"}},
-        {"type": "assistant", "sessionId": "tx-1", "cwd": "/home/dev/acme-api", "uuid": "a1",
+        {"type": "assistant", "sessionId": session, "cwd": "/home/dev/acme-api", "uuid": ids + "a1",
          "timestamp": "2026-08-20T09:00:05Z", "message": {"role": "assistant", "content": [
              {"type": "text", "text": "Let me run the tests."},
              {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "pytest -k login"}}]}},
-        {"type": "user", "sessionId": "tx-1", "cwd": "/home/dev/acme-api", "uuid": "u2",
+        {"type": "user", "sessionId": session, "cwd": "/home/dev/acme-api", "uuid": ids + "u2",
          "timestamp": "2026-08-20T09:00:09Z", "message": {"role": "user", "content": [
              {"type": "tool_result", "tool_use_id": "toolu_1", "content": "1 failed"}]}},
         {"type": "summary", "summary": "login flake"},
@@ -71,3 +71,59 @@ def test_doctor_passes_when_all_is_well(daemon: Daemon, tmp_path: Path) -> None:
     names = {c["name"]: c for c in report["checks"]}
     assert names["hooks:claude"]["ok"] and names["daemon"]["ok"] and names["token"]["ok"]
     assert "claude" in names["last events"]["detail"]
+
+
+def _transcript_tree(root: Path) -> Path:
+    """~/.claude/projects/ as Claude Code lays it out: a folder per project, a .jsonl per session."""
+    for n, project in enumerate(("-home-dev-acme-api", "-home-dev-web")):
+        folder = root / project
+        folder.mkdir(parents=True)
+        transcript(folder / f"s{n}.jsonl", session=f"tx-dir-{n}", ids=f"dir{n}-")
+    (root / "-home-dev-web" / "notes.txt").write_text("not a transcript")
+    return root
+
+
+def test_import_takes_a_folder_recursively_with_one_bar_over_all_files(daemon: Daemon, tmp_path: Path) -> None:
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+    import subprocess
+    import sys
+
+    from conftest import REPO, cli_env
+
+    root = _transcript_tree(tmp_path / "projects")
+    controller, terminal = pty.openpty()  # stderr on a terminal: the bar shows, as for a person
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    try:
+        done = subprocess.run([sys.executable, "-m", "ai_memory.cli", "import", "--agent", "claude", str(root),
+                               "--json", "--url", daemon.url], stdout=subprocess.PIPE, stderr=terminal,
+                              env=cli_env(daemon.data_dir), cwd=REPO, timeout=60)
+        os.close(terminal)
+        bar = b""
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            bar += chunk
+    finally:
+        os.close(controller)
+    assert done.returncode == 0, bar.decode(errors="replace")
+    counts = json.loads(done.stdout)
+    assert counts["files"] == 2 and counts["stored"] == 8, counts
+    assert b"2/2" in bar and b"files" in bar, bar
+    for n in range(2):
+        _, page, _ = daemon.request("GET", f"/v1/sessions/tx-dir-{n}/observations")
+        assert len(page["observations"]) == 4
+
+
+def test_import_of_a_folder_without_transcripts_is_one_line_exit_1(daemon: Daemon, tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    done = run_cli(daemon.data_dir, "import", "--agent", "claude", str(tmp_path / "empty"), "--url", daemon.url)
+    assert done.returncode == 1 and "no .jsonl transcript files under" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

@@ -9,46 +9,52 @@ from pathlib import Path
 from ai_memory.cli.common import client_from, config_from
 from ai_memory.core.errors import DaemonUnavailable, InputError
 
-HELP = "backfill from Claude Code transcript JSONL files (idempotent)"
-EXAMPLE = "example: ai-memory import --agent claude ~/.claude/projects/-home-dev-acme-api/*.jsonl"
+HELP = "backfill from Claude Code transcript JSONL files or folders of them (idempotent)"
+EXAMPLE = "example: ai-memory import --agent claude ~/.claude/projects/   # every *.jsonl below, recursively"
 BATCH = 256
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("import", parents=[common], help=HELP, description=HELP, epilog=EXAMPLE)
     p.add_argument("--agent", required=True, choices=["claude"], help="whose transcript format")
-    p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="transcript .jsonl files")
+    p.add_argument("paths", nargs="+", type=Path, metavar="PATH",
+                   help="transcript .jsonl files, or folders searched recursively for them")
     p.add_argument("--json", action="store_true", help="print the counts as JSON")
     p.set_defaults(run=run)
+
+
+def transcript_files(paths: list[Path]) -> list[Path]:
+    """Each file as given, and every ``*.jsonl`` under each folder (sorted, each once)."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            inside = sorted(p for p in path.rglob("*.jsonl") if p.is_file())
+            if not inside:
+                raise InputError(f"no .jsonl transcript files under {path}")
+            found += inside
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise InputError(f"no such transcript file or folder: {path}")
+    return list(dict.fromkeys(found))
 
 
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from ai_memory.core.transcript import ImportCounts, parse_transcript
+    from ai_memory.core.transcript import ImportCounts
 
     client = client_from(config_from(args))
+    files = transcript_files(args.paths)
     counts = ImportCounts()
-    stored = duplicates = rejected = 0
-    for path in args.paths:
-        if not path.is_file():
-            raise InputError(f"no such transcript file: {path}")
-    for path in args.paths:
-        with path.open("rb") as fh, tqdm(desc=path.name, unit=" events", file=sys.stderr,
-                                        disable=not sys.stderr.isatty()) as bar:
-            batch: list[dict] = []
-            for payload in parse_transcript(iter(fh), counts):
-                batch.append({"agent": args.agent, "idempotency_key": payload["idempotency_key"], "payload": payload})
-                if len(batch) == BATCH:
-                    s, d, r = _send(client, batch)
-                    stored, duplicates, rejected = stored + s, duplicates + d, rejected + r
-                    bar.update(len(batch))
-                    batch = []
-            if batch:
-                s, d, r = _send(client, batch)
-                stored, duplicates, rejected = stored + s, duplicates + d, rejected + r
-                bar.update(len(batch))
-    summary = {"files": len(args.paths), "lines": counts.lines, "events": counts.events,
+    totals = [0, 0, 0]  # stored, duplicates, rejected
+    with tqdm(files, desc="import", unit=" files", file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
+        for path in bar:
+            bar.set_postfix_str(f"{counts.events} events", refresh=False)
+            for i, n in enumerate(_import_file(client, path, args.agent, counts)):
+                totals[i] += n
+    stored, duplicates, rejected = totals
+    summary = {"files": len(files), "lines": counts.lines, "events": counts.events,
                "stored": stored, "duplicates": duplicates, "rejected": rejected,
                "malformed_lines": counts.malformed, "skipped_lines": counts.skipped}
     if args.json:
@@ -58,6 +64,27 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in summary.items()))
     return 0
+
+
+def _import_file(client, path: Path, agent: str, counts) -> tuple[int, int, int]:
+    """Send one transcript's events in batches; (stored, duplicates, rejected)."""
+    from ai_memory.core.transcript import parse_transcript
+
+    totals = [0, 0, 0]
+    batch: list[dict] = []
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise InputError(f"cannot read {path}", detail=str(exc)) from exc
+    with fh:
+        for payload in parse_transcript(iter(fh), counts):
+            batch.append({"agent": agent, "idempotency_key": payload["idempotency_key"], "payload": payload})
+            if len(batch) == BATCH:
+                totals = [a + b for a, b in zip(totals, _send(client, batch))]
+                batch = []
+    if batch:
+        totals = [a + b for a, b in zip(totals, _send(client, batch))]
+    return totals[0], totals[1], totals[2]
 
 
 def _send(client, batch: list[dict]) -> tuple[int, int, int]:
