@@ -121,6 +121,16 @@ class Daemon:
         return status, body
 
 
+def settings_backups(path: Path, data_dir: Path) -> list[Path]:
+    """The backups install or uninstall verbs made of ``path``, oldest first: in the data dir
+    (``settings-backups/<stamp>/<absolute path>``), never beside the user's file."""
+    assert not list(path.parent.glob(path.name + ".bak-*")), f"a backup beside {path}"
+    mirrored = str(path.resolve()).lstrip("/")
+    found = [p for p in (data_dir / "settings-backups").glob(f"*/{mirrored}*")
+             if p.name == path.name or p.name.removeprefix(path.name + ".").isdigit()]
+    return sorted(found, key=lambda p: (p.relative_to(data_dir).parts[1], len(p.name), p.name))
+
+
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
     return tmp_path / "data"

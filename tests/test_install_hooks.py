@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from ai_memory.client import agent_settings as settings
-from conftest import run_cli
+from ai_memory.client.settings_backup import SettingsBackups, apply_changes
+from conftest import run_cli, settings_backups
 
 SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "schemas" / "claude-code-settings.schema.json"
 URL = "http://127.0.0.1:49374"
@@ -64,10 +65,6 @@ def ours(doc: dict[str, Any], event: str) -> list[dict[str, Any]]:
     return [h for h in handlers(doc, event) if settings.is_ours(h, URL)]
 
 
-def backups(path: Path) -> list[Path]:
-    return sorted(path.parent.glob(path.name + ".bak-*"))
-
-
 def target(agent: str, home: Path, data_dir: Path, scope: str = "user",
            project: Path | None = None, url: str = URL) -> settings.Target:
     return settings.Target(agent, scope, home, project or home, url, data_dir)
@@ -102,12 +99,12 @@ def test_install_twice_is_byte_identical_and_backs_up_once(home: Path, data_dir:
     original = write_json(path, USER_CLAUDE)
     assert cli(data_dir, home, "install-hooks", "--agent", "claude").returncode == 0
     first = path.read_bytes()
-    [backup] = backups(path)
+    [backup] = settings_backups(path, data_dir)
     assert backup.read_bytes() == original
     second = cli(data_dir, home, "install-hooks", "--agent", "claude")
     assert second.returncode == 0 and f"unchanged {path}" in second.stdout
     assert path.read_bytes() == first and first.endswith(b"}\n")
-    assert len(backups(path)) == 1
+    assert len(settings_backups(path, data_dir)) == 1
 
 
 def test_uninstall_restores_the_users_settings(home: Path, data_dir: Path) -> None:
@@ -120,10 +117,22 @@ def test_uninstall_restores_the_users_settings(home: Path, data_dir: Path) -> No
     assert list(load(path)) == list(USER_CLAUDE)  # key order too
 
 
-def test_install_into_a_missing_file_and_uninstall_leaves_empty_object(home: Path, data_dir: Path) -> None:
+def test_install_into_a_missing_file_and_uninstall_leaves_nothing(home: Path, data_dir: Path) -> None:
     path = home / ".claude" / "settings.json"
     assert cli(data_dir, home, "install-hooks", "--agent", "claude").returncode == 0
-    assert backups(path) == []
+    assert settings_backups(path, data_dir) == []
+    result = cli(data_dir, home, "uninstall-hooks", "--agent", "claude")
+    assert result.returncode == 0 and f"removed {path}" in result.stdout, result.stdout
+    assert not path.exists() and not (home / ".claude").exists()  # nor the folder install made
+    [backup] = settings_backups(path, data_dir)
+    assert "hooks" in load(backup) and stat.S_IMODE(backup.stat().st_mode) == 0o600  # it holds the token
+
+
+def test_an_empty_object_that_was_there_stays_after_uninstall(home: Path, data_dir: Path) -> None:
+    path = home / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text("{}\n")
+    assert cli(data_dir, home, "install-hooks", "--agent", "claude").returncode == 0
     assert cli(data_dir, home, "uninstall-hooks", "--agent", "claude").returncode == 0
     assert path.read_text() == "{}\n"
 
@@ -135,7 +144,7 @@ def test_dry_run_writes_nothing_and_prints_a_diff(home: Path, data_dir: Path) ->
     assert result.returncode == 0, result.stderr
     assert f"--- {path}" in result.stdout and f"+++ {path}" in result.stdout
     assert '+            "url": "http://127.0.0.1:49374/hook?agent=claude&quiet=1",' in result.stdout
-    assert path.read_bytes() == original and backups(path) == []
+    assert path.read_bytes() == original and settings_backups(path, data_dir) == []
     assert not data_dir.exists()  # not even the token or the hook client
     # after a real install, an uninstall dry run shows the removal and the token stays hidden
     assert cli(data_dir, home, "install-hooks", "--agent", "claude").returncode == 0
@@ -180,7 +189,8 @@ def test_project_scope_keeps_the_token_out_of_the_committable_file(home: Path, d
     assert stat.S_IMODE(local.stat().st_mode) == 0o600
     assert not (home / ".claude").exists()
     assert cli(data_dir, home, "uninstall-hooks", *args).returncode == 0
-    assert load(shared) == USER_CLAUDE and load(local) == {}
+    assert load(shared) == USER_CLAUDE and not local.exists()
+    assert sorted(p.name for p in (project / ".claude").iterdir()) == ["settings.json"]  # no .bak-*
 
 
 def test_codex_gets_command_hooks_in_seconds_and_a_trust_note(home: Path, data_dir: Path) -> None:
@@ -195,7 +205,7 @@ def test_codex_gets_command_hooks_in_seconds_and_a_trust_note(home: Path, data_d
         assert handler["type"] == "command" and 1 <= handler["timeout"] <= 10  # seconds
         assert handler["command"].endswith(f"bin/ai-memory-hook codex {event}")
     assert cli(data_dir, home, "uninstall-hooks", "--agent", "codex").returncode == 0
-    assert load(home / ".codex" / "hooks.json") == {}
+    assert not (home / ".codex").exists()
 
 
 def test_gemini_gets_its_own_events_in_milliseconds(home: Path, data_dir: Path) -> None:
@@ -238,27 +248,27 @@ def test_gemini_hooks_switched_off_are_switched_on_with_a_note(home: Path, data_
 def test_reinstall_on_another_port_replaces_ours_in_place(home: Path, data_dir: Path) -> None:
     path = home / ".claude" / "settings.json"
     write_json(path, USER_CLAUDE)
-    settings.apply_changes(settings.plan_install(target("claude", home, data_dir), "t1"), "s1")
+    apply_changes(settings.plan_install(target("claude", home, data_dir), "t1"), SettingsBackups(data_dir, "s1"))
     moved = target("claude", home, data_dir / "elsewhere", url="http://127.0.0.1:50000")
-    settings.apply_changes(settings.plan_install(moved, "t2"), "s2")
+    apply_changes(settings.plan_install(moved, "t2"), SettingsBackups(data_dir, "s2"))
     doc = load(path)
     stop = doc["hooks"]["Stop"]
     assert stop[0] == USER_CLAUDE["hooks"]["Stop"][0] and len(stop) == 2
     assert stop[1]["hooks"][0]["url"] == "http://127.0.0.1:50000/hook?agent=claude&quiet=1"
     [start] = handlers(doc, "SessionStart")
     assert "elsewhere" in start["command"] and doc["env"]["AI_MEMORY_TOKEN"] == "t2"
-    settings.apply_changes(settings.plan_uninstall(moved), "s3")
+    apply_changes(settings.plan_uninstall(moved), SettingsBackups(data_dir, "s3"))
     assert load(path) == USER_CLAUDE
 
 
 def test_users_handler_in_our_group_survives_uninstall(home: Path, data_dir: Path) -> None:
     path = home / ".claude" / "settings.json"
-    settings.apply_changes(settings.plan_install(target("claude", home, data_dir), "t"), "s1")
+    apply_changes(settings.plan_install(target("claude", home, data_dir), "t"), SettingsBackups(data_dir, "s1"))
     doc = load(path)
     mine = {"type": "command", "command": "notify-send done"}
     doc["hooks"]["Stop"][0]["hooks"].append(mine)  # the user edits our group by hand
     write_json(path, doc)
-    settings.apply_changes(settings.plan_uninstall(target("claude", home, data_dir)), "s2")
+    apply_changes(settings.plan_uninstall(target("claude", home, data_dir)), SettingsBackups(data_dir, "s2"))
     assert load(path) == {"hooks": {"Stop": [{"hooks": [mine]}]}}
 
 
@@ -282,7 +292,7 @@ def test_a_symlinked_settings_file_stays_a_symlink(home: Path, data_dir: Path, t
     (home / ".claude" / "settings.json").symlink_to(real)
     assert cli(data_dir, home, "install-hooks", "--agent", "claude").returncode == 0
     assert (home / ".claude" / "settings.json").is_symlink()
-    assert "hooks" in load(real) and len(backups(real)) == 1
+    assert "hooks" in load(real) and len(settings_backups(real, data_dir)) == 1
 
 
 def test_unparseable_settings_fail_in_one_line_and_stay_untouched(home: Path, data_dir: Path) -> None:
@@ -292,7 +302,7 @@ def test_unparseable_settings_fail_in_one_line_and_stay_untouched(home: Path, da
     result = cli(data_dir, home, "install-hooks", "--agent", "claude")
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1 and "cannot parse" in result.stderr
-    assert path.read_text() == '{"model": "opus",,}' and backups(path) == []
+    assert path.read_text() == '{"model": "opus",,}' and settings_backups(path, data_dir) == []
 
 
 def test_hook_client_is_copied_when_present(tmp_path: Path) -> None:

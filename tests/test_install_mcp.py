@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conftest import REPO, SHARED, cli_env
+from conftest import REPO, SHARED, cli_env, settings_backups
 
 SCHEMA = SHARED / "schemas" / "claude-code-settings.schema.json"
 CUSTOM_URL = "http://127.0.0.1:49999"
@@ -69,10 +69,6 @@ def write_json(path: Path, doc: dict[str, Any]) -> bytes:
     return path.read_bytes()
 
 
-def backups(path: Path) -> list[Path]:
-    return sorted(path.parent.glob(path.name + ".bak-*"))
-
-
 def assert_our_command_runs(entry: dict[str, Any]) -> None:
     """The registered command is absolute and is this ai-memory (``mcp`` itself is another verb's job)."""
     assert Path(entry["command"]).is_absolute() and entry["args"][-1] == "mcp"
@@ -101,11 +97,11 @@ def test_claude_user_scope_keeps_the_big_file_and_is_idempotent(home: Path, tmp_
     assert {k: v for k, v in doc.items() if k != "mcpServers"} == {k: v for k, v in CLAUDE_JSON.items()
                                                                    if k != "mcpServers"}
     assert list(doc) == list(CLAUDE_JSON) and doc["mcpServers"]["github"] == CLAUDE_JSON["mcpServers"]["github"]
-    assert [b.read_bytes() for b in backups(path)] == [original]
+    assert [b.read_bytes() for b in settings_backups(path, home.parent / "data")] == [original]
 
     installed = path.read_bytes()
     again = ok(home, "install-mcp", "--agent", "claude", "--url", CUSTOM_URL)
-    assert "unchanged" in again.stdout and path.read_bytes() == installed and len(backups(path)) == 1
+    assert "unchanged" in again.stdout and path.read_bytes() == installed and len(settings_backups(path, home.parent / "data")) == 1
 
     ok(home, "uninstall-mcp", "--agent", "claude")
     assert path.read_bytes() == original
@@ -138,7 +134,7 @@ def test_claude_project_scope_writes_mcp_json_and_approves_it_in_local_settings(
 
     ok(home, "uninstall-mcp", "--agent", "claude", "--scope", "project", "--project-dir", str(project))
     assert local.read_bytes() == original_local
-    assert json.loads((project / ".mcp.json").read_text()) == {}
+    assert not (project / ".mcp.json").exists()  # install created it; uninstall leaves no {} behind
 
 
 def test_claude_entries_fit_what_the_settings_schema_says_about_mcp_servers(home: Path, tmp_path: Path) -> None:
@@ -165,6 +161,19 @@ def test_claude_entries_fit_what_the_settings_schema_says_about_mcp_servers(home
     check.validate(json.loads((project / ".claude" / "settings.local.json").read_text()))
 
 
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+def test_uninstall_after_installing_into_nothing_leaves_nothing(home: Path, tmp_path: Path, agent: str) -> None:
+    """No empty config.toml, no {} and no backup in the project: what install made, uninstall takes."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    args = ("--agent", agent, "--scope", "project", "--project-dir", str(project))
+    ok(home, "install-mcp", *args)
+    assert any(project.rglob("*"))
+    done = ok(home, "uninstall-mcp", *args)
+    assert list(project.rglob("*")) == [], (done.stdout, list(project.rglob("*")))
+    assert "removed" in done.stdout
+
+
 def test_codex_toml_changes_only_our_table(home: Path) -> None:
     path = home / ".codex" / "config.toml"
     path.parent.mkdir()
@@ -180,7 +189,7 @@ def test_codex_toml_changes_only_our_table(home: Path) -> None:
     assert doc["profiles"] == {"fast": {"model": "gpt-5-mini"}}
     installed = path.read_bytes()
     ok(home, "install-mcp", "--agent", "codex")
-    assert path.read_bytes() == installed and len(backups(path)) == 1
+    assert path.read_bytes() == installed and len(settings_backups(path, home.parent / "data")) == 1
     ok(home, "uninstall-mcp", "--agent", "codex")
     assert path.read_text() == CODEX_TOML
 
@@ -213,7 +222,7 @@ def test_codex_refuses_what_it_cannot_edit_safely(home: Path) -> None:
         path.write_text(text)
         done = cli(home, "install-mcp", "--agent", "codex")
         assert done.returncode == 2 and words in done.stderr and len(done.stderr.strip().splitlines()) == 1
-        assert path.read_text() == text and backups(path) == []
+        assert path.read_text() == text and settings_backups(path, home.parent / "data") == []
 
 
 def test_gemini_keeps_other_servers_and_our_entrys_extra_keys(home: Path) -> None:
@@ -239,7 +248,7 @@ def test_dry_run_prints_a_diff_and_writes_nothing(home: Path) -> None:
     assert "+[mcp_servers.ai-memory]" in done.stdout and not (home / ".codex").exists()
     done = ok(home, "uninstall-mcp", "--agent", "claude", "--dry-run")
     assert "absent" in done.stdout and not (home / ".claude.json").exists()
-    assert backups(home / ".gemini" / "settings.json") == []
+    assert settings_backups(home / ".gemini" / "settings.json", home.parent / "data") == []
 
 
 def test_the_default_data_dir_and_url_are_not_pinned(home: Path) -> None:
@@ -254,4 +263,4 @@ def test_uninstall_touches_nothing_else_and_nothing_absent(home: Path) -> None:
     assert "unchanged" in done.stdout and (home / ".claude.json").read_bytes() == original
     done = ok(home, "uninstall-mcp", "--agent", "codex")
     assert "absent" in done.stdout and not (home / ".codex").exists()
-    assert backups(home / ".claude.json") == []
+    assert settings_backups(home / ".claude.json", home.parent / "data") == []

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ai_memory.core.guidance import RULES_BEGIN, RULES_END, rules_block
-from conftest import REPO, cli_env
+from conftest import REPO, cli_env, settings_backups
 
 USER_TEXT = "# Project notes\n\nRun `make test` before pushing.\n"
 
@@ -31,10 +31,6 @@ def uninstall(project: Path, agent: str = "claude", *extra: str) -> subprocess.C
     return done
 
 
-def backups(path: Path) -> list[Path]:
-    return sorted(path.parent.glob(path.name + ".bak-*"))
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     (tmp_path / "proj").mkdir()
@@ -47,7 +43,7 @@ def test_creates_the_file_and_a_second_run_is_byte_identical(project: Path) -> N
     assert "created" in done.stdout and path.read_text() == rules_block()
     first = path.read_bytes()
     again = install(project)
-    assert "unchanged" in again.stdout and path.read_bytes() == first and backups(path) == []
+    assert "unchanged" in again.stdout and path.read_bytes() == first and settings_backups(path, project.parent / "data") == []
 
 
 @pytest.mark.parametrize("agent,name", [("codex", "AGENTS.md"), ("gemini", "GEMINI.md")])
@@ -57,7 +53,7 @@ def test_appends_to_the_users_file_and_uninstall_gives_it_back(project: Path, ag
     install(project, agent)
     text = path.read_text()
     assert text.startswith(USER_TEXT + "\n" + RULES_BEGIN) and text.endswith(RULES_END + "\n")
-    assert [b.read_text() for b in backups(path)] == [USER_TEXT]
+    assert [b.read_text() for b in settings_backups(path, project.parent / "data")] == [USER_TEXT]
     installed = path.read_bytes()
     install(project, agent)
     assert path.read_bytes() == installed
@@ -79,7 +75,7 @@ def test_uninstall_removes_a_file_that_held_only_the_block(project: Path) -> Non
     install(project, "gemini")
     done = uninstall(project, "gemini")
     assert "removed" in done.stdout and not (project / "GEMINI.md").exists()
-    assert [b.read_text() for b in backups(project / "GEMINI.md")] == [rules_block()]
+    assert [b.read_text() for b in settings_backups(project / "GEMINI.md", project.parent / "data")] == [rules_block()]
     assert "absent" in uninstall(project, "gemini").stdout
 
 
@@ -90,7 +86,7 @@ def test_dry_run_prints_a_diff_and_writes_nothing(project: Path) -> None:
     path.write_text(USER_TEXT)
     install(project, "codex", "--dry-run")
     uninstall(project, "codex", "--dry-run")
-    assert path.read_text() == USER_TEXT and backups(path) == []
+    assert path.read_text() == USER_TEXT and settings_backups(path, project.parent / "data") == []
     install(project, "codex")
     done = uninstall(project, "codex", "--dry-run")
     assert f"-{RULES_END}" in done.stdout and RULES_BEGIN in path.read_text()
@@ -126,7 +122,7 @@ def test_an_unpaired_marker_is_refused_and_the_file_left_alone(project: Path) ->
         done = cli(project, verb, "--agent", "claude", "--dir", str(project))
         assert done.returncode == 2 and "unpaired ai-memory marker" in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
-    assert path.read_text() == broken and backups(path) == []
+    assert path.read_text() == broken and settings_backups(path, project.parent / "data") == []
 
 
 def test_usage_errors_exit_2(project: Path) -> None:

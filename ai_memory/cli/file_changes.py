@@ -1,16 +1,14 @@
-"""Showing and applying planned file changes for install-rules and install-mcp: a diff per file
-on ``--dry-run``, else one line per file saying what was done (and where the backup went)."""
+"""Showing and applying planned file changes for install-hooks, install-rules and install-mcp: a
+diff per file on ``--dry-run``, else one line per file saying what was done (and where the
+backup went: under the data dir, never beside the file)."""
 
 from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ai_memory.client.agent_settings import FileChange, unified_diff
-
-Apply = Callable[[Iterable[FileChange], str], list[tuple[FileChange, Path | None]]]
 
 
 def print_diffs(changes: list[FileChange]) -> None:
@@ -23,16 +21,20 @@ def print_diffs(changes: list[FileChange]) -> None:
             print(f"note: {note}")
 
 
-def apply_and_report(changes: list[FileChange], apply: Apply) -> None:
-    written = dict((c.path, backup) for c, backup in apply(changes, time.strftime("%Y%m%dT%H%M%S")))
+def apply_and_report(changes: list[FileChange], data_dir: Path) -> None:
+    from ai_memory.client.settings_backup import SettingsBackups, apply_changes
+
+    backups = SettingsBackups(data_dir, time.strftime("%Y%m%dT%H%M%S"))
+    done = {applied.change.path: applied for applied in apply_changes(changes, backups)}
     for change in changes:
-        if change.path not in written:
+        applied = done.get(change.path)
+        if applied is None:
             print(f"{'absent' if change.before is None else 'unchanged'} {change.path}")
         elif change.before is None:
             print(f"created {change.path}")
-        elif change.after == "":
-            print(f"removed {change.path} (it held only ai-memory's block; backup: {written[change.path]})")
+        elif applied.removed:
+            print(f"removed {change.path} (it held only what ai-memory put there; backup: {applied.backup})")
         else:
-            print(f"updated {change.path} (backup: {written[change.path]})")
+            print(f"updated {change.path} (backup: {applied.backup})")
         for note in change.notes:
             print(f"note: {note}")

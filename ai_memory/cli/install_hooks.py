@@ -10,11 +10,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 from ai_memory import datadir
 from ai_memory.cli.common import config_from
+from ai_memory.cli.file_changes import apply_and_report
 from ai_memory.client import agent_settings as settings
 from ai_memory.config import Config
 from ai_memory.core.errors import ConfigError
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.hooks_verb == "install-hooks":
         return _install(target, config, args.dry_run)
-    return _uninstall(target, args.dry_run)
+    return _uninstall(target, config, args.dry_run)
 
 
 def _install(target: settings.Target, config: Config, dry_run: bool) -> int:
@@ -61,18 +61,18 @@ def _install(target: settings.Target, config: Config, dry_run: bool) -> int:
     if client is None:
         print(f"warning: {settings.HOOK_SOURCE} not found; {target.hook_command} is not installed",
               file=sys.stderr)
-    _report(changes)
+    _report(changes, config)
     if target.agent == "codex" and any(change.changed for change in changes):
         print(CODEX_TRUST_NOTE)
     return 0
 
 
-def _uninstall(target: settings.Target, dry_run: bool) -> int:
+def _uninstall(target: settings.Target, config: Config, dry_run: bool) -> int:
     changes = settings.plan_uninstall(target)
     if dry_run:
         _print_diffs(changes)
         return 0
-    _report(changes)
+    _report(changes, config)
     return 0
 
 
@@ -99,17 +99,8 @@ def _print_diffs(changes: list[settings.FileChange]) -> None:
             print(f"note: {note}")
 
 
-def _report(changes: list[settings.FileChange]) -> None:
-    written = dict((c.path, backup) for c, backup in
-                   settings.apply_changes(changes, time.strftime("%Y%m%dT%H%M%S")))
+def _report(changes: list[settings.FileChange], config: Config) -> None:
+    apply_and_report(changes, config.data_dir)
     for change in changes:
-        if change.path not in written:
-            print(f"{'absent' if change.before is None else 'unchanged'} {change.path}")
-        elif written[change.path] is None:
-            print(f"created {change.path}")
-        else:
-            print(f"updated {change.path} (backup: {written[change.path]})")
-        for note in change.notes:
-            print(f"note: {note}")
         if change.path.name == "settings.local.json" and change.before is None and change.changed:
             print(f"note: {change.path} holds the token; keep it out of version control")

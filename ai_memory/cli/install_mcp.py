@@ -55,9 +55,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print_diffs(changes)
         return 0
-    from ai_memory.client.agent_settings import apply_changes
-
-    apply_and_report(changes, apply_changes)
+    apply_and_report(changes, config_from(args).data_dir)
     if any(change.changed for change in changes):
         print(f"note: {RESTART_NOTE}")
     return 0

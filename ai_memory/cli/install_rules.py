@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ai_memory.cli.common import config_from
 from ai_memory.cli.file_changes import apply_and_report, print_diffs
 
 INSTALL_HELP = "write ai-memory's usage rules into the project's CLAUDE.md, AGENTS.md or GEMINI.md"
@@ -44,5 +45,5 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print_diffs([change])
     else:
-        apply_and_report([change], rules_file.apply_changes)
+        apply_and_report([change], config_from(args).data_dir)
     return 0

@@ -8,8 +8,8 @@ or ``hooks`` object that removal left empty. Everything else — other keys, oth
 other handlers, key order — survives byte for byte in meaning, so a second install is a
 no-op and uninstall gives back the user's file.
 
-Planning is pure (``plan_install``/``plan_uninstall`` return ``FileChange``s); ``apply_changes``
-writes them atomically after a timestamped backup of any file whose content changes.
+Planning is pure (``plan_install``/``plan_uninstall`` return ``FileChange``s);
+``settings_backup.apply_changes`` writes them, with backups in the data dir.
 """
 
 from __future__ import annotations
@@ -19,9 +19,8 @@ import json
 import os
 import re
 import shlex
-import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -382,34 +381,7 @@ def _redact(text: str) -> str:
     return _TOKEN_VALUE.sub(r'\1"<redacted>"', text)
 
 
-def apply_changes(changes: Iterable[FileChange], stamp: str) -> list[tuple[FileChange, Path | None]]:
-    """Write every changed file atomically; back up existing ones to ``<file>.bak-<stamp>``."""
-    done = []
-    for change in changes:
-        if not change.changed:
-            continue
-        real = change.path.resolve() if change.path.is_symlink() else change.path
-        backup = backup_file(real, stamp) if change.before is not None else None
-        assert change.after is not None
-        _write_atomic(real, change.after, change.private)
-        done.append((change, backup))
-    return done
-
-
-def backup_file(path: Path, stamp: str) -> Path:
-    """Copy ``path`` to ``<file>.bak-<stamp>`` (numbered when taken); returns the copy."""
-    backup = path.with_name(f"{path.name}.bak-{stamp}")
-    n = 1
-    while backup.exists():
-        backup, n = path.with_name(f"{path.name}.bak-{stamp}.{n}"), n + 1
-    try:
-        shutil.copy2(path, backup)
-    except OSError as exc:
-        raise StorageError(f"cannot back up {path}", detail=str(exc)) from exc
-    return backup
-
-
-def _write_atomic(path: Path, text: str, private: bool) -> None:
+def write_atomic(path: Path, text: str, private: bool) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         mode = 0o600 if private else (path.stat().st_mode & 0o777 if path.exists() else 0o644)

@@ -7,18 +7,17 @@ it, and deletes a file that held nothing else. The rest of the file is never tou
 file whose markers do not pair up is refused rather than guessed at.
 
 Planning is pure (``plan_install``/``plan_uninstall`` return ``FileChange``s, an ``after`` of
-``""`` meaning "delete"); ``apply_changes`` backs a file up before changing or deleting it.
+``""`` meaning "delete"); ``settings_backup.apply_changes`` backs a file up (in the data dir)
+before changing or deleting it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from pathlib import Path
 
-from ai_memory.client.agent_settings import FileChange, backup_file
-from ai_memory.client.agent_settings import apply_changes as write_changes
-from ai_memory.core.errors import ConfigError, StorageError
+from ai_memory.client.agent_settings import FileChange
+from ai_memory.core.errors import ConfigError
 from ai_memory.core.guidance import RULES_BEGIN, RULES_END
 
 RULE_FILES = {"claude": "CLAUDE.md", "codex": "AGENTS.md", "gemini": "GEMINI.md"}
@@ -112,24 +111,3 @@ def plan_uninstall(path: Path) -> FileChange:
     if before is None:
         return FileChange(path, None, None)
     return FileChange(path, before, without_rules(before, path))
-
-
-def apply_changes(changes: Iterable[FileChange], stamp: str) -> list[tuple[FileChange, Path | None]]:
-    """Write changed files (backing up the old ones); an ``after`` of ``""`` deletes the file."""
-    done: list[tuple[FileChange, Path | None]] = []
-    for change in changes:
-        if change.changed and change.after == "" and change.before is not None:
-            done.append((change, _remove(change.path, stamp)))
-        else:
-            done += write_changes([change], stamp)
-    return done
-
-
-def _remove(path: Path, stamp: str) -> Path:
-    """Delete ``path`` after copying it to ``<file>.bak-<stamp>``; returns the backup."""
-    backup = backup_file(path, stamp)
-    try:
-        path.unlink()
-    except OSError as exc:
-        raise StorageError(f"cannot remove {path}", detail=str(exc)) from exc
-    return backup
