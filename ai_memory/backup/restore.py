@@ -132,6 +132,8 @@ def _sync_pages(conn: sqlite3.Connection, wiki_dir: Path) -> int:
         if known is not None and (known.mtime_ns, known.size) == (st.st_mtime_ns, st.st_size):
             continue
         page = parse_page(rel, path.read_bytes())
+        if page.generated:  # a generated index.md is derived, not a page
+            continue
         if known is not None and known.content_hash == page.content_hash:
             # Same page, new stat (extraction rounds mtimes): record it, or every reconcile
             # of the restored daemon would re-read and re-hash the whole wiki.

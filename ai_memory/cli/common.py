@@ -42,3 +42,8 @@ def settings_from(config: Config) -> "ClientSettings":
 def print_json(value: Any) -> None:
     json.dump(value, sys.stdout, indent=2, ensure_ascii=False)
     sys.stdout.write("\n")
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 event``, ``2 events``; ``many`` where the plural is not the word plus s."""
+    return f"{count} {word if count == 1 else many or word + 's'}"

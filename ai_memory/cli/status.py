@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from ai_memory.cli.common import print_json
+from ai_memory.cli.common import plural, print_json
 from ai_memory.cli.daemon_args import api_from
 from ai_memory.core.errors import AuthError, DaemonUnavailable
 
@@ -26,13 +26,64 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(body)
         return 0
-    w = body["writer"]
-    print(f"ai-memory {body['version']} (pid {body['pid']}) at {api.url}, up {body['uptime_s']:.0f}s")
-    print(f"data dir:     {body['data_dir']}")
-    print(f"sessions:     {body['counts']['sessions']}")
-    print(f"observations: {body['counts']['observations']}")
-    print(f"writer:       queue {w['queue_depth']}, {w['batches']} batches, mean batch {w['mean_batch']}")
+    for line in describe(body, api.url):
+        print(line)
     return 0
+
+
+def describe(body: dict, url: str) -> list[str]:
+    """The status for a person: what is stored, what is broken, what is still waiting."""
+    counts, wiki, w = body["counts"], body.get("wiki", {}), body["writer"]
+    broken = wiki.get("broken_pages", [])
+    lines = [
+        f"ai-memory {body['version']} (pid {body['pid']}) at {url}, up {_duration(body['uptime_s'])}",
+        f"data dir:     {body['data_dir']}",
+        f"pages:        {plural(counts.get('pages', 0), 'page')}" + (f", {len(broken)} broken" if broken else ""),
+        f"sessions:     {plural(counts['sessions'], 'session')}",
+        f"observations: {plural(counts['observations'], 'event')}",
+        f"embeddings:   {_embeddings(body.get('embeddings', {}))}",
+        f"spool:        {_spool(body.get('spool', {}))}",
+        f"writer:       queue {w['queue_depth']}, {plural(w['batches'], 'batch', 'batches')},"
+        f" mean batch {w['mean_batch']}",
+    ]
+    lines += [f"  broken: {page['path']}: {'; '.join(page['problems'])}" for page in broken[:10]]
+    if len(broken) > 10:
+        lines.append(f"  ... and {len(broken) - 10} more (ai-memory lint lists them all)")
+    lines += [f"  not written: {rel} (a file ai-memory did not write is there; see ai-memory lint)"
+              for rel in wiki.get("blocked_indexes", [])]
+    return lines
+
+
+def _duration(seconds: float) -> str:
+    s = int(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m {s % 60}s"
+    return f"{s // 3600}h {s % 3600 // 60}m" if s < 86400 else f"{s // 86400}d {s % 86400 // 3600}h"
+
+
+def _embeddings(found: dict) -> str:
+    if not found.get("enabled"):
+        return "off"
+    if found.get("error"):
+        return f"failed: {found['error']}"
+    backlog = found.get("backlog", {})
+    waiting = f"{plural(backlog.get('chunks', 0), 'chunk')} and {plural(backlog.get('observations', 0), 'event')}"
+    state = "ready" if found.get("ready") else "loading the model"
+    return f"{state}; {waiting} waiting" if any(backlog.values()) else f"{state}; nothing waiting"
+
+
+def _spool(found: dict) -> str:
+    waiting = found.get("backlog", 0)
+    parts = [f"{plural(waiting, 'event')} waiting" if waiting else "empty",
+             f"{plural(found.get('delivered', 0), 'event')} delivered"]
+    if found.get("bad"):
+        parts.append(f"{plural(found['bad'], 'bad file')} set aside in spool/bad")
+    dropped = found.get("dropped_count_cap", 0) + found.get("dropped_age_cap", 0)
+    if dropped:
+        parts.append(f"{plural(dropped, 'event')} dropped by the spool's caps")
+    return ", ".join(parts)
 
 
 def _status(args: argparse.Namespace, wait_s: float):

@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from ai_memory.core.links import Body, parse_body
+
 GLOBAL_PROJECT = "_global"
 PAGE_TYPES = ("Session Summary", "Decision", "Gotcha", "Procedure", "Concept", "Rule", "Note",
               "Preference", "Fact", "Episode")
@@ -33,9 +35,6 @@ DEFAULT_TIER = {"Session Summary": "episodic", "Episode": "episodic", "Procedure
                 "Rule": "procedural"}
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^---[ \t]*(?:\r?\n|\Z)", re.S | re.M)
-_HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.M)
-_WIKILINK = re.compile(r"\[\[([^\[\]|#]+)(?:#[^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
-_MDLINK = re.compile(r"\[[^\]]*\]\(([^)\s]+\.md)(?:#[^)]*)?\)")
 
 
 @dataclass(frozen=True)
@@ -58,6 +57,12 @@ class ParsedPage:
 
     def get(self, key: str) -> Any:
         return self.meta.get(key)
+
+    @property
+    def generated(self) -> bool:
+        """A file ai-memory derives (a project's index.md): never indexed as a page, and the
+        only kind of file ai-memory rewrites without being asked."""
+        return self.meta.get("generated") is True
 
 
 def content_hash(raw: bytes) -> str:
@@ -107,13 +112,6 @@ def _relations(meta: dict[str, Any], problems: list[str]) -> list[tuple[str, str
     return links
 
 
-def body_links(body: str) -> list[tuple[str, str]]:
-    """Wikilinks ``[[x]]`` (``[[project:path]]`` across projects) and relative markdown links."""
-    found = [(m.group(1).strip(), "link") for m in _WIKILINK.finditer(body)]
-    found += [(m.group(1).strip(), "link") for m in _MDLINK.finditer(body) if "://" not in m.group(1)]
-    return found
-
-
 def decode(raw: bytes, problems: list[str]) -> str:
     if b"\x00" in raw[:8192]:
         problems.append("binary file")
@@ -129,25 +127,28 @@ def decode(raw: bytes, problems: list[str]) -> str:
 
 
 def parse_page(path: str, raw: bytes) -> ParsedPage:
-    """Parse a page file; never raises. ``path`` is relative to the wiki, with '/' separators."""
+    """Parse a page file; never raises. ``path`` is relative to the wiki, with '/' separators.
+
+    A file without frontmatter, or whose frontmatter names no type, is a plain note: a Note
+    titled by its first heading (else its file name), with no problem to report."""
     problems: list[str] = []
     text = decode(raw, problems)
     meta, body, fm_problems = split_frontmatter(text)
     problems += fm_problems
-    page_type = str(meta.get("type") or "")
+    page_type = str(meta.get("type") or "Note")
     if page_type not in PAGE_TYPES:
-        problems.append("missing type" if not page_type else f"unknown type {page_type!r}")
-        page_type = page_type or "Note"
-    heading = _HEADING.search(body)
+        problems.append(f"unknown type {page_type!r}")
+    # the parser only runs where it can find something: links need a "[", a title a heading
+    parsed = parse_body(body) if "[" in body or not meta.get("title") else Body([], None)
     stem = path.rsplit("/", 1)[-1].removesuffix(".md")
-    title = str(meta.get("title") or (heading.group(1) if heading else stem))[:200]
+    title = str(meta.get("title") or parsed.first_heading or stem)[:200]
     tier = str(meta.get("tier") or DEFAULT_TIER.get(page_type, "semantic"))
     project = str(meta.get("project") or (path.split("/", 1)[0] if "/" in path else GLOBAL_PROJECT))
     return ParsedPage(
         path=path, meta=meta, body=body, type=page_type, title=title, tier=tier, project=project,
         summary=str(meta.get("summary") or "")[:2000], tags=_str_list(meta.get("tags")),
         entities=_str_list(meta.get("entities")),
-        links=_relations(meta, problems) + body_links(body),
+        links=_relations(meta, problems) + [(target, "link") for target in parsed.links],
         content_hash=content_hash(raw), problems=problems,
     )
 

@@ -13,6 +13,7 @@ from ai_memory.core.errors import NotFound
 from ai_memory.server.keys import RUNTIME
 from ai_memory.store.pages import broken_pages, page_count
 from ai_memory.store.observations import agents_last_seen, counts, session_exists, session_observations
+from ai_memory.wiki.project_index import blocked_indexes
 
 routes = web.RouteTableDef()
 
@@ -30,6 +31,8 @@ async def status(request: web.Request) -> web.Response:
     agents = await runtime.reader.run(agents_last_seen)
     numbers["pages"] = await runtime.reader.run(page_count)
     broken = await runtime.reader.run(broken_pages)
+    wiki_dir = runtime.config.sub("wiki")
+    blocked = await runtime.reader.run(lambda c: blocked_indexes(c, wiki_dir))
     return web.json_response({
         "version": ai_memory.__version__,
         "python": platform.python_version(),
@@ -40,7 +43,7 @@ async def status(request: web.Request) -> web.Response:
         "counts": numbers,
         "agents": agents,
         "embeddings": await _embedding_status(runtime),
-        "wiki": {"broken_pages": broken, "commits": runtime.wiki.committer.commits,
+        "wiki": {"broken_pages": broken, "blocked_indexes": blocked, "commits": runtime.wiki.committer.commits,
                  "sessions_compiled": runtime.sessions.compiled},
         "spool": runtime.spool.as_dict(),
         "query_workers": runtime.query_workers.describe() if runtime.query_workers else {"configured": 0},

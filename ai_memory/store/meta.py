@@ -29,9 +29,12 @@ def memory_meta(conn: sqlite3.Connection, *, project: str | None, owner: str, no
 
 
 def _projects(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-    """Every project with its page and session counts and last activity, most recent first."""
+    """Every project with its page and session counts and last activity, most recent first.
+    A folder of a person's notes, with no page ai-memory wrote and no session, is no project."""
     found: dict[str, dict[str, Any]] = {}
-    for name, pages, updated in conn.execute("SELECT project, COUNT(*), MAX(updated) FROM pages GROUP BY project"):
+    for name, pages, updated in conn.execute(
+            "SELECT project, COUNT(*), MAX(updated) FROM pages GROUP BY project"
+            " HAVING project = '_global' OR MAX(uid IS NOT NULL OR session_id IS NOT NULL) = 1"):
         found[name] = {"project": name, "pages": pages, "sessions": 0, "last_activity": updated}
     for name, sessions, last in conn.execute(
             "SELECT project, COUNT(*), MAX(last_event_at) FROM sessions WHERE project IS NOT NULL GROUP BY project"):

@@ -19,7 +19,7 @@ from ai_memory.store.raw_log import fsync_dir
 
 TEMP_PREFIX = ".ai-memory-tmp-"
 IGNORED_DIRS = frozenset({".git", ".obsidian", ".trash", ".stfolder", "node_modules"})
-GENERATED = frozenset({"index.md"})
+GENERATED = frozenset({"index.md"})  # names ai-memory generates; its files say so (generated: true)
 # Editor scratch: vim's .swp/.swx/.swo, backup~ files and its 4913 probe; Obsidian and others' temp names.
 _SCRATCH = re.compile(r"(^\.~|^~|~$|\.sw[a-p]$|^4913$|\.tmp$|^\.#|\.crswap$|^\.goutputstream)")
 
@@ -32,7 +32,7 @@ def is_page_path(rel: str) -> bool:
         return False
     if name.startswith(TEMP_PREFIX) or name.startswith(".") or _SCRATCH.search(name):
         return False
-    if name in GENERATED or (len(parts) == 1 and name == "README.md"):
+    if len(parts) == 1 and name == "README.md":
         return False
     return name.endswith(".md")
 

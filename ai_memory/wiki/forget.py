@@ -111,7 +111,8 @@ class Forgetter:
         removed = report.removed
         await self.wiki.writer.submit_wait(rows.bury([(r.candidate, r.verdict.reason) for r in removed],
                                                      rows.stamp(report.now)))
-        await self.wiki.refresh_indexes({r.candidate.project for r in removed})
+        await self.wiki.refresh_indexes({r.candidate.facts.path.split("/", 1)[0] for r in removed
+                                         if "/" in r.candidate.facts.path})
         report.git_commit = await self._commit(removed)
         if report.git_commit:
             await self.wiki.writer.submit_wait(rows.record_commit(sorted(gone), report.git_commit))

@@ -85,6 +85,11 @@ class Committer:
         self._failures = 0
         self.commits = 0
 
+    @property
+    def pending(self) -> bool:
+        """Whether changes wait for their commit (asked for, not yet made)."""
+        return bool(self._reasons)
+
     def request(self, reason: str) -> None:
         """Ask for a commit soon; reasons within one window share a commit message."""
         if reason not in self._reasons:

@@ -5,10 +5,13 @@ index; it never changes a page or a row. Rules, in the order they are reported:
 
 - ``contradiction``: a page's ``relations: {contradicts: [...]}`` names a page, both are live
   (neither superseded nor expired) and neither supersedes the other. Reported once per pair.
-- ``broken-link``: a wikilink, markdown link or relation whose target resolves to no page. Targets
-  resolve as the retrieval graph stream resolves them (``retrieval/streams.py``): path, file
-  stem, or title, case-insensitive. Session pages are not checked: their links are quoted from
-  prompts and tool output.
+- ``broken-link``: a wikilink, embed, markdown link or relation whose target resolves to no file.
+  Links resolve as Obsidian resolves them (``core.links``: relative path, vault path, partial
+  path, file name, frontmatter ``aliases``; any file, so ``![[diagram.png]]`` finds
+  ``attachments/diagram.png``), so this reports the links Obsidian shows as unresolved (besides
+  a bare ``[[alias]]``, which Obsidian leaves unresolved and we accept). A relation may also name
+  a page by its title. Session pages are not checked: their links are quoted from prompts and
+  tool output.
 - ``orphan``: a hand-written page with no link out and no link in from another page. Session
   pages (reached by session id and date), structured memories (records with an ``id``, reached by
   search and supersession, rarely linked by design) and conflict copies are not held to it; the
@@ -17,16 +20,19 @@ index; it never changes a page or a row. Rules, in the order they are reported:
 - ``duplicate-title``: two or more live pages of one project share a title (case-insensitive).
   Session pages are left out: they are titled by their first prompt, which repeats.
 - ``expired``: ``expires_at`` is past but the file is still in the wiki.
-- ``broken-frontmatter``: the page parsed with problems (bad YAML, missing type, not UTF-8, ...).
+- ``broken-frontmatter``: the page parsed with problems (bad YAML, an unknown type, not UTF-8, ...); a plain note without frontmatter is a Note, not broken.
 - ``oversized``: the file is larger than ``OVERSIZED_BYTES``.
 - ``index-drift``: files and index disagree (``reindex.check``), in two passes a moment apart so
   a write in flight (file written, rows not yet committed) is not reported.
 - ``conflict-copy``: a sync tool's conflict copy (``x.conflict-*.md``, ``x.sync-conflict-*.md``).
+- ``index-blocked``: a project folder's ``index.md`` that ai-memory did not write, so the
+  generated index is not written there (it never replaces a file it did not write).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import time
@@ -36,12 +42,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ai_memory.core.links import Vault, aliases_of
 from ai_memory.store.connection import open_read_connection
-from ai_memory.wiki.files import iter_pages
+from ai_memory.wiki.files import IGNORED_DIRS, iter_pages
+from ai_memory.wiki.project_index import blocked_indexes
 from ai_memory.wiki.reindex import check
 
 RULES = ("contradiction", "broken-link", "orphan", "duplicate-title", "expired", "broken-frontmatter",
-         "oversized", "index-drift", "conflict-copy")
+         "oversized", "index-drift", "conflict-copy", "index-blocked")
 # Larger than this, a page is no longer one piece of knowledge: agents read pages whole
 # (memory_read_page cuts at 20,000 characters by default) and retrieval ranks it by its best chunk.
 OVERSIZED_BYTES = 100_000
@@ -89,6 +97,7 @@ class _Page:
     superseded_by: str | None
     problems: list[str]
     pinned: bool
+    aliases: tuple[str, ...] = ()
 
     def live(self, now: str) -> bool:
         return not self.superseded_by and not (self.expires_at and self.expires_at <= now)
@@ -105,11 +114,12 @@ def lint(wiki_dir: Path, raw_dir: Path, db_path: Path, now: str | None = None) -
     try:
         pages = _pages(conn)
         links = [(int(r[0]), str(r[1]), str(r[2])) for r in conn.execute("SELECT src_id, target, kind FROM links")]
+        blocked = blocked_indexes(conn, wiki_dir)
     finally:
         conn.close()
     report = LintReport(pages=len(pages))
     by_id = {p.id: p for p in pages}
-    resolver = _Resolver(pages)
+    resolver = _Resolver(pages, _vault_files(wiki_dir))
     report.findings += _contradictions(links, by_id, resolver, now)
     report.findings += _broken_links(links, by_id, resolver)
     report.findings += _orphans(links, by_id, resolver)
@@ -119,6 +129,7 @@ def lint(wiki_dir: Path, raw_dir: Path, db_path: Path, now: str | None = None) -
     report.findings += [_oversized(p) for p in pages if p.size > OVERSIZED_BYTES]
     report.findings += [_drift_finding(d) for d in persistent_drift(wiki_dir, raw_dir, db_path)]
     report.findings += _conflict_copies(wiki_dir)
+    report.findings += [_blocked(rel) for rel in blocked]
     report.findings.sort(key=lambda f: (RULES.index(f.rule), f.path, f.detail))
     return report
 
@@ -139,31 +150,45 @@ def persistent_drift(wiki_dir: Path, raw_dir: Path, db_path: Path) -> list[str]:
 
 def _pages(conn: sqlite3.Connection) -> list[_Page]:
     rows = conn.execute(
-        "SELECT id, path, project, type, title, uid, size, expires_at, supersedes, superseded_by, problems, pinned"
-        " FROM pages ORDER BY path").fetchall()
+        "SELECT id, path, project, type, title, uid, size, expires_at, supersedes, superseded_by, problems, pinned,"
+        " frontmatter FROM pages ORDER BY path").fetchall()
     return [_Page(int(r[0]), r[1], r[2], r[3], r[4], r[5], int(r[6]), r[7], r[8], r[9], json.loads(r[10] or "[]"),
-                  bool(r[11])) for r in rows]
+                  bool(r[11]), tuple(aliases_of(json.loads(r[12] or "{}")))) for r in rows]
+
+
+def _vault_files(wiki_dir: Path) -> list[str]:
+    """Every file a link may name, pages or not (attachments, a README), as Obsidian lists them."""
+    found = []
+    for root, dirs, files in os.walk(wiki_dir):
+        dirs[:] = [d for d in dirs if d not in IGNORED_DIRS and not d.startswith(".")]
+        found += [(Path(root) / name).relative_to(wiki_dir).as_posix() for name in files if not name.startswith(".")]
+    return found
 
 
 class _Resolver:
-    """Link targets to page ids, by the graph stream's rules, from an in-memory map of the index."""
+    """Link targets to page ids: Obsidian's resolution over the vault's files (``core.links``);
+    a relation may also name a page by its title."""
 
-    def __init__(self, pages: list[_Page]) -> None:
-        self._path: dict[str, int] = {}
-        self._stem: dict[str, list[int]] = defaultdict(list)
+    def __init__(self, pages: list[_Page], files: list[str]) -> None:
+        self._vault = Vault(files, {p.path: list(p.aliases) for p in pages if p.aliases})
+        self._id = {page.path: page.id for page in pages}
         self._title: dict[str, list[int]] = defaultdict(list)
         for page in pages:
-            self._path[page.path] = page.id
-            self._stem[page.path.rsplit("/", 1)[-1].removesuffix(".md").lower()].append(page.id)
             self._title[page.title.lower()].append(page.id)
 
-    def resolve(self, target: str) -> set[int]:
-        head = target.split(":", 1)[0]
-        name = target.replace(":", "/", 1) if ":" in target and "/" not in head else target
-        name = name.removesuffix(".md")
-        leaf = name.rsplit("/", 1)[-1].lower()
-        found = {self._path[p] for p in (name + ".md", name) if p in self._path}
-        return found | set(self._stem.get(leaf, ())) | set(self._title.get(leaf, ()))
+    def files(self, target: str, source: str) -> list[str]:
+        """The files a link means (pages or not); empty: unresolved."""
+        return self._vault.resolve(target, source)
+
+    def resolve(self, target: str, source: str, kind: str = "link") -> set[int]:
+        """The pages a link (or a relation) means."""
+        found = {self._id[f] for f in self.files(target, source) if f in self._id}
+        if kind != "link":
+            found |= set(self._title.get(target.strip().lower(), ()))
+        return found
+
+    def resolves(self, target: str, source: str, kind: str) -> bool:
+        return bool(self.files(target, source)) or bool(kind != "link" and self.resolve(target, source, kind))
 
 
 def _contradictions(links: list[tuple[int, str, str]], by_id: dict[int, _Page], resolver: _Resolver,
@@ -173,7 +198,7 @@ def _contradictions(links: list[tuple[int, str, str]], by_id: dict[int, _Page], 
         page = by_id[src]
         if kind != "contradicts" or not page.live(now):
             continue
-        for other in (by_id[i] for i in resolver.resolve(target) if i != src):
+        for other in (by_id[i] for i in resolver.resolve(target, page.path, kind) if i != src):
             pair = frozenset((page.id, other.id))
             if pair in seen or not other.live(now) or _supersedes(page, other) or _supersedes(other, page):
                 continue
@@ -193,7 +218,7 @@ def _broken_links(links: list[tuple[int, str, str]], by_id: dict[int, _Page], re
     found = []
     for src, target, kind in links:
         # a session page's links are quoted from prompts and tool output, not written by anyone
-        if by_id[src].type == SESSION_TYPE or resolver.resolve(target):
+        if by_id[src].type == SESSION_TYPE or resolver.resolves(target, by_id[src].path, kind):
             continue
         path = by_id[src].path
         if kind == "link":
@@ -208,9 +233,9 @@ def _broken_links(links: list[tuple[int, str, str]], by_id: dict[int, _Page], re
 
 def _orphans(links: list[tuple[int, str, str]], by_id: dict[int, _Page], resolver: _Resolver) -> list[Finding]:
     linked: set[int] = set()
-    for src, target, _ in links:
+    for src, target, kind in links:
         linked.add(src)  # a link out, even a broken one (that one is its own finding)
-        linked |= resolver.resolve(target) - {src}
+        linked |= resolver.resolve(target, by_id[src].path, kind) - {src}
     for page in by_id.values():  # supersession is a link both ways
         if page.supersedes or page.superseded_by:
             linked.add(page.id)
@@ -280,3 +305,9 @@ def _conflict_copies(wiki_dir: Path) -> list[Finding]:
                                  f"compare it with {original}, merge what is missing into that page,"
                                  f" then delete {rel}"))
     return found
+
+
+def _blocked(rel: str) -> Finding:
+    return Finding("index-blocked", rel, "ai-memory did not write this file, so the project's generated index"
+                   " is not written here", f"nothing, if you want to keep {rel} as it is; to get the generated"
+                   " index, rename your file: ai-memory writes the index at the folder's next change")

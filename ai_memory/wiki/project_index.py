@@ -1,14 +1,21 @@
 """The generated ``<project>/index.md``: every page of a project by family, never hand-maintained.
 
-It is derived from the index (never indexed as a page itself, and ignored by the watcher) and
-rewritten only when its content would change.
+It is derived from the index (never indexed as a page itself: its frontmatter says
+``generated: true``) and rewritten only when its content would change. It is written only in
+a folder ai-memory owns: a top-level folder holding at least one page ai-memory wrote (a
+session page, or a structured memory with its ``id``). A person's folder of notes gets none,
+and an ``index.md`` there that ai-memory did not write is never replaced: it is reported
+(``blocked_indexes``: lint and status) instead.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
-from ai_memory.core.page import render_page
+from ai_memory.core.page import parse_page, render_page
+
+INDEX_NAME = "index.md"
 
 TYPE_ORDER = ("Rule", "Decision", "Procedure", "Gotcha", "Fact", "Preference", "Concept", "Note",
               "Session Summary")
@@ -18,11 +25,55 @@ HEADINGS = {"Session Summary": "Sessions", "Gotcha": "Gotchas", "Rule": "Rules",
 MAX_PER_TYPE = 500
 
 
-def project_pages(conn: sqlite3.Connection, project: str) -> list[sqlite3.Row]:
-    """The pages index.md lists: never a private one (its title would show in a shared file)."""
+def _in_folder(folder: str) -> tuple[str, tuple[str, str]]:
+    """A WHERE clause on the path index for every page under ``folder``/ ('0' follows '/')."""
+    return "path >= ? AND path < ?", (f"{folder}/", f"{folder}0")
+
+
+def project_pages(conn: sqlite3.Connection, folder: str) -> list[sqlite3.Row]:
+    """The pages index.md lists: the folder's, never a private one (its title would show in a
+    shared file)."""
+    where, args = _in_folder(folder)
     return conn.execute(
-        "SELECT path, title, type, updated, superseded_by FROM pages WHERE project = ? AND scope != 'private'"
-        " ORDER BY type, COALESCE(updated, '') DESC, path", (project,)).fetchall()
+        f"SELECT path, title, type, updated, superseded_by FROM pages WHERE {where} AND scope != 'private'"
+        " ORDER BY type, COALESCE(updated, '') DESC, path", args).fetchall()
+
+
+def owns(conn: sqlite3.Connection, folder: str) -> bool:
+    """Whether the top-level ``folder`` holds a page ai-memory wrote: a project folder."""
+    where, args = _in_folder(folder)
+    return conn.execute(f"SELECT 1 FROM pages WHERE {where} AND (uid IS NOT NULL OR session_id IS NOT NULL)"
+                        " LIMIT 1", args).fetchone() is not None
+
+
+def owned_folders(conn: sqlite3.Connection) -> list[str]:
+    rows = conn.execute("SELECT DISTINCT substr(path, 1, instr(path, '/') - 1) FROM pages"
+                        " WHERE instr(path, '/') > 0 AND (uid IS NOT NULL OR session_id IS NOT NULL)")
+    return sorted(str(r[0]) for r in rows)
+
+
+def written_by_us(data: bytes | None, rel: str) -> bool:
+    """Whether a file's bytes are a generated index (None: no file, nothing to protect)."""
+    return data is None or parse_page(rel, data).generated
+
+
+def blocked_indexes(conn: sqlite3.Connection, wiki_dir: Path) -> list[str]:
+    """The ``<folder>/index.md`` files of project folders that ai-memory did not write, so the
+    generated index is not written there."""
+    blocked = []
+    for folder in owned_folders(conn):
+        rel = f"{folder}/{INDEX_NAME}"
+        path = wiki_dir / rel
+        if path.is_symlink():  # never followed, never replaced
+            blocked.append(rel)
+            continue
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if not written_by_us(data, rel):
+            blocked.append(rel)
+    return blocked
 
 
 def render_index(project: str, rows: list[sqlite3.Row]) -> str:

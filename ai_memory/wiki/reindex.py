@@ -60,6 +60,8 @@ def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool
             except OSError as exc:
                 log.warning("reindex: cannot read %s: %s", rel, exc)
                 continue
+            if page.generated:  # a generated index.md is derived, not a page
+                continue
             index_page_rows(conn, page, st.st_mtime_ns, st.st_size, now=_iso(st.st_mtime_ns))
             report.pages += 1
             report.broken_pages += bool(page.problems)
@@ -174,9 +176,12 @@ def check(wiki_dir: Path, raw_dir: Path, db_path: Path) -> Drift:
     conn.close()
     on_disk = dict(iter_pages(wiki_dir))
     for rel, path in sorted(on_disk.items()):
-        if rel not in indexed:
+        page = parse_page(rel, path.read_bytes())
+        if page.generated:
+            on_disk.pop(rel)
+        elif rel not in indexed:
             drift.differences.append(f"page not indexed: {rel}")
-        elif parse_page(rel, path.read_bytes()).content_hash != indexed[rel]:
+        elif page.content_hash != indexed[rel]:
             drift.differences.append(f"page changed since indexed: {rel}")
     for rel in sorted(set(indexed) - set(on_disk)):
         drift.differences.append(f"indexed page has no file: {rel}")

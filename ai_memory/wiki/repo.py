@@ -17,6 +17,9 @@ Git history is the undo button.
 """
 
 
+_GITIGNORE = ".obsidian/workspace*\n.ai-memory-tmp-*\n*.swp\n*~\n"
+
+
 def signature() -> pygit2.Signature:
     return pygit2.Signature(AUTHOR_NAME, AUTHOR_EMAIL)
 
@@ -27,8 +30,10 @@ def ensure_repo(wiki_dir: Path) -> pygit2.Repository:
         return pygit2.Repository(str(wiki_dir))
     wiki_dir.mkdir(parents=True, exist_ok=True)
     repo = pygit2.init_repository(str(wiki_dir), initial_head="main")
-    (wiki_dir / "README.md").write_text(_README)
-    (wiki_dir / ".gitignore").write_text(".obsidian/workspace*\n.ai-memory-tmp-*\n*.swp\n*~\n")
+    # A folder of notes made a wiki keeps its files: ours are written only where none exists.
+    for name, text in (("README.md", _README), (".gitignore", _GITIGNORE)):
+        if not (wiki_dir / name).exists() and not (wiki_dir / name).is_symlink():
+            (wiki_dir / name).write_text(text)
     repo.index.add_all()
     repo.index.write()
     tree = repo.index.write_tree()

@@ -24,7 +24,7 @@ from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer, WriteTx
 from ai_memory.wiki.files import atomic_write, is_page_path, iter_pages
 from ai_memory.wiki.git import Committer, committed
-from ai_memory.wiki.project_index import project_pages, render_index
+from ai_memory.wiki.project_index import INDEX_NAME, owns, project_pages, render_index, written_by_us
 
 log = logging.getLogger(__name__)
 ExtraRows = Callable[[WriteTx, int], Any]
@@ -50,6 +50,7 @@ class Wiki:
         self.reader = reader
         self.committer = committer
         self._sync_lock = asyncio.Lock()
+        self._refused: set[str] = set()  # index.md files not ours, each logged once
 
     async def write_page(self, rel: str, text: str, reason: str, extra: ExtraRows | None = None) -> ParsedPage:
         """Write a page atomically, then its index rows (and ``extra`` rows) in one transaction."""
@@ -62,6 +63,7 @@ class Wiki:
         ``extra`` runs in that transaction with the first page's id. ``commit_now`` commits before
         returning (deliberate memories) instead of within the commit window.
         """
+        await self.commit_changes_outside(await asyncio.to_thread(_existing, self.dir, [rel for rel, _ in pages]))
         written = []
         for rel, text in pages:
             data = text.encode("utf-8")
@@ -74,7 +76,7 @@ class Wiki:
                 extra(tx, ids[0])
 
         await self.writer.submit_wait(job)
-        await self.refresh_indexes({page.project for page, _ in written})
+        await self.refresh_indexes({page.path.split("/", 1)[0] for page, _ in written if "/" in page.path})
         self.committer.request(reason)
         if commit_now:
             await self.committer.flush()
@@ -104,25 +106,44 @@ class Wiki:
             await self.writer.submit_wait(record_commit([rel], oid))
         return True
 
-    async def refresh_indexes(self, projects: set[str]) -> None:
-        """Rewrite each project's generated index.md when its listing changed."""
-        for project in sorted(projects):
-            if not project or "/" in project or project.startswith("."):
+    async def refresh_indexes(self, folders: set[str]) -> None:
+        """Rewrite each project folder's generated index.md when its listing changed. A folder
+        ai-memory does not own gets none; an index.md there that ai-memory did not write is
+        left alone (lint and status report it). Before an index is written, changes waiting for
+        their commit (edits made outside among them) and an index edited by hand are committed."""
+        for folder in sorted(folders):
+            if not folder or "/" in folder or folder.startswith("."):
                 continue
-            rows = await self.reader.run(lambda c, p=project: project_pages(c, p))
-            path = self.dir / project / "index.md"
-            text = render_index(project, rows)
+            rows, owned = await self.reader.run(lambda c, f=folder: (project_pages(c, f), owns(c, f)))
+            if not owned:
+                continue
+            rel = f"{folder}/{INDEX_NAME}"
+            path = self.dir / rel
+            current = await asyncio.to_thread(_read_or_none, path)
+            if path.is_symlink() or not written_by_us(current, rel):
+                if rel not in self._refused:
+                    self._refused.add(rel)
+                    log.warning("not writing %s: ai-memory did not write the file there", rel)
+                continue
+            self._refused.discard(rel)
+            text = render_index(folder, rows).encode("utf-8")
+            if current == text:
+                continue
+            if self.committer.pending:  # outside edits waiting for their commit go into git first
+                await self.committer.flush()
+            await self.commit_changes_outside({rel: current} if current is not None else {})
             try:
-                current = path.read_text() if path.exists() else None
-            except (OSError, UnicodeDecodeError):
-                current = None
-            if current != text and (rows or current is not None):
-                try:
-                    await asyncio.to_thread(atomic_write, path, text.encode("utf-8"))
-                except DiskFull as exc:
-                    # index.md is derived: the page itself is already written and indexed, so its
-                    # caller must not see a failure; the next change to the project rewrites it.
-                    log.warning("could not rewrite %s: %s", path, exc.detail)
+                await asyncio.to_thread(atomic_write, path, text)
+            except DiskFull as exc:
+                # index.md is derived: the page itself is already written and indexed, so its
+                # caller must not see a failure; the next change to the project rewrites it.
+                log.warning("could not rewrite %s: %s", path, exc.detail)
+
+    async def commit_changes_outside(self, files: dict[str, bytes]) -> None:
+        """Before ai-memory replaces files: one that changed outside and is not in git yet
+        (someone's edit) is committed first, so history holds it."""
+        if files and len(await asyncio.to_thread(committed, self.dir, files)) < len(files):
+            await self.committer.commit_now(f"external edit: before ai-memory rewrites {', '.join(sorted(files)[:5])}")
 
     async def sync_path(self, rel: str, known: FileState | None = None, *, lookup: bool = True) -> str:
         """Bring one path's index rows in step with its file: 'indexed', 'removed' or 'unchanged'."""
@@ -144,6 +165,11 @@ class Wiki:
             log.warning("cannot read %s: %s", rel, exc)
             return "unchanged"
         page = parse_page(rel, data)
+        if page.generated:  # a generated index is derived, never a page
+            if known is None:
+                return "unchanged"
+            await self.writer.submit_wait(remove_page(rel))
+            return "removed"
         if known is not None and known.content_hash == page.content_hash:
             return "unchanged"
 
@@ -174,10 +200,27 @@ class Wiki:
             for rel in sorted(set(states) - set(on_disk)):
                 await self.writer.submit_wait(remove_page(rel))
                 report.removed.append(rel)
-            if report.changed:
-                await self.refresh_indexes({rel.split("/", 1)[0] for rel in report.indexed + report.removed if "/" in rel})
+            if report.changed:  # asked for first: an index rewritten next to them commits them before it
                 self.committer.request("external edit: reconciled files changed outside ai-memory")
+                await self.refresh_indexes({rel.split("/", 1)[0] for rel in report.indexed + report.removed if "/" in rel})
             return report
+
+
+def _read_or_none(path: Path) -> bytes | None:
+    try:
+        return None if path.is_symlink() else path.read_bytes()
+    except OSError:
+        return None
+
+
+def _existing(wiki_dir: Path, rels: list[str]) -> dict[str, bytes]:
+    """The current bytes of those of ``rels`` that exist (about to be replaced)."""
+    found = {}
+    for rel in rels:
+        data = _read_or_none(wiki_dir / rel)
+        if data is not None:
+            found[rel] = data
+    return found
 
 
 def _unlink_if_committed(wiki_dir: Path, rel: str) -> bool | None:

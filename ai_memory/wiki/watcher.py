@@ -100,7 +100,7 @@ class WikiWatcher:
                 continue
             if outcome != "unchanged":
                 changed.append(rel)
-        if changed:
+        if changed:  # asked for first: an index rewritten next to them commits them before it
             self.synced += len(changed)
-            await self._wiki.refresh_indexes({rel.split("/", 1)[0] for rel in changed if "/" in rel})
             self._wiki.committer.request(f"external edit: {', '.join(sorted(set(changed))[:5])}")
+            await self._wiki.refresh_indexes({rel.split("/", 1)[0] for rel in changed if "/" in rel})

@@ -1,0 +1,83 @@
+"""Links as Obsidian reads and resolves them (core.links), on bodies and file lists."""
+
+from __future__ import annotations
+
+import pytest
+
+from ai_memory.core.links import Vault, aliases_of, parse_body
+from ai_memory.core.page import parse_page
+
+
+def links(body: str) -> list[str]:
+    return parse_body(body).links
+
+
+def test_code_blocks_and_code_spans_hold_no_links() -> None:
+    body = ("```sh\nif [[ -f \"$x\" ]]; then :; fi\n```\n\n    [[ indented code ]]\n\n"
+            "Inline `[[ $a == b ]]` too, but [[Real note]] is one.\n")
+    assert links(body) == ["Real note"]
+
+
+@pytest.mark.parametrize(("body", "target"), [
+    ("[[Note]]", "Note"), ("[[Note|shown]]", "Note"), ("[[Note#Heading]]", "Note"),
+    ("[[Note#Heading|shown]]", "Note"), ("[[Note^block-id]]", "Note"), ("![[diagram.png]]", "diagram.png"),
+    ("![[diagram.png|300]]", "diagram.png"), ("[t](sub/My%20note.md#part)", "sub/My note.md"),
+    ("![alt](attachments/x.png)", "attachments/x.png"), ("[t](<with space.md>)", "with space.md"),
+    ("| a | [[Table note\\|alias]] |\n|---|---|\n| 1 | 2 |", "Table note"),
+    ("[[acme-api:decisions/ttl]]", "acme-api:decisions/ttl"),
+])
+def test_each_form_of_link_names_its_target(body: str, target: str) -> None:
+    assert links(body) == [target]
+
+
+@pytest.mark.parametrize("body", [
+    "[site](https://example.com/x.md)", "[mail](mailto:a@b.c)", "[top](#heading)", "[[#Heading]]",
+    "\\[[escaped]]", "[[]]", "[[two\nlines]]",
+])
+def test_what_is_no_link_into_the_vault(body: str) -> None:
+    assert links(body) == []
+
+
+def test_the_first_heading_is_the_title_of_a_plain_note() -> None:
+    page = parse_page("Journal/day.md", b"Some text first.\n\n```\n# not a heading\n```\n\n## Real title ##\n")
+    assert page.type == "Note" and page.title == "Real title" and page.problems == []
+    assert parse_page("Journal/no-heading.md", b"Just words.\n").title == "no-heading"
+    assert parse_page("x/setext.md", b"Setext title\n============\n\nbody\n").title == "Setext title"
+
+
+def test_frontmatter_without_a_type_is_a_note_and_an_unknown_type_is_a_problem() -> None:
+    assert parse_page("a/b.md", b"---\naliases: [B]\n---\n# B\n").problems == []
+    assert parse_page("a/c.md", b"---\ntype: Recipe\n---\n# C\n").problems == ["unknown type 'Recipe'"]
+
+
+VAULT = Vault(
+    ["Concepts/Retry budget.md", "Journal/2026-01-05.md", "attachments/diagram.png", "Plans/q1 plan.md",
+     "a/sub/note.md", "b/note.md", "acme-api/decisions/ttl.md", "README.md"],
+    {"Concepts/Retry budget.md": ["RB"]},
+)
+
+
+@pytest.mark.parametrize(("target", "source", "found"), [
+    ("Retry budget", "Journal/2026-01-05.md", ["Concepts/Retry budget.md"]),  # by file name
+    ("retry BUDGET", "x.md", ["Concepts/Retry budget.md"]),  # any case
+    ("Retry budget.md", "x.md", ["Concepts/Retry budget.md"]),
+    ("RB", "x.md", ["Concepts/Retry budget.md"]),  # an alias
+    ("diagram.png", "Journal/2026-01-05.md", ["attachments/diagram.png"]),  # an attachment, by name
+    ("Plans/q1 plan", "x.md", ["Plans/q1 plan.md"]),  # a path from the root
+    ("../Plans/q1 plan.md", "Journal/2026-01-05.md", ["Plans/q1 plan.md"]),  # relative to the page
+    ("sub/note", "x.md", ["a/sub/note.md"]),  # a partial path: only the file it ends
+    ("note", "x.md", ["a/sub/note.md", "b/note.md"]),  # a name two files have: both
+    ("acme-api:decisions/ttl", "web/x.md", ["acme-api/decisions/ttl.md"]),  # ai-memory's cross-project form
+    ("README", "x.md", ["README.md"]),  # any file counts, indexed or not
+    ("diagram", "x.md", []),  # without its extension, only a .md file is meant
+    ("Postmortem", "x.md", []),
+    ("other/note", "x.md", []),
+])
+def test_resolution_follows_obsidian(target: str, source: str, found: list[str]) -> None:
+    assert VAULT.resolve(target, source) == found
+
+
+def test_aliases_come_as_a_list_or_one_name() -> None:
+    assert aliases_of({"aliases": ["AI", "ML"]}) == ["AI", "ML"]
+    assert aliases_of({"aliases": "AI"}) == ["AI"] and aliases_of({"alias": "K8s"}) == ["K8s"]
+    assert aliases_of({"aliases": None}) == [] and aliases_of({"aliases": [{"x": 1}, " "]}) == []
