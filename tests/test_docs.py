@@ -52,3 +52,33 @@ def test_every_mcp_tool_is_documented(tool: str) -> None:
 def test_the_lists_are_not_empty() -> None:
     """A docs test over nothing would pass forever."""
     assert len(cli_commands()) > 20 and len(KEYS) > 15 and len(TOOL_NAMES) == 20
+
+
+def _declared() -> list[str]:
+    import re
+    import tomllib
+
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    return [re.split(r"[<>=!~\[ ]", d, maxsplit=1)[0].lower() for d in deps]
+
+
+def test_every_declared_dependency_is_used_and_in_the_architecture_table() -> None:
+    """A package is declared because the code imports it, and ARCHITECTURE.md says why."""
+    import ast
+    from importlib.metadata import packages_distributions
+
+    imported = set()
+    for path in (REPO / "ai_memory").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                imported |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                imported.add(node.module.split(".")[0])
+    modules_of: dict[str, set[str]] = {}
+    for module, dists in packages_distributions().items():
+        for dist in dists:
+            modules_of.setdefault(dist.lower().replace("_", "-"), set()).add(module)
+    table = (REPO / "ARCHITECTURE.md").read_text().split("## Dependencies, and why", 1)[1]
+    for dist in _declared():
+        assert modules_of.get(dist, set()) & imported or dist == "torch", f"{dist} is declared but never imported"
+        assert dist in table.lower(), f"{dist} is missing from ARCHITECTURE.md's dependency table"
