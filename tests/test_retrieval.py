@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import sqlite3
+import subprocess
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -129,6 +130,8 @@ def test_as_of_returns_the_version_valid_then(wiki: Daemon) -> None:
     path = wiki.data_dir / "wiki" / "acme-api" / "notes" / "runbook.md"
     path.write_text(page_text("Runbook", "Restart the worker with lilacpebble."))
     wait_until(lambda: hit_for(query(wiki, "lilacpebble"), "acme-api/notes/runbook.md"), timeout=5)
+    # the history is git's: a version is one once it is committed
+    wait_until(lambda: "lilacpebble" in _committed(wiki, "acme-api/notes/runbook.md"))
     time.sleep(0.05)
     between = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     time.sleep(0.05)
@@ -138,6 +141,12 @@ def test_as_of_returns_the_version_valid_then(wiki: Daemon) -> None:
     hit = hit_for(then, "acme-api/notes/runbook.md")
     assert hit is not None and "lilacpebble" in hit["snippet"]
     assert hit_for(query(wiki, "tangerinekite", as_of=between), "acme-api/notes/runbook.md") is None
+
+
+def _committed(daemon: Daemon, rel: str) -> str:
+    done = subprocess.run(["git", "-C", str(daemon.data_dir / "wiki"), "show", f"HEAD:{rel}"],
+                          capture_output=True, text=True)
+    return done.stdout if done.returncode == 0 else ""
 
 
 def test_raw_hits_only_when_pages_miss(wiki: Daemon) -> None:

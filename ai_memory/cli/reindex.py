@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from ai_memory.cli.common import client_from, config_from
+from ai_memory.cli.common import client_from, config_from, plural
 from ai_memory.core.errors import DaemonUnavailable
 
 HELP = "rebuild the database from wiki/ and raw/ (--check: report drift, change nothing)"
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         report = _offline(config)
     print(json.dumps(report) if args.json else
-          f"reindexed {report['pages']} pages ({report['broken_pages']} broken) and {report['observations']} observations")
+          f"reindexed {plural(report['pages'], 'page')} ({report['broken_pages']} broken) and {plural(report['observations'], 'event')}")
     return 0
 
 
@@ -64,5 +64,5 @@ def _check(config, as_json: bool) -> int:
     else:
         for line in drift.differences:
             print(line)
-        print("no drift" if drift.clean else f"{len(drift.differences)} differences", file=sys.stderr)
+        print("no drift" if drift.clean else plural(len(drift.differences), "difference"))
     return 0 if drift.clean else 1

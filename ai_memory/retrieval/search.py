@@ -223,7 +223,9 @@ class Retriever:
         return _best_of(scores, best), _best_of(scores, reached)
 
     def _as_of(self, conn: sqlite3.Connection, query: Query) -> Answer:
-        """What the wiki knew at ``as_of``: each page's version valid then, searched by text."""
+        """What the wiki knew at ``as_of``: each page's version valid then (the history is read
+        from git), searched by text and scored on the reranker's scale with the features text
+        gives, so its scores compare with a search's of today."""
         answer = Answer(streams_used=["history_fts"])
         expr = match_expression(query.q)
         if expr is None:
@@ -235,19 +237,36 @@ class Retriever:
             " AND h.valid_from <= ? AND (h.valid_to IS NULL OR h.valid_to > ?) ORDER BY score DESC LIMIT 200",
             (expr, stamp, stamp)).fetchall()
         terms, projects = query_terms(query.q), scope_projects(query)
-        for r in rows:
+        best = max((max(0.0, r["score"]) for r in rows), default=0.0) or 1.0
+        for rank, r in enumerate(rows):
             row = dict(r)
             fm = {"scope": row.get("scope"), "owner": row.get("owner")}  # a version remembers its owner
             if not in_scope({**row, "fm": fm, "superseded_by": None}, query, projects, "9999"):
                 continue
-            answer.hits.append({
-                "path": row["path"], "title": row["title"], "type": row["type"], "score": round(row["score"], 4),
+            passage = f"{row['title']}\n{row['summary']}\n{row['body'][:50_000]}"
+            features = rerank.as_its_own_turn({
+                "rrf": 1.0 / (rank + 1), "page_text": max(0.0, row["score"]) / best,
+                "coverage": rerank.coverage(terms, passage, {t.lower(): 1.0 for t in terms}),
+                "proximity": rerank.proximity(terms, passage), "phrase": rerank.phrase(terms, passage),
+            }, ["turn_text"])
+            hit = {
+                "path": row["path"], "title": row["title"], "type": row["type"],
+                "score": round(rerank.combine(features, 1.0), 4),
                 "snippet": make_snippet(row["body"], terms), "session_id": None, "project": row["project"],
                 "updated": row["valid_from"], "valid_from": row["valid_from"], "valid_to": row["valid_to"],
                 "superseded_by": row["superseded_by"], "evidence": [],
-            })
+            }
+            if query.explain:
+                hit["explain"] = {"streams": {"history_fts": {"rank": rank + 1}}, "bm25": round(row["score"], 4),
+                                  "features": {k: round(v, 4) for k, v in features.items()},
+                                  "weights": dict(rerank.WEIGHTS), "authority": 1.0,
+                                  "formula": "sum(weight * feature) / sum(weight), as for today's search; the"
+                                             " version is matched by its text only (no vectors, turns or"
+                                             " authority then), so page_text is its BM25 over the best one's"}
+            answer.hits.append(hit)
             if len(answer.hits) >= query.k:
                 break
+        answer.hits.sort(key=lambda h: -h["score"])
         return answer
 
 

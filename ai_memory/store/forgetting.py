@@ -72,7 +72,7 @@ def bury(removed: list[tuple[Candidate, str]], when: str) -> Callable[[WriteTx],
         for cand, reason in removed:
             # the plan's copy: the watcher may already have dropped the row of the unlinked file
             owner = _ownership(tx.conn, cand.facts.path) if cand.ownership == (None, None, None) else cand.ownership
-            remove_page_rows(tx.conn, cand.facts.path, when)
+            remove_page_rows(tx.conn, cand.facts.path)
             tx.conn.execute(
                 f"INSERT OR REPLACE INTO tombstones({TOMBSTONE_FIELDS}, uid, scope, owner)"
                 " VALUES (?,?,?,?,?,?,?,?,NULL,?,?,?)",
@@ -96,7 +96,7 @@ def bury_pages(pages: list[ParsedPage], reason: str, when: str,
 
     def job(tx: WriteTx) -> None:
         for page in pages:
-            remove_page_rows(tx.conn, page.path, when)
+            remove_page_rows(tx.conn, page.path)
             meta = page.meta
             scope = str(meta.get("scope") or (GLOBAL_PROJECT if page.project == GLOBAL_PROJECT else "project"))
             tx.conn.execute(

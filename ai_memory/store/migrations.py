@@ -400,6 +400,19 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
               AND event IN ('user-prompt', 'stop', 'subagent-stop', 'pre-compact', 'post-compact');
         """,
     ),
+    (
+        15,
+        "page history is derived from the wiki's git history (a reindex restores it): the commit it"
+        " has been read up to; the history recorded at index time is read again from git",
+        """
+        CREATE TABLE history_cursor (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            commit_id TEXT NOT NULL
+        );
+        DELETE FROM page_history;
+        DELETE FROM page_history_fts;
+        """,
+    ),
 )
 
 

@@ -38,11 +38,8 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def index_page_rows(conn: sqlite3.Connection, page: ParsedPage, mtime_ns: int, size: int,
-                    now: str | None = None) -> int:
+def index_page_rows(conn: sqlite3.Connection, page: ParsedPage, mtime_ns: int, size: int) -> int:
     """Replace every index row of ``page.path`` with rows for this version; return the page id."""
-    when = now or _now()
-    _record_history(conn, page, when)
     _drop_current_rows(conn, page.path)
     meta = page.meta
     cur = conn.execute(
@@ -110,28 +107,8 @@ def _insert_entities(conn: sqlite3.Connection, page_id: int, page: ParsedPage) -
     )
 
 
-def _record_history(conn: sqlite3.Connection, page: ParsedPage, when: str) -> None:
-    """Keep every version the index has seen, with the time it was valid from (for as_of)."""
-    current = conn.execute(
-        "SELECT id, content_hash FROM page_history WHERE path = ? AND valid_to IS NULL", (page.path,)
-    ).fetchone()
-    if current is not None and current[1] == page.content_hash:
-        return
-    if current is not None:
-        conn.execute("UPDATE page_history SET valid_to = ? WHERE id = ?", (when, current[0]))
-    cur = conn.execute(
-        "INSERT INTO page_history(path, project, type, title, summary, body, content_hash, superseded_by,"
-        " valid_from, scope, owner) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-        (page.path, page.project, page.type, page.title, page.summary, page.body, page.content_hash,
-         _text(page.meta.get("superseded_by")), when, _text(page.meta.get("scope")), _text(page.meta.get("owner"))),
-    )
-    conn.execute("INSERT INTO page_history_fts(rowid, title, summary, body) VALUES (?,?,?,?)",
-                 (cur.lastrowid, page.title, page.summary, page.body))
-
-
-def remove_page_rows(conn: sqlite3.Connection, path: str, now: str | None = None) -> bool:
-    """The file is gone: drop its index rows and close its history."""
-    conn.execute("UPDATE page_history SET valid_to = ? WHERE path = ? AND valid_to IS NULL", (now or _now(), path))
+def remove_page_rows(conn: sqlite3.Connection, path: str) -> bool:
+    """The file is gone: drop its index rows (its history closes with the commit that removed it)."""
     return _drop_current_rows(conn, path)
 
 

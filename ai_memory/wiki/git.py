@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Callable
+from datetime import datetime, timezone
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
@@ -19,6 +20,7 @@ from ai_memory.wiki.files import is_page_path
 from ai_memory.wiki.repo import ensure_repo, signature
 
 log = logging.getLogger(__name__)
+TIME_TRAILER = "ai-memory-at"
 MAX_RETRIES = 40  # at one window apart: about 20 s of another process holding the index lock
 T = TypeVar("T")
 
@@ -45,7 +47,9 @@ def commit_all(wiki_dir: Path, message: str) -> str | None:
     sig = signature()
     body = "\n".join(f"- {p}" for p in changed[:200])
     more = f"\n- ... and {len(changed) - 200} more" if len(changed) > 200 else ""
-    oid = repo.create_commit("HEAD", sig, sig, f"{message}\n\n{body}{more}\n", tree, parents)
+    # git keeps whole seconds; the trailer keeps the moment, for the page history (wiki.history)
+    at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    oid = repo.create_commit("HEAD", sig, sig, f"{message}\n\n{body}{more}\n\n{TIME_TRAILER}: {at}\n", tree, parents)
     return str(oid)
 
 
@@ -84,6 +88,8 @@ class Committer:
         self._lock = threading.Lock()  # one git writer at a time (the CLI may commit too)
         self._failures = 0
         self.commits = 0
+        # called after each commit made: the page history reads what it changed
+        self.on_commit: Callable[[], Awaitable[None]] | None = None
 
     @property
     def pending(self) -> bool:
@@ -132,7 +138,16 @@ class Committer:
         self._failures = 0
         if oid:
             self.commits += 1
+            await self._after_commit()
         return oid
+
+    async def _after_commit(self) -> None:
+        if self.on_commit is None:
+            return
+        try:
+            await self.on_commit()
+        except Exception:  # the history is derived: the next commit or reconcile reads it again
+            log.exception("could not read the page history of the new commit")
 
     def _commit(self, message: str) -> str | None:
         with self._lock:

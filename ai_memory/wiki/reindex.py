@@ -19,11 +19,13 @@ from tqdm import tqdm
 
 from ai_memory.core.page import parse_page
 from ai_memory.store.connection import open_read_connection, open_write_connection
+from ai_memory.store.history import history_rows, record_versions, replay
 from ai_memory.store.migrations import migrate
 from ai_memory.store.observations import store_record
 from ai_memory.store.pages import index_page_rows
 from ai_memory.store.raw_log import iter_records
 from ai_memory.wiki.files import fsync_dir, iter_pages
+from ai_memory.wiki.history import all_versions, new_commits, versions
 
 log = logging.getLogger(__name__)
 
@@ -62,9 +64,12 @@ def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool
                 continue
             if page.generated:  # a generated index.md is derived, not a page
                 continue
-            index_page_rows(conn, page, st.st_mtime_ns, st.st_size, now=_iso(st.st_mtime_ns))
+            index_page_rows(conn, page, st.st_mtime_ns, st.st_size)
             report.pages += 1
             report.broken_pages += bool(page.problems)
+        commits, head, _ = new_commits(wiki_dir, None)
+        if head is not None:  # page history, from git: what as_of searches
+            record_versions(conn, versions(wiki_dir, commits), head, from_scratch=True)
         replay_journal(conn, raw_dir, report, show_progress)
         conn.execute(
             "UPDATE sessions SET page_path = (SELECT p.path FROM pages p WHERE p.session_id = sessions.id"
@@ -75,10 +80,6 @@ def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool
     finally:
         conn.close()
     return report
-
-
-def _iso(mtime_ns: int) -> str:
-    return datetime.fromtimestamp(mtime_ns / 1e9, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def replay_journal(conn: sqlite3.Connection, raw_dir: Path, report: RebuildReport, show: bool = False) -> None:
@@ -170,6 +171,7 @@ def check(wiki_dir: Path, raw_dir: Path, db_path: Path) -> Drift:
         conn = open_read_connection(db_path)
         indexed = {r[0]: r[1] for r in conn.execute("SELECT path, content_hash FROM pages")}
         stored = {r[0] for r in conn.execute("SELECT id FROM observations")}
+        history = history_rows(conn)
     except sqlite3.Error as exc:
         drift.differences.append(f"database unreadable: {exc}")
         return drift
@@ -185,12 +187,19 @@ def check(wiki_dir: Path, raw_dir: Path, db_path: Path) -> Drift:
             drift.differences.append(f"page changed since indexed: {rel}")
     for rel in sorted(set(indexed) - set(on_disk)):
         drift.differences.append(f"indexed page has no file: {rel}")
+    drift.differences += _history_drift(history, replay(all_versions(wiki_dir)))
     expected = _journal_ids(raw_dir)
     for oid in sorted(expected - stored)[:1000]:
         drift.differences.append(f"journaled observation missing from index: {oid}")
     for oid in sorted(stored - expected)[:1000]:
         drift.differences.append(f"indexed observation not in the journal: {oid}")
     return drift
+
+
+def _history_drift(indexed: set, derived: set) -> list[str]:
+    """Pages whose versions in the index differ from those git's history gives."""
+    paths = sorted({row[0] for row in indexed ^ derived})
+    return [f"page history differs from git: {path}" for path in paths[:1000]]
 
 
 def _journal_ids(raw_dir: Path) -> set[str]:

@@ -19,11 +19,13 @@ from typing import Any
 from ai_memory.core.errors import Conflict, DiskFull
 from ai_memory.core.page import ParsedPage, parse_page
 from ai_memory.store.forgetting import bury_pages, record_commit, stamp
+from ai_memory.store.history import history_cursor, record_versions
 from ai_memory.store.pages import FileState, file_states, index_page_rows, remove_page
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer, WriteTx
 from ai_memory.wiki.files import atomic_write, is_page_path, iter_pages
 from ai_memory.wiki.git import Committer, committed
+from ai_memory.wiki.history import new_commits, versions
 from ai_memory.wiki.project_index import INDEX_NAME, owns, project_pages, render_index, written_by_us
 
 log = logging.getLogger(__name__)
@@ -51,6 +53,8 @@ class Wiki:
         self.committer = committer
         self._sync_lock = asyncio.Lock()
         self._refused: set[str] = set()  # index.md files not ours, each logged once
+        self._history_lock = asyncio.Lock()
+        committer.on_commit = self.read_history
 
     async def write_page(self, rel: str, text: str, reason: str, extra: ExtraRows | None = None) -> ParsedPage:
         """Write a page atomically, then its index rows (and ``extra`` rows) in one transaction."""
@@ -105,6 +109,16 @@ class Wiki:
         if oid:
             await self.writer.submit_wait(record_commit([rel], oid))
         return True
+
+    async def read_history(self) -> int:
+        """Record the page versions of commits not read yet (whoever made them); the rows added."""
+        async with self._history_lock:
+            since = await self.reader.run(history_cursor)
+            commits, head, from_scratch = await asyncio.to_thread(new_commits, self.dir, since)
+            if head is None or (not commits and not from_scratch):
+                return 0
+            found = await asyncio.to_thread(lambda: list(versions(self.dir, commits)))
+            return await self.writer.submit_wait(lambda tx: record_versions(tx.conn, found, head, from_scratch))
 
     async def refresh_indexes(self, folders: set[str]) -> None:
         """Rewrite each project folder's generated index.md when its listing changed. A folder
@@ -203,7 +217,8 @@ class Wiki:
             if report.changed:  # asked for first: an index rewritten next to them commits them before it
                 self.committer.request("external edit: reconciled files changed outside ai-memory")
                 await self.refresh_indexes({rel.split("/", 1)[0] for rel in report.indexed + report.removed if "/" in rel})
-            return report
+        await self.read_history()  # commits made outside ai-memory (a person's git commit, a pull)
+        return report
 
 
 def _read_or_none(path: Path) -> bytes | None:

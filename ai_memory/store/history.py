@@ -1,0 +1,85 @@
+"""Page history rows (for ``as_of``), written from versions read out of the wiki's git history.
+
+A version is a page's content from the commit that made it until the commit that changed or
+removed it: ``valid_from``/``valid_to`` are those commits' times. The cursor is the last commit
+read, so each commit is read once, whoever made it (ai-memory, a sync, a person's ``git commit``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ai_memory.core.page import ParsedPage
+
+
+@dataclass(frozen=True)
+class Version:
+    """``path`` as of the commit at ``when``: its page, or None when the commit removed it."""
+
+    path: str
+    page: ParsedPage | None
+    when: str
+
+
+def history_cursor(conn: sqlite3.Connection) -> str | None:
+    row = conn.execute("SELECT commit_id FROM history_cursor WHERE id = 1").fetchone()
+    return None if row is None else str(row[0])
+
+
+def record_versions(conn: sqlite3.Connection, versions: Iterable[Version], cursor: str, from_scratch: bool) -> int:
+    """Apply versions in commit order; ``from_scratch`` first forgets every row (history was
+    rewritten, or is read for the first time). Returns the rows added."""
+    if from_scratch:
+        conn.execute("DELETE FROM page_history")
+        conn.execute("DELETE FROM page_history_fts")
+    added = 0
+    for version in versions:
+        current = conn.execute("SELECT id, content_hash FROM page_history WHERE path = ? AND valid_to IS NULL",
+                               (version.path,)).fetchone()
+        page = version.page
+        if current is not None and page is not None and current[1] == page.content_hash:
+            continue
+        if current is not None:
+            conn.execute("UPDATE page_history SET valid_to = ? WHERE id = ?", (version.when, current[0]))
+        if page is not None:
+            _insert(conn, page, version.when)
+            added += 1
+    conn.execute("INSERT INTO history_cursor(id, commit_id) VALUES (1, ?)"
+                 " ON CONFLICT(id) DO UPDATE SET commit_id = excluded.commit_id", (cursor,))
+    return added
+
+
+def _insert(conn: sqlite3.Connection, page: ParsedPage, when: str) -> None:
+    meta = page.meta
+    text = {key: None if meta.get(key) is None else str(meta.get(key)) for key in ("superseded_by", "scope", "owner")}
+    cur = conn.execute(
+        "INSERT INTO page_history(path, project, type, title, summary, body, content_hash, superseded_by,"
+        " valid_from, scope, owner) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        (page.path, page.project, page.type, page.title, page.summary, page.body, page.content_hash,
+         text["superseded_by"], when, text["scope"], text["owner"]),
+    )
+    conn.execute("INSERT INTO page_history_fts(rowid, title, summary, body) VALUES (?,?,?,?)",
+                 (cur.lastrowid, page.title, page.summary, page.body))
+
+
+def history_rows(conn: sqlite3.Connection) -> set[tuple[str, str, str, str | None]]:
+    """Every version the index holds: (path, content hash, valid from, valid to)."""
+    return {(r[0], r[1], r[2], r[3]) for r in
+            conn.execute("SELECT path, content_hash, valid_from, valid_to FROM page_history")}
+
+
+def replay(versions: Iterable[Version]) -> set[tuple[str, str, str, str | None]]:
+    """The rows ``record_versions`` would hold after these versions, from nothing (for a check)."""
+    rows: dict[str, list[list]] = {}
+    for version in versions:
+        mine = rows.setdefault(version.path, [])
+        page = version.page
+        if mine and mine[-1][3] is None and page is not None and mine[-1][1] == page.content_hash:
+            continue
+        if mine and mine[-1][3] is None:
+            mine[-1][3] = version.when
+        if page is not None:
+            mine.append([version.path, page.content_hash, version.when, None])
+    return {tuple(row) for found in rows.values() for row in found}  # type: ignore[misc]
