@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +143,37 @@ def daemon(data_dir: Path) -> Iterator[Daemon]:
     yield d
     if d.proc and d.proc.poll() is None:
         d.stop()
+
+
+@dataclass(frozen=True)
+class Installed:
+    """The wheel built from the checkout, and the fresh venv it is installed in."""
+
+    wheel: Path
+    venv: Path
+
+    @property
+    def bin(self) -> Path:
+        return self.venv / "bin"
+
+
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """Built and installed once per run, shared by every test that needs it (minutes)."""
+    from wheel_install import build_wheel, install
+
+    root = tmp_path_factory.mktemp("wheel")
+    wheel = build_wheel(root / "dist")
+    install(wheel, root / "venv")
+    return Installed(wheel, root / "venv")
+
+
+def installed_env(data_dir: Path, installed: Installed, **extra: str) -> dict[str, str]:
+    """The environment of a user of the installed tool: its bin/ first on PATH, no checkout."""
+    env = cli_env(data_dir, **extra)
+    env.pop("PYTHONPATH", None)
+    env["PATH"] = f"{installed.bin}{os.pathsep}{env.get('PATH', '')}"
+    return env
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,5 @@
-"""The README's walk-through, run exactly as written, in a sandboxed HOME on a free port."""
+"""The README's walk-through, run exactly as written, in a sandboxed HOME on a free port: once
+from the checkout, once from a wheel installed into a fresh venv (no checkout involved)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import signal
 import subprocess
 from pathlib import Path
 
-from conftest import REPO, cli_env, free_port
+from conftest import REPO, Installed, cli_env, free_port, installed_env
 
 BLOCK = re.compile(r"<!-- walkthrough:begin -->\n```sh\n(.*?)```\n<!-- walkthrough:end -->", re.S)
 
@@ -24,11 +25,29 @@ def test_the_readme_walkthrough_runs_as_written(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
     data_dir = home / ".local" / "share" / "ai-memory"  # the default data dir under this HOME
-    env = cli_env(data_dir, HOME=str(home), AI_MEMORY_PORT=str(free_port()))
+    _walk(home, data_dir, cli_env(data_dir, HOME=str(home), AI_MEMORY_PORT=str(free_port())), REPO)
+
+
+def test_the_walkthrough_runs_from_an_installed_wheel(tmp_path: Path, installed: Installed) -> None:
+    """The same lines in a folder whose .venv is the wheel's venv: ai-memory, its hook script and
+    its data template all come from the installed package."""
+    home, place = tmp_path / "home", tmp_path / "elsewhere"
+    home.mkdir()
+    place.mkdir()
+    (place / ".venv").symlink_to(installed.venv)
+    data_dir = home / ".local" / "share" / "ai-memory"
+    env = installed_env(data_dir, installed, HOME=str(home), AI_MEMORY_PORT=str(free_port()))
+    _walk(home, data_dir, env, place)
+    command = json.loads((home / ".claude" / "settings.json").read_text())["hooks"]["SessionStart"][0]["hooks"][0]
+    assert str(data_dir / "bin" / "ai-memory-hook") in command["command"]
+    assert (data_dir / "bin" / "ai-memory-hook").is_file()
+
+
+def _walk(home: Path, data_dir: Path, env: dict[str, str], cwd: Path) -> None:
     for key in ("AI_MEMORY_DATA_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "CLAUDE_PROJECT_DIR"):
         env.pop(key, None)
     try:
-        done = subprocess.run(["bash", "-e", "-c", walkthrough()], cwd=REPO, env=env, capture_output=True,
+        done = subprocess.run(["bash", "-e", "-c", walkthrough()], cwd=cwd, env=env, capture_output=True,
                               text=True, timeout=240)
     finally:
         _stop_leftover_daemon(data_dir)
