@@ -279,3 +279,10 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(f'"{v}"' for v in value) + "]"
     return repr(value)
+
+
+def color_wanted(is_terminal: bool, environ: Mapping[str, str] | None = None) -> bool:
+    """Colour on a terminal, unless NO_COLOR is set (no-color.org: to anything but empty) or the
+    terminal is dumb; never into a pipe or a file."""
+    env = os.environ if environ is None else environ
+    return is_terminal and not env.get("NO_COLOR") and env.get("TERM") != "dumb"

@@ -198,7 +198,7 @@ def test_cli_search_labels_the_fallback(client_dir: Path, proxy: FaultProxy) -> 
     proxy.set_mode("refuse")
     done = run_cli(client_dir, "search", "anything at all", "--project", "acme", **client_env(client_dir, proxy.url))
     assert done.returncode == 0
-    assert "fallback: local (lexical, not semantic)" in done.stderr and "no matches" in done.stderr
+    assert "fallback: local (lexical, not semantic)" in done.stdout and "no matches" in done.stdout, done
 
 
 def _fire_python_hook(client_dir: Path, url: str, payload: dict) -> tuple[subprocess.CompletedProcess[str], float]:

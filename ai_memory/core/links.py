@@ -60,7 +60,7 @@ def _wikilink(state: StateInline, silent: bool) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _parser() -> MarkdownIt:
+def markdown() -> MarkdownIt:
     md = MarkdownIt("commonmark").enable("table")
     md.inline.ruler.before("link", "wikilink", _wikilink)
     return md
@@ -84,7 +84,7 @@ def parse_body(body: str) -> Body:
     """The link targets (in order, repeats kept) and the first heading's text."""
     links: list[str] = []
     heading: str | None = None
-    tokens = _parser().parse(body)
+    tokens = markdown().parse(body)
     for i, token in enumerate(tokens):
         if token.type == "heading_open" and heading is None and i + 1 < len(tokens):
             heading = _plain(tokens[i + 1].children or []).strip() or None

@@ -13,6 +13,8 @@ import sqlite3
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from ai_memory.core.readable import readable
+
 STOPWORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being below
 between both but by can could did do does doing down during each few for from further had has have
@@ -40,25 +42,44 @@ class FtsHit:
 
 
 def make_snippet(text: str, terms: list[str], width: int = 160) -> str:
-    """A window of ``text`` around the first query term, with the term in [brackets].
+    """A window of ``text``'s words (``core.readable``: no markdown or JSON syntax) around the
+    first query term found as a whole word; ``highlights`` marks the terms in it.
 
     Done here rather than with FTS5's snippet(), which is quadratic in the number of matches
     (seconds on a page that repeats a word thousands of times).
     """
-    head = text[:200_000]
-    lowered = head.lower()
-    best = -1
-    found = ""
-    for term in terms:
-        pos = lowered.find(term.lower())
-        if pos != -1 and (best == -1 or pos < best):
-            best, found = pos, head[pos:pos + len(term)]
-    if best == -1:
-        return " ".join(head[:width].split())
-    start = max(0, best - width // 3)
-    window = head[start:best] + "[" + found + "]" + head[best + len(found):best + len(found) + width]
-    prefix = "… " if start else ""
-    return prefix + " ".join(window.split())
+    head = readable(text[:200_000])
+    found = _first_word(head, terms)
+    if found is None:
+        return head[:width].rstrip()
+    start = max(0, found - width // 3)
+    if start:  # begin at a word
+        space = head.rfind(" ", 0, start)
+        start = space + 1 if space != -1 and found - space <= width // 2 else start
+    window = head[start:start + width].rstrip()
+    return ("… " if start else "") + window
+
+
+def _word_pattern(term: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w]){re.escape(term)}(?![\w])", re.I)
+
+
+def _first_word(text: str, terms: list[str]) -> int | None:
+    positions = [m.start() for m in (_word_pattern(t).search(text) for t in terms if t) if m]
+    return min(positions) if positions else None
+
+
+def highlights(snippet: str, terms: list[str]) -> list[list[int]]:
+    """[start, end] of each whole-word occurrence of a query term in ``snippet`` ("CA" marks
+    no part of "replica"), in order."""
+    spans = sorted({(m.start(), m.end()) for t in terms if t for m in _word_pattern(t).finditer(snippet)})
+    merged: list[list[int]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return merged
 
 
 def query_terms(text: str) -> list[str]:

@@ -24,7 +24,7 @@ from ai_memory.core.timeexpr import parse_ranges, without_dates
 from ai_memory.embed.model import Embedder, Tokens
 from ai_memory.retrieval import late_interaction, rerank
 from ai_memory.retrieval.fts import (
-    TermStats, make_snippet, match_expression, page_term_stats, query_terms, search_observations,
+    TermStats, highlights, make_snippet, match_expression, page_term_stats, query_terms, search_observations,
 )
 from ai_memory.retrieval.fusion import Fused, authority, fuse, top_ids
 from ai_memory.retrieval.streams import (
@@ -185,7 +185,7 @@ class Retriever:
             score = rerank.combine(features, weight)
             hit = {
                 "path": row["path"], "title": row["title"], "type": row["type"], "score": round(score, 4),
-                "snippet": make_snippet(passage if turns else row["body"], terms),
+                **_snippet(passage if turns else row["body"], terms),
                 "session_id": row.get("session_id"), "project": row["project"], "updated": row.get("updated"),
                 "evidence": _evidence(conn, turns, terms),
             }
@@ -252,7 +252,7 @@ class Retriever:
             hit = {
                 "path": row["path"], "title": row["title"], "type": row["type"],
                 "score": round(rerank.combine(features, 1.0), 4),
-                "snippet": make_snippet(row["body"], terms), "session_id": None, "project": row["project"],
+                **_snippet(row["body"], terms), "session_id": None, "project": row["project"],
                 "updated": row["valid_from"], "valid_from": row["valid_from"], "valid_to": row["valid_to"],
                 "superseded_by": row["superseded_by"], "evidence": [],
             }
@@ -268,6 +268,12 @@ class Retriever:
                 break
         answer.hits.sort(key=lambda h: -h["score"])
         return answer
+
+
+def _snippet(text: str, terms: list[str], width: int = 160) -> dict[str, Any]:
+    """A hit's readable snippet and where the query's words are in it."""
+    snippet = make_snippet(text, terms, width)
+    return {"snippet": snippet, "highlights": highlights(snippet, terms)}
 
 
 def _is_session(row: dict[str, Any]) -> bool:
@@ -397,7 +403,7 @@ def _evidence(conn: sqlite3.Connection, turns: list[int], terms: list[str]) -> l
         r = conn.execute("SELECT id, body, payload FROM observations WHERE rowid = ?", (rowid,)).fetchone()
         if r is None:
             continue
-        item = {"observation_id": r["id"], "snippet": make_snippet(r["body"], terms, width=200)}
+        item = {"observation_id": r["id"], **_snippet(r["body"], terms, width=200)}
         payload = json.loads(r["payload"] or "{}")
         if isinstance(payload, dict) and payload.get("dia_id"):
             item["dia_id"] = payload["dia_id"]
@@ -418,7 +424,7 @@ def raw_hits(conn: sqlite3.Connection, query: Query) -> list[dict[str, Any]]:
             continue
         item = dict(r)
         body = item.pop("body")
-        out.append({**item, "score": round(hit.score, 4), "snippet": make_snippet(body, terms)})
+        out.append({**item, "score": round(hit.score, 4), **_snippet(body, terms)})
         if len(out) >= query.k:
             break
     return out
