@@ -45,6 +45,36 @@ def run_cli(data_dir: Path, *args: str, input: str | None = None, timeout: float
     )
 
 
+def on_a_terminal(argv: list[str], env: dict[str, str], columns: int = 100, stream: str = "stdout",
+                  timeout: float = 60) -> tuple[subprocess.CompletedProcess[bytes], str]:
+    """Run ``argv`` with ``stream`` (stdout or stderr) on a pseudo-terminal of ``columns``
+    columns, as a person's shell would; the finished process and what the terminal showed."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    other = "stderr" if stream == "stdout" else "stdout"
+    try:
+        done = subprocess.run(argv, env=env, cwd=REPO, timeout=timeout,
+                              **{stream: terminal, other: subprocess.PIPE})
+        os.close(terminal)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # the terminal's other end closed: all is read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(controller)
+    return done, shown.decode(errors="replace").replace("\r\n", "\n")
+
+
 class Daemon:
     """``ai-memory serve`` as a real subprocess, plus a raw HTTP helper to talk to it."""
 

@@ -84,39 +84,18 @@ def _transcript_tree(root: Path) -> Path:
 
 
 def test_import_takes_a_folder_recursively_with_one_bar_over_all_files(daemon: Daemon, tmp_path: Path) -> None:
-    import fcntl
-    import os
-    import pty
-    import struct
-    import termios
-    import subprocess
     import sys
 
-    from conftest import REPO, cli_env
+    from conftest import cli_env, on_a_terminal
 
     root = _transcript_tree(tmp_path / "projects")
-    controller, terminal = pty.openpty()  # stderr on a terminal: the bar shows, as for a person
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
-    try:
-        done = subprocess.run([sys.executable, "-m", "ai_memory.cli", "import", "--agent", "claude", str(root),
-                               "--json", "--url", daemon.url], stdout=subprocess.PIPE, stderr=terminal,
-                              env=cli_env(daemon.data_dir), cwd=REPO, timeout=60)
-        os.close(terminal)
-        bar = b""
-        while True:
-            try:
-                chunk = os.read(controller, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            bar += chunk
-    finally:
-        os.close(controller)
-    assert done.returncode == 0, bar.decode(errors="replace")
+    # stderr on a terminal: the bar shows, as for a person
+    done, bar = on_a_terminal([sys.executable, "-m", "ai_memory.cli", "import", "--agent", "claude", str(root),
+                               "--json", "--url", daemon.url], cli_env(daemon.data_dir), stream="stderr")
+    assert done.returncode == 0, bar
     counts = json.loads(done.stdout)
     assert counts["files"] == 2 and counts["stored"] == 8, counts
-    assert b"2/2" in bar and b"files" in bar, bar
+    assert "2/2" in bar and "files" in bar, bar
     for n in range(2):
         _, page, _ = daemon.request("GET", f"/v1/sessions/tx-dir-{n}/observations")
         assert len(page["observations"]) == 4

@@ -3,20 +3,15 @@ that fit, colour only on a terminal, and messages that say what happened."""
 
 from __future__ import annotations
 
-import fcntl
-import os
-import pty
 import re
-import struct
 import subprocess
 import sys
-import termios
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, Daemon, cli_env, run_cli
+from conftest import Daemon, cli_env, on_a_terminal, run_cli
 from wiki_helpers import page_text, wait_until
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -43,28 +38,13 @@ def _search(daemon: Daemon, *args: str, **env: str) -> subprocess.CompletedProce
 
 def _on_a_terminal(daemon: Daemon, *args: str, columns: int = 80, **env: str) -> str:
     """The CLI with stdout on a terminal of ``columns`` columns; what it showed."""
-    controller, terminal = pty.openpty()
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     environ = cli_env(daemon.data_dir, AI_MEMORY_PORT=str(daemon.port), TERM="xterm", **env)
-    environ.pop("NO_COLOR", None) if "NO_COLOR" not in env else None
+    if "NO_COLOR" not in env:
+        environ.pop("NO_COLOR", None)
     environ.pop("COLUMNS", None)
-    try:
-        done = subprocess.run([sys.executable, "-m", "ai_memory.cli", *args], stdout=terminal,
-                              stderr=subprocess.PIPE, env=environ, cwd=REPO, timeout=60)
-        os.close(terminal)
-        shown = b""
-        while True:
-            try:
-                chunk = os.read(controller, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            shown += chunk
-    finally:
-        os.close(controller)
+    done, shown = on_a_terminal([sys.executable, "-m", "ai_memory.cli", *args], environ, columns)
     assert done.returncode == 0, done.stderr
-    return shown.decode().replace("\r\n", "\n")
+    return shown
 
 
 def test_snippets_are_text_not_markdown_or_tool_json(daemon: Daemon) -> None:

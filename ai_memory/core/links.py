@@ -87,7 +87,7 @@ def parse_body(body: str) -> Body:
     tokens = markdown().parse(body)
     for i, token in enumerate(tokens):
         if token.type == "heading_open" and heading is None and i + 1 < len(tokens):
-            heading = _plain(tokens[i + 1].children or []).strip() or None
+            heading = inline_text(tokens[i + 1].children or []).strip() or None
         for child in token.children or []:
             found = _child_target(child)
             if found:
@@ -105,14 +105,15 @@ def _child_target(token: Any) -> str | None:
     return None
 
 
-def _plain(children: Iterable[Any]) -> str:
-    """A heading's inline tokens as text: a wikilink shows its shown part or its target."""
+def inline_text(children: Iterable[Any]) -> str:
+    """Inline tokens as the text a reader sees: a wikilink shows its shown part or its target,
+    an image its alt text."""
     out = []
     for token in children:
         if token.type == "wikilink":
             inner = token.meta["target"]
             out.append(inner.split("|", 1)[1] if "|" in inner else wikilink_target(inner))
-        elif token.type in ("text", "code_inline"):
+        elif token.type in ("text", "code_inline", "image"):
             out.append(token.content)
         elif token.type in ("softbreak", "hardbreak"):
             out.append(" ")

@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from ai_memory.core.links import markdown, wikilink_target
+from ai_memory.core.links import inline_text, markdown
 
 # A JSON string, and whether a colon follows it (then it is a key, not a value).
 _JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"(\s*:)?')
@@ -58,22 +58,7 @@ def _markdown_words(text: str) -> str:
         if token.type in ("fence", "code_block"):
             out.append(token.content)
         elif token.type == "inline":
-            out.append(_inline_words(token.children or []))
+            out.append(inline_text(token.children or []))
         elif token.type in ("paragraph_close", "heading_close", "list_item_close", "td_close", "th_close"):
             out.append("\n")
     return " ".join(out)
-
-
-def _inline_words(children: list[Any]) -> str:
-    words = []
-    for child in children:
-        if child.type == "wikilink":
-            inner = child.meta["target"]
-            words.append(inner.split("|", 1)[1] if "|" in inner else wikilink_target(inner))
-        elif child.type in ("text", "code_inline"):
-            words.append(child.content)
-        elif child.type == "image":
-            words.append(child.content)
-        elif child.type in ("softbreak", "hardbreak"):
-            words.append(" ")
-    return "".join(words)
