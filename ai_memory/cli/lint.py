@@ -44,7 +44,9 @@ def _offline(args: argparse.Namespace, unreachable: DaemonUnavailable) -> dict[s
     config = config_from(args)
     if datadir.locked_pid(config.data_dir) is not None or not config.db_path.exists():
         raise unreachable
-    print(f"ai-memory: the daemon is not running; linting {config.data_dir} directly", file=sys.stderr)
+    # a notice, not an error: on stdout, except where stdout is the JSON a script reads
+    print(f"the daemon is not running; linting {config.data_dir} directly",
+          file=sys.stderr if args.json else sys.stdout)
     return lint(config.sub("wiki"), config.sub("raw"), config.db_path).as_dict()
 
 
