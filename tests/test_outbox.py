@@ -127,4 +127,4 @@ def test_cli_write_and_correct_offline_are_labelled_pending(client_dir: Path, pr
     listing = run_cli(client_dir, "outbox", **env)
     assert "4 pending" in listing.stdout
     found = run_cli(client_dir, "search", "UTC log", "--project", "acme", **env)
-    assert "fallback: local" in found.stderr and "pending: not on the server yet" in found.stdout
+    assert "fallback: local" in found.stdout and "pending: not on the server yet" in found.stdout
