@@ -17,8 +17,9 @@ from typing import IO
 from ai_memory.core.errors import ConfigError, DataDirLocked
 
 SUBDIRS = ("wiki", "db", "raw", "spool", "spool/bad", "logs", "models")
-# Package data: inside the installed package (a wheel carries it), read through importlib.resources.
-TEMPLATE_DIR: Traversable = resources.files("ai_memory") / "data_template"
+# Package data: the top-level data_template/ is installed as ai_memory.data_template (pyproject.toml),
+# so a wheel carries it; read through importlib.resources, never through a checkout path.
+TEMPLATE_DIR: Traversable = resources.files("ai_memory.data_template")
 
 
 def prepare(data_dir: Path) -> None:

@@ -67,7 +67,7 @@ def test_session_start_through_the_real_client_gets_the_handoff_once(daemon: Dae
     api.mkdir(parents=True)
     end_session(daemon, "claude-3", str(api))
     env = cli_env(daemon.data_dir, AI_MEMORY_PORT=str(daemon.port))
-    client = [str(Path(__file__).resolve().parent.parent / "ai_memory" / "hooks" / "ai-memory-hook"), "codex", "SessionStart"]
+    client = [str(Path(__file__).resolve().parent.parent / "hooks" / "ai-memory-hook"), "codex", "SessionStart"]
 
     def start(session_id: str) -> str:
         payload = {"session_id": session_id, "hook_event_name": "SessionStart", "cwd": str(api), "source": "startup"}

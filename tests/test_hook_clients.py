@@ -14,7 +14,7 @@ import pytest
 
 from conftest import REPO, Daemon, cli_env, free_port
 
-SHELL_CLIENT = REPO / "ai_memory" / "hooks" / "ai-memory-hook"
+SHELL_CLIENT = REPO / "hooks" / "ai-memory-hook"
 BUDGET_MS = 150
 
 

@@ -242,7 +242,7 @@ def test_remote_hooks_spool_then_one_drain_delivers(client_dir: Path, proxy: Fau
 
 def test_remote_shell_hook_only_spools(client_dir: Path, proxy: FaultProxy) -> None:
     env = cli_env(client_dir, **client_env(client_dir, proxy.url), PATH="/usr/bin:/bin")  # no ai-memory on PATH
-    done = subprocess.run([str(REPO / "ai_memory" / "hooks" / "ai-memory-hook"), "codex"], input='{"session_id": "sh-1"}',
+    done = subprocess.run([str(REPO / "hooks" / "ai-memory-hook"), "codex"], input='{"session_id": "sh-1"}',
                           capture_output=True, text=True, env=env, timeout=30)
     assert done.returncode == 0 and done.stdout.strip() == "{}"
     time.sleep(0.3)
@@ -258,7 +258,7 @@ def test_the_shell_hook_reads_the_client_section_of_config_toml(client_dir: Path
         f"resilient = \"Always\"\n")
     env = cli_env(client_dir, PATH="/usr/bin:/bin")
     prompt = {"session_id": "sh-conf", "hook_event_name": "UserPromptSubmit", "prompt": "hello", "cwd": "/tmp"}
-    done = subprocess.run([str(REPO / "ai_memory" / "hooks" / "ai-memory-hook"), "codex"], input=json.dumps(prompt),
+    done = subprocess.run([str(REPO / "hooks" / "ai-memory-hook"), "codex"], input=json.dumps(prompt),
                           capture_output=True, text=True, env=env, timeout=30)
     assert done.returncode == 0 and done.stdout.strip() == "{}"
     time.sleep(0.5)

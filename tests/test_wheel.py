@@ -20,6 +20,8 @@ def test_the_wheel_carries_the_package_data(installed: Installed) -> None:
     members = wheel_members(installed.wheel)
     assert {"ai_memory/data_template/config.toml", "ai_memory/hooks/ai-memory-hook", "ai_memory/py.typed"} <= members
     assert not any(m.startswith(("tests/", "benchmarks/")) for m in members)
+    modules = {str(path.relative_to(REPO)) for path in (REPO / "ai_memory").rglob("*.py")}
+    assert modules <= members, f"add {sorted(modules - members)[:3]}'s package to pyproject.toml"
 
 
 def _health(port: int) -> bool:
@@ -61,7 +63,7 @@ def test_the_installed_tool_serves_installs_hooks_and_takes_an_event(installed: 
     try:
         wait_until(lambda: _health(port) or daemon.poll() is not None, timeout=60)
         assert daemon.poll() is None, (tmp_path / "serve.log").read_text()
-        packaged = (REPO / "ai_memory" / "data_template" / "config.toml").read_text()
+        packaged = (REPO / "data_template" / "config.toml").read_text()
         assert (data_dir / "config.toml").read_text() == packaged  # from the package data
 
         dry = run(tool, "install-hooks", "--agent", "claude", "--dry-run")

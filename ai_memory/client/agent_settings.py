@@ -33,8 +33,9 @@ AGENTS = ("claude", "codex", "gemini")
 SCOPES = ("user", "project")
 TOKEN_ENV = "AI_MEMORY_TOKEN"
 HOOK_CLIENT = "ai-memory-hook"
-# Package data, so an installed wheel carries it (read through importlib.resources, never a checkout path).
-HOOK_SOURCE: Traversable = resources.files("ai_memory") / "hooks" / HOOK_CLIENT
+# Package data: the top-level hooks/ is installed as ai_memory.hooks (pyproject.toml), so a wheel
+# carries it; read through importlib.resources, never through a checkout path.
+HOOK_SOURCE: Traversable = resources.files("ai_memory.hooks") / HOOK_CLIENT
 
 # Claude Code: http straight to the daemon; SessionStart accepts no http, so it runs the client.
 CLAUDE_HTTP_EVENTS = (

@@ -1,0 +1,1 @@
+"""Package data, not code: the POSIX shell hook client (installed as ``ai_memory.hooks``)."""
