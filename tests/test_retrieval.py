@@ -15,7 +15,7 @@ from ai_memory.core.chunks import text_hash
 from ai_memory.core.timeexpr import asks_when, parse_ranges, without_dates
 from ai_memory.core.utterance import author_of, sentences
 from ai_memory.embed.model import MiniLM, ModelError, packaged_model_dir
-from ai_memory.retrieval.fts import query_terms
+from ai_memory.retrieval.fts import query_terms, query_words
 from ai_memory.retrieval.rerank import answer_type, as_its_own_turn, combine
 from ai_memory.retrieval.search import _most_wanted_first
 from ai_memory.retrieval.streams import CONTEXT_WEIGHT, in_context
@@ -366,8 +366,9 @@ def test_a_turn_is_scored_in_context_of_its_session_neighbours() -> None:
 
 
 def test_query_terms_drop_possessives_and_lone_letters() -> None:
-    assert query_terms("What are Caroline's plans for the summer?") == ["Caroline", "plans", "summer"]
-    assert query_terms("deploy on 1 May") == ["deploy", "1", "May"]
+    assert query_words("What are Caroline's plans for the summer?") == ["Caroline", "plans", "summer"]
+    assert query_terms("What are Caroline's plans for the summer?") == ["carolin", "plan", "summer"]
+    assert query_terms("deploy on 1 May") == ["deploy", "1", "may"]
     assert query_terms("a") == ["a"]  # nothing else left: keep what there is
 
 

@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
+from ai_memory.core.terms import terms, token_terms, words
 from ai_memory.core.timeexpr import DateRange, asks_when, mentions_time, to_date
 
 # Relative weights. Evidence at the level of single turns (their words, matched as written and
@@ -35,7 +36,6 @@ WEIGHTS = {
 }
 TEMPORAL_WEIGHT = 4.0
 _TOTAL = sum(WEIGHTS.values())
-_WORD = re.compile(r"[\w][\w'-]*")
 _ASKS_QUANTITY = re.compile(r"^\s*how\s+(?:many|much|long|often|old|far)\b", re.I)
 # A number, with or without a unit on it ("3km", "10 min"), or a frequency; not "one" or
 # "once" alone, which prose uses for everything, and not the digits of a date, a version or a
@@ -46,44 +46,31 @@ _QUANTITY = re.compile(r"(?<![\w#./-])\d+(?:[.,]\d+)?(?![\d/-])(?=[a-z]{1,3}\b|[
                        r"yearly|every\s+(?:day|week|month|year|morning|evening|night))\b", re.I)
 
 
-@lru_cache(maxsize=65536)  # a page's words repeat, across candidates and queries alike
-def _stem(word: str) -> str:
-    w = word.lower()
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(w) > len(suffix) + 3 and w.endswith(suffix):
-            return w[: -len(suffix)]
-    return w
-
-
 @lru_cache(maxsize=4)  # coverage, proximity and phrase read one candidate's passage in a row
-def _words(text: str) -> tuple[str, ...]:
-    return tuple(_WORD.findall(text.lower()[:100_000]))
+def _terms(text: str) -> tuple[str, ...]:
+    return tuple(terms(text[:100_000]))
 
 
-@lru_cache(maxsize=4)
-def _stems(text: str) -> tuple[str, ...]:
-    return tuple(_stem(w) for w in _words(text))
-
-
-def coverage(terms: list[str], text: str, idf: dict[str, float] | None = None) -> float:
+def coverage(query: list[str], text: str, idf: dict[str, float] | None = None) -> float:
     """Share of the query's terms present in the text, each weighted by its rarity (IDF)."""
-    if not terms:
+    if not query:
         return 0.0
-    words = set(_stems(text))
-    weights = [(idf or {}).get(t.lower(), 1.0) for t in terms]
+    found = set(_terms(text))
+    weights = [(idf or {}).get(t, 1.0) for t in query]
     total = sum(weights) or 1.0
-    return sum(w for t, w in zip(terms, weights) if _stem(t) in words) / total
+    return sum(w for t, w in zip(query, weights) if t in found) / total
 
 
-def proximity(terms: list[str], text: str) -> float:
+def proximity(query: list[str], text: str) -> float:
     """1/(1 + span/8) for the shortest window holding two or more distinct query terms."""
-    wanted = {_stem(t) for t in terms}
+    wanted = set(query)
     if len(wanted) < 2:
         return 0.0
-    positions = [(i, stem) for i, stem in enumerate(_stems(text)) if stem in wanted]
     best = None
     last_seen: dict[str, int] = {}
-    for i, term in positions:
+    for i, term in enumerate(_terms(text)):
+        if term not in wanted:
+            continue
         last_seen[term] = i
         if len(last_seen) >= 2:
             span = i - min(last_seen.values())
@@ -91,12 +78,22 @@ def proximity(terms: list[str], text: str) -> float:
     return 0.0 if best is None else 1.0 / (1.0 + best / 8.0)
 
 
-def phrase(terms: list[str], text: str) -> float:
-    if len(terms) < 2:
+@lru_cache(maxsize=4)
+def _heads(text: str) -> tuple[str, ...]:
+    """Each word's first term (an identifier whole, a word's stem): the text word by word."""
+    return tuple(token_terms(w)[0] for w in words(text[:100_000]))
+
+
+def phrase(query_words: list[str], text: str) -> float:
+    """Share of the query's consecutive word pairs that stand side by side in the text (words
+    compared by their first term: a stem, or an identifier whole)."""
+    heads = [token_terms(w)[0] for w in query_words]
+    if len(heads) < 2:
         return 0.0
-    lowered = " ".join(_words(text))
-    pairs = [f"{a.lower()} {b.lower()}" for a, b in zip(terms, terms[1:])]
-    return sum(1 for p in pairs if p in lowered) / len(pairs)
+    seen = _heads(text)
+    pairs = set(zip(seen, seen[1:]))
+    wanted = list(zip(heads, heads[1:]))
+    return sum(1 for p in wanted if p in pairs) / len(wanted)
 
 
 def answer_type(question: str, text: Callable[[], str]) -> float:

@@ -24,7 +24,7 @@ from ai_memory.core.timeexpr import parse_ranges, without_dates
 from ai_memory.embed.model import Embedder, Tokens
 from ai_memory.retrieval import late_interaction, rerank
 from ai_memory.retrieval.fts import (
-    TermStats, make_snippet, match_expression, page_term_stats, query_terms, search_observations,
+    TermStats, make_snippet, match_expression, page_term_stats, query_terms, query_words, search_observations,
 )
 from ai_memory.retrieval.fusion import Fused, authority, fuse, top_ids
 from ai_memory.retrieval.streams import (
@@ -142,8 +142,8 @@ class Retriever:
                 rows: dict[int, dict[str, Any]], streams: list[Stream], stats: TermStats,
                 now: datetime, qtokens: Tokens | None = None) -> list[dict[str, Any]]:
         by_name = {s.name: s for s in streams}
-        terms = query_terms(query.q)
-        idf = {t.lower(): stats.idf(t) for t in terms}
+        terms, words = query_terms(query.q), query_words(query.q)
+        idf = {t: stats.idf(t) for t in terms}
         ranges = parse_ranges(query.q, now)
         top_rrf = max((c.rrf for c in candidates), default=1.0)
         ids = [c.page_id for c in candidates]
@@ -175,7 +175,7 @@ class Retriever:
                 "entity_score": entity_score.get(cand.page_id, 0.0),
                 "coverage": rerank.coverage(terms, passage, idf),
                 "proximity": rerank.proximity(terms, passage),
-                "phrase": rerank.phrase(terms, passage),
+                "phrase": rerank.phrase(words, passage),
                 "temporal": rerank.temporal(ranges, row.get("created"), row.get("updated")),
                 "answer_type": rerank.answer_type(query.q, lambda: _answer_text(conn, row, turns)),
             }
@@ -185,9 +185,9 @@ class Retriever:
             score = rerank.combine(features, weight)
             hit = {
                 "path": row["path"], "title": row["title"], "type": row["type"], "score": round(score, 4),
-                "snippet": make_snippet(passage if turns else row["body"], terms),
+                "snippet": make_snippet(passage if turns else row["body"], words),
                 "session_id": row.get("session_id"), "project": row["project"], "updated": row.get("updated"),
-                "evidence": _evidence(conn, turns, terms),
+                "evidence": _evidence(conn, turns, words),
             }
             if query.explain:
                 hit["explain"] = {
@@ -234,7 +234,7 @@ class Retriever:
             " JOIN page_history h ON h.id = page_history_fts.rowid WHERE page_history_fts MATCH ?"
             " AND h.valid_from <= ? AND (h.valid_to IS NULL OR h.valid_to > ?) ORDER BY score DESC LIMIT 200",
             (expr, stamp, stamp)).fetchall()
-        terms, projects = query_terms(query.q), scope_projects(query)
+        words, projects = query_words(query.q), scope_projects(query)
         for r in rows:
             row = dict(r)
             fm = {"scope": row.get("scope"), "owner": row.get("owner")}  # a version remembers its owner
@@ -242,7 +242,7 @@ class Retriever:
                 continue
             answer.hits.append({
                 "path": row["path"], "title": row["title"], "type": row["type"], "score": round(row["score"], 4),
-                "snippet": make_snippet(row["body"], terms), "session_id": None, "project": row["project"],
+                "snippet": make_snippet(row["body"], words), "session_id": None, "project": row["project"],
                 "updated": row["valid_from"], "valid_from": row["valid_from"], "valid_to": row["valid_to"],
                 "superseded_by": row["superseded_by"], "evidence": [],
             })
@@ -372,23 +372,18 @@ def _answer_text(conn: sqlite3.Connection, row: dict[str, Any], turns: list[int]
     return f"{row['title']}\n{row['summary']}\n{row['body'][:5000]}"
 
 
-def _evidence(conn: sqlite3.Connection, turns: list[int], terms: list[str]) -> list[dict[str, Any]]:
+def _evidence(conn: sqlite3.Connection, turns: list[int], words: list[str]) -> list[dict[str, Any]]:
     out = []
     for rowid in turns:
-        r = conn.execute("SELECT id, body, payload FROM observations WHERE rowid = ?", (rowid,)).fetchone()
-        if r is None:
-            continue
-        item = {"observation_id": r["id"], "snippet": make_snippet(r["body"], terms, width=200)}
-        payload = json.loads(r["payload"] or "{}")
-        if isinstance(payload, dict) and payload.get("dia_id"):
-            item["dia_id"] = payload["dia_id"]
-        out.append(item)
+        r = conn.execute("SELECT id, body FROM observations WHERE rowid = ?", (rowid,)).fetchone()
+        if r is not None:
+            out.append({"observation_id": r["id"], "snippet": make_snippet(r["body"], words, width=200)})
     return out
 
 
 def raw_hits(conn: sqlite3.Connection, query: Query) -> list[dict[str, Any]]:
     """Observations matching the text, for when no page does (bounded)."""
-    terms = query_terms(query.q)
+    words = query_words(query.q)
     out = []
     projects = scope_projects(query)
     for hit in search_observations(conn, query.q, limit=query.k * 3, projects=projects):
@@ -399,7 +394,7 @@ def raw_hits(conn: sqlite3.Connection, query: Query) -> list[dict[str, Any]]:
             continue
         item = dict(r)
         body = item.pop("body")
-        out.append({**item, "score": round(hit.score, 4), "snippet": make_snippet(body, terms)})
+        out.append({**item, "score": round(hit.score, 4), "snippet": make_snippet(body, words)})
         if len(out) >= query.k:
             break
     return out

@@ -21,7 +21,7 @@ from ai_memory.core.entities import extract_entities, normalize_entity
 from ai_memory.core.events import EventKind
 from ai_memory.core.users import ADMIN
 from ai_memory.core.utterance import CONVERSATIONAL_EVENTS, author_of
-from ai_memory.retrieval.fts import TermStats, query_terms, search_observations, search_pages
+from ai_memory.retrieval.fts import TermStats, query_words, search_observations, search_pages
 from ai_memory.retrieval.vectors import VectorIndex
 
 
@@ -50,7 +50,7 @@ def fts_stream(conn: sqlite3.Connection, q: str, stats: TermStats | None = None,
 
 def query_entities(q: str) -> set[str]:
     found = {normalize_entity(e) for e in extract_entities(q)}
-    found |= {t.lower() for t in query_terms(q) if len(t) > 2}
+    found |= {t.lower() for t in query_words(q) if len(t) > 2}
     return {e for e in found if e}
 
 
@@ -205,7 +205,7 @@ AUTHOR_BOOST = 1.5
 def named_authors(conn: sqlite3.Connection, q: str, rowids: list[int]) -> set[int]:
     """The observations whose author the query names: the speaker of a "Name: ..." prompt or
     the team user who recorded it."""
-    words = {t.lower() for t in query_terms(q)}
+    words = {t.lower() for t in query_words(q)}
     out: set[int] = set()
     if not words:
         return out

@@ -16,6 +16,7 @@ from ai_memory.core.chunks import chunk_text, text_hash
 from ai_memory.core.entities import extract_entities, normalize_entity
 from ai_memory.core.memory import normalized_hash
 from ai_memory.core.page import GLOBAL_PROJECT, ParsedPage
+from ai_memory.store.fts_rows import index_page, index_page_version
 from ai_memory.store.writer import WriteTx
 
 ENTITY_LIMIT = 80
@@ -60,8 +61,7 @@ def index_page_rows(conn: sqlite3.Connection, page: ParsedPage, mtime_ns: int, s
     )
     page_id = int(cur.lastrowid)
     _set_memory_columns(conn, page_id, page)
-    conn.execute("INSERT INTO pages_fts(rowid, title, summary, body, project) VALUES (?,?,?,?,?)",
-                 (page_id, page.title, page.summary, page.body, page.project))
+    index_page(conn, page_id, page.title, page.summary, page.body, page.project)
     _insert_entities(conn, page_id, page)
     chunks = chunk_text(page.title, page.body)
     conn.executemany("INSERT INTO chunks(page_id, ord, text, content_hash) VALUES (?,?,?,?)",
@@ -125,8 +125,7 @@ def _record_history(conn: sqlite3.Connection, page: ParsedPage, when: str) -> No
         (page.path, page.project, page.type, page.title, page.summary, page.body, page.content_hash,
          _text(page.meta.get("superseded_by")), when, _text(page.meta.get("scope")), _text(page.meta.get("owner"))),
     )
-    conn.execute("INSERT INTO page_history_fts(rowid, title, summary, body) VALUES (?,?,?,?)",
-                 (cur.lastrowid, page.title, page.summary, page.body))
+    index_page_version(conn, int(cur.lastrowid), page.title, page.summary, page.body)
 
 
 def remove_page_rows(conn: sqlite3.Connection, path: str, now: str | None = None) -> bool:
