@@ -65,6 +65,10 @@ class Pending:
         """A conversational turn's sentences and piece vectors, unless stored or queued."""
         for ord_, sentence in enumerate(sentences(text)):
             self.sentences.append((rowid, ord_, self.want(conn, model, sentence, seen)))
+        self.want_pieces(conn, model, text, seen)
+
+    def want_pieces(self, conn: sqlite3.Connection, model: str, text: str, seen: set[str]) -> None:
+        """The text's piece vectors (late interaction), unless stored or queued."""
         digest = text_hash(text)
         if f"tokens:{digest}" not in seen:
             seen.add(f"tokens:{digest}")
@@ -75,8 +79,10 @@ class Pending:
 
     def add_passages(self, conn: sqlite3.Connection, model: str, rowid: int, passages: list[str],
                      seen: set[str]) -> None:
-        """A tool event's passages: the first is its own vector, the rest are kept as its sentences."""
+        """A tool event's passages: the first is its own vector (with its pieces, so it is matched
+        word by word like a turn), the rest are kept as its sentences."""
         self.obs.append((rowid, self.want(conn, model, passages[0], seen)))
+        self.want_pieces(conn, model, passages[0], seen)
         for ord_, passage in enumerate(passages[1:]):
             self.sentences.append((rowid, ord_, self.want(conn, model, passage, seen)))
 

@@ -23,6 +23,8 @@ from ai_memory.core.page import GLOBAL_PROJECT, MEMORY_KINDS
 from ai_memory.core.timeexpr import parse_ranges, without_dates
 from ai_memory.embed.model import Embedder, Tokens
 from ai_memory.retrieval import late_interaction, rerank
+from ai_memory.retrieval.features import FEATURES, FORMULA, Candidate, Feature, combine
+from ai_memory.retrieval.features import weights as feature_weights
 from ai_memory.retrieval.fts import (
     TermStats, make_snippet, match_expression, page_term_stats, query_terms, query_words, search_observations,
 )
@@ -91,10 +93,12 @@ def in_scope(row: dict[str, Any], query: Query, projects: frozenset[str] | None,
 class Retriever:
     """Runs on a reader thread; owns nothing but references to the model and the vector cache."""
 
-    def __init__(self, embedder: Embedder | None, index: VectorIndex | None, ready: Callable[[], bool]) -> None:
+    def __init__(self, embedder: Embedder | None, index: VectorIndex | None, ready: Callable[[], bool],
+                 features: tuple[Feature, ...] = FEATURES) -> None:
         self._embedder = embedder
         self._index = index
         self._ready = ready
+        self._features = features  # the reranker's registry (another one only for an ablation)
 
 
     def reset(self) -> None:
@@ -118,7 +122,7 @@ class Retriever:
         qvec = qtokens.pooled if qtokens is not None else None
         stats = page_term_stats(conn, query.q)
         projects = scope_projects(query)
-        streams = [fts_stream(conn, query.q, stats, projects), entity_stream(conn, query.q, projects)]
+        streams = [fts_stream(conn, query.q, stats, projects), entity_stream(conn, query.q, projects, stats=stats)]
         if qvec is not None:
             streams.append(vector_stream(conn, self._index, qvec, projects))  # type: ignore[arg-type]
         turns_text, turns_vec = turn_streams(conn, query.q, self._index, qvec, projects)
@@ -147,15 +151,18 @@ class Retriever:
         ranges = parse_ranges(query.q, now)
         top_rrf = max((c.rrf for c in candidates), default=1.0)
         ids = [c.page_id for c in candidates]
-        turn_text = _relative_to_best(by_name.get("turns_fts"), ids)
-        turn_vec = _normalized(by_name.get("turns_vectors"), ids)
-        chunk_vec = _normalized(by_name.get("vectors"), ids)
-        page_text = _relative_to_best(by_name.get("fts"), ids)
-        entity_score = _normalized(by_name.get("entities"), ids)
+        scaled = {"turns_fts": _relative_to_best(by_name.get("turns_fts"), ids),
+                  "turns_vectors": _normalized(by_name.get("turns_vectors"), ids),
+                  "vectors": _normalized(by_name.get("vectors"), ids),
+                  "fts": _relative_to_best(by_name.get("fts"), ids),
+                  "entities": _normalized(by_name.get("entities"), ids)}
         best_turns = {page_id: _best_turns(by_name, page_id) for page_id in ids}
+        if rerank.asks_why(query.q):  # the turn that gives the reason is the answer: it leads
+            best_turns = _reasons_first(conn, best_turns)
         token_match, session_tokens = self._token_matches(conn, qtokens, best_turns, _reached_turns(by_name, ids))
         recorded = _recorded_sessions(conn, [rows[i]["session_id"] for i in ids if _is_session(rows[i])])
-        measured = {name for name, values in (("turn_text", turn_text), ("turn_vector", turn_vec),
+        measured = {name for name, values in (("turn_text", scaled["turns_fts"]),
+                                              ("turn_vector", scaled["turns_vectors"]),
                                               ("token_match", token_match), ("session_tokens", session_tokens))
                     if values}
         out = []
@@ -163,26 +170,16 @@ class Retriever:
             row = rows[cand.page_id]
             turns = best_turns[cand.page_id]
             passage = _passage(conn, row, turns)
-            matched = by_name["entities"].detail.get(cand.page_id, []) if "entities" in by_name else []
-            features = {
-                "rrf": cand.rrf / top_rrf,
-                "turn_text": turn_text.get(cand.page_id, 0.0),
-                "turn_vector": turn_vec.get(cand.page_id, 0.0),
-                "token_match": token_match.get(cand.page_id, 0.0),
-                "session_tokens": session_tokens.get(cand.page_id, 0.0),
-                "chunk_vector": chunk_vec.get(cand.page_id, 0.0),
-                "page_text": page_text.get(cand.page_id, 0.0),
-                "entity_score": entity_score.get(cand.page_id, 0.0),
-                "coverage": rerank.coverage(terms, passage, idf),
-                "proximity": rerank.proximity(terms, passage),
-                "phrase": rerank.phrase(words, passage),
-                "temporal": rerank.temporal(ranges, row.get("created"), row.get("updated")),
-                "answer_type": rerank.answer_type(query.q, lambda: _answer_text(conn, row, turns)),
-            }
+            facts = Candidate(
+                row=row, rrf=cand.rrf / top_rrf, streams={k: v.get(cand.page_id, 0.0) for k, v in scaled.items()},
+                late={"best": token_match.get(cand.page_id, 0.0), "reached": session_tokens.get(cand.page_id, 0.0)},
+                passage=passage, terms=terms, words=words, idf=idf, ranges=ranges, question=query.q,
+                answer_text=lambda row=row, turns=turns: _answer_text(conn, row, turns))
+            values = {f.name: f.value(facts) for f in self._features}
             imputed = [] if _is_session(row) and row["session_id"] in recorded else sorted(measured)
-            features = rerank.as_its_own_turn(features, imputed)
+            values = rerank.as_its_own_turn(values, imputed)
             weight = authority(row)
-            score = rerank.combine(features, weight)
+            score = combine(values, weight, self._features)
             hit = {
                 "path": row["path"], "title": row["title"], "type": row["type"], "score": round(score, 4),
                 "snippet": make_snippet(passage if turns else row["body"], words),
@@ -190,15 +187,14 @@ class Retriever:
                 "evidence": _evidence(conn, turns, words),
             }
             if query.explain:
+                matched = by_name["entities"].detail.get(cand.page_id, []) if "entities" in by_name else []
                 hit["explain"] = {
                     "streams": cand.ranks, "rrf": round(cand.rrf, 6), "authority": round(weight, 3),
-                    "features": {k: round(v, 4) for k, v in features.items()},
-                    "weights": {**rerank.WEIGHTS, "temporal": rerank.TEMPORAL_WEIGHT},
+                    "features": {k: round(v, 4) for k, v in values.items()},
+                    "weights": feature_weights(self._features),
                     "matched_entities": matched, "edges": by_name["graph"].detail.get(cand.page_id, [])
                     if "graph" in by_name else [],
-                    "imputed": imputed,
-                    "formula": "(authority * sum(weight * feature) + temporal_weight * temporal)"
-                               " / sum(weight), temporal's weight left out of the sum",
+                    "imputed": imputed, "formula": FORMULA,
                 }
             out.append(hit)
         out.sort(key=lambda h: -h["score"])
@@ -346,6 +342,15 @@ def _best_turns(by_name: dict[str, Stream], page_id: int, n: int = 3) -> list[in
         for rowid, score in turns:
             combined[rowid] = combined.get(rowid, 0.0) + max(0.0, score) / top
     return [rowid for rowid, _ in sorted(combined.items(), key=lambda kv: -kv[1])[:n]]
+
+
+def _reasons_first(conn: sqlite3.Connection, best: dict[int, list[int]]) -> dict[int, list[int]]:
+    """Each candidate's best turns with those that give a reason first (else in their order)."""
+    rowids = [r for turns in best.values() for r in turns]
+    giving = {int(r[0]) for r in conn.execute("SELECT o.rowid, o.body FROM json_each(?) w JOIN observations o"
+                                                " ON o.rowid = w.value", (json.dumps(rowids),))
+              if rerank.gives_reason(str(r[1]))}
+    return {page_id: sorted(turns, key=lambda r: r not in giving) for page_id, turns in best.items()}
 
 
 def _passage(conn: sqlite3.Connection, row: dict[str, Any], turns: list[int]) -> str:

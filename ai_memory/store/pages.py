@@ -97,9 +97,15 @@ def _set_memory_columns(conn: sqlite3.Connection, page_id: int, page: ParsedPage
 
 
 def _insert_entities(conn: sqlite3.Connection, page_id: int, page: ParsedPage) -> None:
+    """The page's entities: those its frontmatter declares, its tags, and the names in its
+    text. A compiled session page declares the names of its prompts, replies, files and
+    commands; its body is rendered from the same events, with headings and labels around them
+    ("Tool calls", "_None._") that are no names, so it is not read again."""
     seen: dict[str, tuple[str, str]] = {}
     declared = [(e, "frontmatter") for e in page.entities] + [(t, "tag") for t in page.tags]
-    extracted = [(e, "text") for e in extract_entities(f"{page.title}\n{page.summary}\n{page.body[:20000]}")]
+    compiled = page.type == "Session Summary" and bool(page.entities)
+    extracted = [] if compiled else [
+        (e, "text") for e in extract_entities(f"{page.title}\n{page.summary}\n{page.body[:20000]}")]
     for display, source in declared + extracted:
         key = normalize_entity(display)
         if key and key not in seen and len(seen) < ENTITY_LIMIT:
