@@ -52,3 +52,11 @@ def test_every_mcp_tool_is_documented(tool: str) -> None:
 def test_the_lists_are_not_empty() -> None:
     """A docs test over nothing would pass forever."""
     assert len(cli_commands()) > 20 and len(KEYS) > 15 and len(TOOL_NAMES) == 20
+
+
+def test_every_reranker_feature_is_documented_with_its_weight() -> None:
+    """The README's table of features is the registry's: a new feature or weight changes both."""
+    from ai_memory.retrieval.features import FEATURES
+
+    for feature in FEATURES:
+        assert f"| `{feature.name}` | {feature.weight} |" in README, feature.name

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import sqlite3
+import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -53,6 +54,7 @@ class Query:
     scope: str | None = None
     min_score: float | None = None
     owner: str | None = None
+    profile: bool = False
 
 
 @dataclass
@@ -60,6 +62,20 @@ class Answer:
     hits: list[dict[str, Any]] = field(default_factory=list)
     raw_hits: list[dict[str, Any]] = field(default_factory=list)
     streams_used: list[str] = field(default_factory=list)
+    stages_ms: dict[str, float] = field(default_factory=dict)  # how long each stage took
+
+
+class _Stages:
+    """Times the stages of one search, one after the other (milliseconds)."""
+
+    def __init__(self) -> None:
+        self.ms: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def done(self, name: str) -> None:
+        now = time.perf_counter()
+        self.ms[name] = round(self.ms.get(name, 0.0) + (now - self._last) * 1000, 2)
+        self._last = now
 
 
 def scope_projects(query: Query) -> frozenset[str] | None:
@@ -118,15 +134,22 @@ class Retriever:
         moment = now or datetime.now(timezone.utc)
         if query.as_of:
             return self._as_of(conn, query)
+        clock = _Stages()
         qtokens = self.query_tokens(query.q)
         qvec = qtokens.pooled if qtokens is not None else None
+        clock.done("encode")
         stats = page_term_stats(conn, query.q)
         projects = scope_projects(query)
-        streams = [fts_stream(conn, query.q, stats, projects), entity_stream(conn, query.q, projects, stats=stats)]
+        streams = [fts_stream(conn, query.q, stats, projects)]
+        clock.done("page_fts")
+        streams.append(entity_stream(conn, query.q, projects, stats=stats))
+        clock.done("entities")
         if qvec is not None:
             streams.append(vector_stream(conn, self._index, qvec, projects))  # type: ignore[arg-type]
+        clock.done("page_vectors")
         turns_text, turns_vec = turn_streams(conn, query.q, self._index, qvec, projects)
         streams += [turns_text, turns_vec]
+        clock.done("turns")
         streams.append(graph_stream(conn, top_ids(streams, 5)))
         streams = [s for s in streams if s.ranked]
         answer = Answer(streams_used=[s.name for s in streams])
@@ -134,7 +157,10 @@ class Retriever:
         rows = _page_rows(conn, [f.page_id for f in fused[: RERANK_DEPTH * 3]])
         stamp = moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         candidates = [f for f in fused if f.page_id in rows and in_scope(rows[f.page_id], query, projects, stamp)]
+        clock.done("graph_fuse_rows")
         scored = self._rerank(conn, query, candidates[:RERANK_DEPTH], rows, streams, stats, moment, qtokens)
+        clock.done("rerank")
+        answer.stages_ms = clock.ms
         if query.min_score is not None:
             scored = [s for s in scored if s["score"] >= query.min_score]
         answer.hits = scored[: query.k]
