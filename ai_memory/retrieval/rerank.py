@@ -28,7 +28,7 @@ _QUANTITY = re.compile(r"(?<![\w#./-])\d+(?:[.,]\d+)?(?![\d/-])(?=[a-z]{1,3}\b|[
                        r"yearly|every\s+(?:day|week|month|year|morning|evening|night))\b", re.I)
 
 
-PASSAGE_CHARS = 30_000  # coverage, proximity and phrase read this much of a passage
+PASSAGE_CHARS = 8_000  # coverage, proximity and phrase read this much of a passage
 
 
 @lru_cache(maxsize=4)  # coverage, proximity and phrase read one candidate's passage in a row

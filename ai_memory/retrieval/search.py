@@ -183,8 +183,10 @@ class Retriever:
                   "fts": _relative_to_best(by_name.get("fts"), ids),
                   "entities": _normalized(by_name.get("entities"), ids)}
         best_turns = {page_id: _best_turns(by_name, page_id) for page_id in ids}
+        texts = _turn_texts(conn, [r for turns in best_turns.values() for r in turns])
         if rerank.asks_why(query.q):  # the turn that gives the reason is the answer: it leads
-            best_turns = _reasons_first(conn, best_turns)
+            best_turns = {page_id: sorted(turns, key=lambda r: not rerank.gives_reason(texts[r].body)
+                                          if r in texts else True) for page_id, turns in best_turns.items()}
         token_match, session_tokens = self._token_matches(conn, qtokens, best_turns, _reached_turns(by_name, ids))
         recorded = _recorded_sessions(conn, [rows[i]["session_id"] for i in ids if _is_session(rows[i])])
         measured = {name for name, values in (("turn_text", scaled["turns_fts"]),
@@ -195,12 +197,12 @@ class Retriever:
         for cand in candidates:
             row = rows[cand.page_id]
             turns = best_turns[cand.page_id]
-            passage = _passage(conn, row, turns)
+            passage = _passage(row, turns, texts)
             facts = Candidate(
                 row=row, rrf=cand.rrf / top_rrf, streams={k: v.get(cand.page_id, 0.0) for k, v in scaled.items()},
                 late={"best": token_match.get(cand.page_id, 0.0), "reached": session_tokens.get(cand.page_id, 0.0)},
                 passage=passage, terms=terms, words=words, idf=idf, ranges=ranges, question=query.q,
-                answer_text=lambda row=row, turns=turns: _answer_text(conn, row, turns))
+                answer_text=lambda row=row, turns=turns: _answer_text(row, turns, texts))
             values = {f.name: f.value(facts) for f in self._features}
             imputed = [] if _is_session(row) and row["session_id"] in recorded else sorted(measured)
             values = rerank.as_its_own_turn(values, imputed)
@@ -210,7 +212,7 @@ class Retriever:
                 "path": row["path"], "title": row["title"], "type": row["type"], "score": round(score, 4),
                 "snippet": make_snippet(passage if turns else row["body"], words),
                 "session_id": row.get("session_id"), "project": row["project"], "updated": row.get("updated"),
-                "evidence": _evidence(conn, turns, words),
+                "evidence": _evidence(turns, texts, words),
             }
             if query.explain:
                 matched = by_name["entities"].detail.get(cand.page_id, []) if "entities" in by_name else []
@@ -370,46 +372,44 @@ def _best_turns(by_name: dict[str, Stream], page_id: int, n: int = 3) -> list[in
     return [rowid for rowid, _ in sorted(combined.items(), key=lambda kv: -kv[1])[:n]]
 
 
-def _reasons_first(conn: sqlite3.Connection, best: dict[int, list[int]]) -> dict[int, list[int]]:
-    """Each candidate's best turns with those that give a reason first (else in their order)."""
-    rowids = [r for turns in best.values() for r in turns]
-    giving = {int(r[0]) for r in conn.execute("SELECT o.rowid, o.body FROM json_each(?) w JOIN observations o"
-                                                " ON o.rowid = w.value", (json.dumps(rowids),))
-              if rerank.gives_reason(str(r[1]))}
-    return {page_id: sorted(turns, key=lambda r: r not in giving) for page_id, turns in best.items()}
+@dataclass(frozen=True)
+class _Turn:
+    id: str
+    session_id: str
+    body: str
 
 
-def _passage(conn: sqlite3.Connection, row: dict[str, Any], turns: list[int]) -> str:
+def _turn_texts(conn: sqlite3.Connection, rowids: Collection[int]) -> dict[int, _Turn]:
+    """These observations and their neighbours (rowid ± 1), read in one query: every turn a
+    search's passages, evidence and answers are made of."""
+    wanted = sorted({r + d for r in rowids for d in (-1, 0, 1)})
+    return {int(r[0]): _Turn(str(r[1]), str(r[2]), str(r[3])) for r in conn.execute(
+        "SELECT o.rowid, o.id, o.session_id, o.body FROM json_each(?) w JOIN observations o ON o.rowid = w.value",
+        (json.dumps(wanted),))}
+
+
+def _passage(row: dict[str, Any], turns: list[int], texts: dict[int, _Turn]) -> str:
     """The best turns with their neighbours (a question and its answer sit side by side)."""
     if not turns:
         return f"{row['title']}\n{row['summary']}\n{row['body'][:50_000]}"
-    parts = []
-    for rowid in turns:
-        for r in conn.execute(
-                "SELECT body FROM observations WHERE session_id = (SELECT session_id FROM observations WHERE rowid = ?)"
-                " AND rowid BETWEEN ? AND ? ORDER BY rowid", (rowid, rowid - 1, rowid + 1)):
-            parts.append(r[0])
+    parts = [texts[n].body for rowid in turns if rowid in texts for n in (rowid - 1, rowid, rowid + 1)
+             if n in texts and texts[n].session_id == texts[rowid].session_id]
     return f"{row['title']}\n" + "\n".join(parts)
 
 
-def _answer_text(conn: sqlite3.Connection, row: dict[str, Any], turns: list[int]) -> str:
+def _answer_text(row: dict[str, Any], turns: list[int], texts: dict[int, _Turn]) -> str:
     """Where the answer would be: a session's best turn, or the text of a page written as one
     (a compiled session page always states its own dates, which answer nothing)."""
     if turns:
-        found = conn.execute("SELECT body FROM observations WHERE rowid = ?", (turns[0],)).fetchone()
-        return str(found[0]) if found is not None else ""
+        return texts[turns[0]].body if turns[0] in texts else ""
     if row["type"] == "Session Summary":
         return ""
     return f"{row['title']}\n{row['summary']}\n{row['body'][:5000]}"
 
 
-def _evidence(conn: sqlite3.Connection, turns: list[int], words: list[str]) -> list[dict[str, Any]]:
-    out = []
-    for rowid in turns:
-        r = conn.execute("SELECT id, body FROM observations WHERE rowid = ?", (rowid,)).fetchone()
-        if r is not None:
-            out.append({"observation_id": r["id"], "snippet": make_snippet(r["body"], words, width=200)})
-    return out
+def _evidence(turns: list[int], texts: dict[int, _Turn], words: list[str]) -> list[dict[str, Any]]:
+    return [{"observation_id": texts[r].id, "snippet": make_snippet(texts[r].body, words, width=200)}
+            for r in turns if r in texts]
 
 
 def raw_hits(conn: sqlite3.Connection, query: Query) -> list[dict[str, Any]]:

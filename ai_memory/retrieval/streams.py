@@ -224,7 +224,8 @@ AUTHOR_BOOST = 1.5
 def named_authors(conn: sqlite3.Connection, q: str, rowids: list[int]) -> set[int]:
     """The observations recorded by a team user the query names (never the admin, ``local``)."""
     words = {t.lower() for t in query_words(q)} - {ADMIN}
-    named = {str(r[0]) for r in conn.execute("SELECT name FROM users")} & words if words else set()
+    users = [str(r[0]) for r in conn.execute("SELECT name FROM users")] if words else []
+    named = {name for name in users if name.lower() in words}
     out: set[int] = set()
     for i in range(0, len(rowids), 500) if named else ():
         part = rowids[i:i + 500]
