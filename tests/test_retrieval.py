@@ -18,7 +18,7 @@ from ai_memory.embed.model import MiniLM, ModelError, packaged_model_dir
 from ai_memory.retrieval.fts import query_terms, query_words
 from ai_memory.retrieval.features import combine
 from ai_memory.retrieval.rerank import answer_type, as_its_own_turn
-from ai_memory.retrieval.search import _most_wanted_first
+from ai_memory.retrieval.turns import most_wanted_first
 from ai_memory.retrieval.streams import CONTEXT_WEIGHT, in_context
 from conftest import Daemon
 from wiki_helpers import page_text, wait_until
@@ -200,8 +200,8 @@ def test_the_named_team_users_turn_is_the_evidence(wiki: Daemon) -> None:
     tokens = {name: wiki.request("POST", "/v1/users", {"name": name})[1]["token"] for name in ("lena", "marco")}
     sid = "author-1"
     base = {"session_id": sid, "cwd": "/home/dev/acme-api"}
-    for name, prompt in (("lena", "Marco, I painted the harbour mural with the gloss enamel."),
-                         ("marco", "Lena, I painted the harbour fence with the gloss enamel.")):
+    for name, prompt in (("lena", "Lena to Marco: I painted the harbour mural with the gloss enamel."),
+                         ("marco", "Marco to Lena: I painted the harbour fence with the gloss enamel.")):
         status, _ = wiki.post_hook({**base, "hook_event_name": "UserPromptSubmit", "prompt": prompt},
                                    Authorization=f"Bearer {tokens[name]}")
         assert status == 202
@@ -315,7 +315,7 @@ def test_late_interaction_spends_its_budget_on_the_best_turns_first() -> None:
     candidate at a time, so one long session cannot use up the budget alone."""
     best = {1: [10], 2: [20]}
     reached = {1: [10, 11, 12, 13], 2: [21, 20]}
-    assert _most_wanted_first(best, reached) == [10, 20, 21, 11, 12, 13]
+    assert most_wanted_first(best, reached) == [10, 20, 21, 11, 12, 13]
 
 
 def test_a_written_page_is_scored_as_its_own_best_turn() -> None:

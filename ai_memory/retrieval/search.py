@@ -7,16 +7,12 @@ miss, and ``explain`` with every number that made a score.
 
 from __future__ import annotations
 
-import itertools
 import json
 import sqlite3
 import time
-from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
-
-import numpy as np
 
 from ai_memory.core.events import EventKind
 from ai_memory.core.names import project_name
@@ -32,6 +28,10 @@ from ai_memory.retrieval.fts import (
 from ai_memory.retrieval.fusion import Fused, authority, fuse, top_ids
 from ai_memory.retrieval.streams import (
     Stream, entity_stream, fts_stream, graph_stream, turn_streams, vector_stream,
+)
+from ai_memory.retrieval.turns import (
+    answer_text_of, best_of_turns, best_turns_of, evidence_of, most_wanted_first, passage_of, reached_turns,
+    turn_texts,
 )
 from ai_memory.retrieval.vectors import VectorIndex
 
@@ -177,17 +177,13 @@ class Retriever:
         ranges = parse_ranges(query.q, now)
         top_rrf = max((c.rrf for c in candidates), default=1.0)
         ids = [c.page_id for c in candidates]
-        scaled = {"turns_fts": _relative_to_best(by_name.get("turns_fts"), ids),
-                  "turns_vectors": _normalized(by_name.get("turns_vectors"), ids),
-                  "vectors": _normalized(by_name.get("vectors"), ids),
-                  "fts": _relative_to_best(by_name.get("fts"), ids),
-                  "entities": _normalized(by_name.get("entities"), ids)}
-        best_turns = {page_id: _best_turns(by_name, page_id) for page_id in ids}
-        texts = _turn_texts(conn, [r for turns in best_turns.values() for r in turns])
+        scaled = _scaled_streams(by_name, ids)
+        best_turns = {page_id: best_turns_of(by_name, page_id) for page_id in ids}
+        texts = turn_texts(conn, [r for turns in best_turns.values() for r in turns])
         if rerank.asks_why(query.q):  # the turn that gives the reason is the answer: it leads
             best_turns = {page_id: sorted(turns, key=lambda r: not rerank.gives_reason(texts[r].body)
                                           if r in texts else True) for page_id, turns in best_turns.items()}
-        token_match, session_tokens = self._token_matches(conn, qtokens, best_turns, _reached_turns(by_name, ids))
+        token_match, session_tokens = self._token_matches(conn, qtokens, best_turns, reached_turns(by_name, ids))
         recorded = _recorded_sessions(conn, [rows[i]["session_id"] for i in ids if _is_session(rows[i])])
         measured = {name for name, values in (("turn_text", scaled["turns_fts"]),
                                               ("turn_vector", scaled["turns_vectors"]),
@@ -197,12 +193,12 @@ class Retriever:
         for cand in candidates:
             row = rows[cand.page_id]
             turns = best_turns[cand.page_id]
-            passage = _passage(row, turns, texts)
+            passage = passage_of(row, turns, texts)
             facts = Candidate(
                 row=row, rrf=cand.rrf / top_rrf, streams={k: v.get(cand.page_id, 0.0) for k, v in scaled.items()},
                 late={"best": token_match.get(cand.page_id, 0.0), "reached": session_tokens.get(cand.page_id, 0.0)},
                 passage=passage, terms=terms, words=words, idf=idf, ranges=ranges, question=query.q,
-                answer_text=lambda row=row, turns=turns: _answer_text(row, turns, texts))
+                answer_text=lambda row=row, turns=turns: answer_text_of(row, turns, texts))
             values = {f.name: f.value(facts) for f in self._features}
             imputed = [] if _is_session(row) and row["session_id"] in recorded else sorted(measured)
             values = rerank.as_its_own_turn(values, imputed)
@@ -212,18 +208,10 @@ class Retriever:
                 "path": row["path"], "title": row["title"], "type": row["type"], "score": round(score, 4),
                 "snippet": make_snippet(passage if turns else row["body"], words),
                 "session_id": row.get("session_id"), "project": row["project"], "updated": row.get("updated"),
-                "evidence": _evidence(turns, texts, words),
+                "evidence": evidence_of(turns, texts, words),
             }
             if query.explain:
-                matched = by_name["entities"].detail.get(cand.page_id, []) if "entities" in by_name else []
-                hit["explain"] = {
-                    "streams": cand.ranks, "rrf": round(cand.rrf, 6), "authority": round(weight, 3),
-                    "features": {k: round(v, 4) for k, v in values.items()},
-                    "weights": feature_weights(self._features),
-                    "matched_entities": matched, "edges": by_name["graph"].detail.get(cand.page_id, [])
-                    if "graph" in by_name else [],
-                    "imputed": imputed, "formula": FORMULA,
-                }
+                hit["explain"] = _explained(cand, values, weight, by_name, imputed, self._features)
             out.append(hit)
         out.sort(key=lambda h: -h["score"])
         return out
@@ -242,9 +230,9 @@ class Retriever:
         query = late_interaction.query_side(words, vectors, late_interaction.rarity(conn, model, words).idf)
         if query is None:
             return {}, {}
-        stored = late_interaction.stored_pieces(conn, model, _most_wanted_first(best, reached), len(words))
+        stored = late_interaction.stored_pieces(conn, model, most_wanted_first(best, reached), len(words))
         scores = late_interaction.best_scores(query, stored, self._embedder.dim)
-        return _best_of(scores, best), _best_of(scores, reached)
+        return best_of_turns(scores, best), best_of_turns(scores, reached)
 
     def _as_of(self, conn: sqlite3.Connection, query: Query) -> Answer:
         """What the wiki knew at ``as_of``: each page's version valid then, searched by text."""
@@ -273,6 +261,26 @@ class Retriever:
             if len(answer.hits) >= query.k:
                 break
         return answer
+
+
+def _scaled_streams(by_name: dict[str, Stream], ids: list[int]) -> dict[str, dict[int, float]]:
+    """Each stream's scores over this search's candidates: BM25 as fractions of the best, the
+    others between the worst and the best."""
+    return {"turns_fts": _relative_to_best(by_name.get("turns_fts"), ids),
+            "turns_vectors": _normalized(by_name.get("turns_vectors"), ids),
+            "vectors": _normalized(by_name.get("vectors"), ids),
+            "fts": _relative_to_best(by_name.get("fts"), ids),
+            "entities": _normalized(by_name.get("entities"), ids)}
+
+
+def _explained(cand: Fused, values: dict[str, float], weight: float, by_name: dict[str, Stream],
+               imputed: list[str], features: tuple[Feature, ...]) -> dict[str, Any]:
+    """Every number that made a candidate's score."""
+    detail = lambda name: by_name[name].detail.get(cand.page_id, []) if name in by_name else []  # noqa: E731
+    return {"streams": cand.ranks, "rrf": round(cand.rrf, 6), "authority": round(weight, 3),
+            "features": {k: round(v, 4) for k, v in values.items()}, "weights": feature_weights(features),
+            "matched_entities": detail("entities"), "edges": detail("graph"), "imputed": imputed,
+            "formula": FORMULA}
 
 
 def _is_session(row: dict[str, Any]) -> bool:
@@ -314,38 +322,6 @@ def _normalized(stream: Stream | None, ids: list[int]) -> dict[int, float]:
     return rerank.normalize({i: stream.scores[i] for i in ids if i in stream.scores})
 
 
-def _best_of(scores: dict[int, float], turns: Mapping[int, Collection[int]]) -> dict[int, float]:
-    """Each candidate's best turn score, scaled to [0, 1] over the candidates. A session whose
-    turns have no piece vectors (tool events, or turns the background job has not reached yet)
-    is neither helped nor hurt: it gets the mean."""
-    best = {page_id: max((scores[r] for r in found if r in scores), default=None) for page_id, found in turns.items()}
-    matched = rerank.normalize({page_id: s for page_id, s in best.items() if s is not None})
-    if matched:
-        neutral = float(np.mean(list(matched.values())))
-        matched.update({page_id: neutral for page_id, s in best.items() if s is None and turns[page_id]})
-    return matched
-
-
-def _reached_turns(by_name: dict[str, Stream], ids: list[int]) -> dict[int, list[int]]:
-    """The observations of each candidate the turn streams reached, best first by each stream
-    in turn: matched by text or by meaning, or next to one that was."""
-    return {page_id: _taking_turns([[rowid for rowid, _ in by_name[name].detail.get(page_id, [])]
-                                    for name in ("turns_fts", "turns_vectors") if name in by_name])
-            for page_id in ids}
-
-
-def _most_wanted_first(best: dict[int, list[int]], reached: dict[int, list[int]]) -> list[int]:
-    """Every candidate's best turns, then the other reached turns, the candidates taking turns
-    (each one's next best): the order in which a search's budget of pieces is spent."""
-    first = [r for turns in best.values() for r in turns]
-    return list(dict.fromkeys([*first, *_taking_turns(list(reached.values()))]))
-
-
-def _taking_turns(lists: list[list[int]]) -> list[int]:
-    """The lists' items interleaved (the first of each, then the second of each, ...), each once."""
-    return list(dict.fromkeys(item for tier in itertools.zip_longest(*lists) for item in tier if item is not None))
-
-
 def _relative_to_best(stream: Stream | None, ids: list[int]) -> dict[int, float]:
     """BM25 scores as fractions of the best candidate's: zero means no match, so the weakest
     match keeps its worth instead of sinking to the level of no match at all (as min-max
@@ -355,61 +331,6 @@ def _relative_to_best(stream: Stream | None, ids: list[int]) -> dict[int, float]
     found = {i: max(0.0, stream.scores[i]) for i in ids if i in stream.scores}
     best = max(found.values(), default=0.0)
     return {i: s / best for i, s in found.items()} if best > 0 else {}
-
-
-def _best_turns(by_name: dict[str, Stream], page_id: int, n: int = 3) -> list[int]:
-    """The page's best observations: text and vector scores each scaled by the stream's best
-    score over all pages, then added (a turn both streams like comes first)."""
-    combined: dict[int, float] = {}
-    for name in ("turns_fts", "turns_vectors"):
-        stream = by_name.get(name)
-        turns = stream.detail.get(page_id, []) if stream is not None else []
-        if not turns:
-            continue
-        top = max(stream.scores.values()) or 1.0
-        for rowid, score in turns:
-            combined[rowid] = combined.get(rowid, 0.0) + max(0.0, score) / top
-    return [rowid for rowid, _ in sorted(combined.items(), key=lambda kv: -kv[1])[:n]]
-
-
-@dataclass(frozen=True)
-class _Turn:
-    id: str
-    session_id: str
-    body: str
-
-
-def _turn_texts(conn: sqlite3.Connection, rowids: Collection[int]) -> dict[int, _Turn]:
-    """These observations and their neighbours (rowid ± 1), read in one query: every turn a
-    search's passages, evidence and answers are made of."""
-    wanted = sorted({r + d for r in rowids for d in (-1, 0, 1)})
-    return {int(r[0]): _Turn(str(r[1]), str(r[2]), str(r[3])) for r in conn.execute(
-        "SELECT o.rowid, o.id, o.session_id, o.body FROM json_each(?) w JOIN observations o ON o.rowid = w.value",
-        (json.dumps(wanted),))}
-
-
-def _passage(row: dict[str, Any], turns: list[int], texts: dict[int, _Turn]) -> str:
-    """The best turns with their neighbours (a question and its answer sit side by side)."""
-    if not turns:
-        return f"{row['title']}\n{row['summary']}\n{row['body'][:50_000]}"
-    parts = [texts[n].body for rowid in turns if rowid in texts for n in (rowid - 1, rowid, rowid + 1)
-             if n in texts and texts[n].session_id == texts[rowid].session_id]
-    return f"{row['title']}\n" + "\n".join(parts)
-
-
-def _answer_text(row: dict[str, Any], turns: list[int], texts: dict[int, _Turn]) -> str:
-    """Where the answer would be: a session's best turn, or the text of a page written as one
-    (a compiled session page always states its own dates, which answer nothing)."""
-    if turns:
-        return texts[turns[0]].body if turns[0] in texts else ""
-    if row["type"] == "Session Summary":
-        return ""
-    return f"{row['title']}\n{row['summary']}\n{row['body'][:5000]}"
-
-
-def _evidence(turns: list[int], texts: dict[int, _Turn], words: list[str]) -> list[dict[str, Any]]:
-    return [{"observation_id": texts[r].id, "snippet": make_snippet(texts[r].body, words, width=200)}
-            for r in turns if r in texts]
 
 
 def raw_hits(conn: sqlite3.Connection, query: Query) -> list[dict[str, Any]]:
