@@ -136,7 +136,7 @@ def test_an_existing_database_upgrades_to_sentences_and_project_scopes(tmp_path:
         assert pending.split == [3, 1]  # newest first; their whole-text vectors stay linked
         assert len(pending.tokens) == 2  # and they get their piece vectors
         assert {rowid for rowid, _, _ in pending.sentences} == {1, 3}
-        assert "Ana: Billing exports run nightly." in pending.texts
+        assert "Billing exports run nightly." in pending.texts
         hits = VectorIndex(MODEL, DIM).search_observations(reader, unit(1, 0, 0, 0))
         assert sorted(r for r, _, _ in hits) == [1, 3]
     finally:
