@@ -3,24 +3,22 @@
     python benchmarks/locomo.py --data ../shared/data/locomo/locomo-dev.json [--conversations 0-4] [--json OUT]
 
 For each conversation: a fresh data dir and daemon; each session is ingested through the real
-hook path (SessionStart, one UserPromptSubmit per turn carrying "Speaker: text" and the turn's
-dia_id, SessionEnd) with timestamps from ``session_N_date_time``; then every question of
-categories 1-4 goes through /v1/query for that conversation's project. In the same run the
-baselines score the same turns: SQLite FTS5 BM25 over "<date> <speaker>: <text>" (OR-joined,
-stopwords dropped; a session scored by its best turn) and MiniLM cosine over the turns.
+hook path (SessionStart, one UserPromptSubmit per turn carrying "Speaker: text", as a
+transcript writes it, SessionEnd) with timestamps from ``session_N_date_time``; then every
+question of categories 1-4 goes through /v1/query for that conversation's project. A turn is
+known by the observation id its hook was answered with: the benchmark maps the evidence
+observations back to LoCoMo's dia_ids itself. In the same run the baselines score the same
+turns: SQLite FTS5 BM25 over "<date> <speaker>: <text>" (OR-joined, stopwords dropped; a
+session scored by its best turn) and MiniLM cosine over the turns.
 """
 
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
-import os
 import re
-import socket
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,7 +27,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
+from harness import REPO, Daemon
+
 sys.path.insert(0, str(REPO))
 
 from ai_memory.retrieval.fts import STOPWORDS  # noqa: E402
@@ -60,45 +59,15 @@ def evidence_of(qa: dict[str, Any]) -> tuple[set[int], set[str]]:
     return sessions, turns
 
 
-# ---- the daemon -----------------------------------------------------------------------------
-
-class Daemon:
-    def __init__(self, data: Path) -> None:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        env = {**os.environ, "AI_MEMORY_DATA_DIR": str(data), "HF_HUB_OFFLINE": "1",
-               "AI_MEMORY_SESSIONS_IDLE_MINUTES": "600"}
-        self.proc = subprocess.Popen([sys.executable, "-m", "ai_memory.cli", "serve", "--port", str(self.port)],
-                                     env=env, cwd=REPO, stderr=subprocess.DEVNULL)
-        self.data = data
-        for _ in range(600):
-            try:
-                if self.call("GET", "/health", auth=False)[0] == 200:
-                    break
-            except OSError:
-                time.sleep(0.05)
-        self.token = (data / "token").read_text().strip()
-
-    def call(self, method: str, path: str, body: Any = None, auth: bool = True) -> tuple[int, Any]:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
-        headers = {"Content-Type": "application/json"}
-        if auth:
-            headers["Authorization"] = f"Bearer {(self.data / 'token').read_text().strip()}"
-        conn.request(method, path, body=None if body is None else json.dumps(body), headers=headers)
-        resp = conn.getresponse()
-        data = resp.read()
-        conn.close()
-        return resp.status, (json.loads(data) if data else None)
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=60)
+def turn_payload(turn: dict[str, Any]) -> dict[str, Any]:
+    """What a turn's hook carries: the turn as a transcript writes it."""
+    return {"prompt": f"{turn['speaker']}: {turn['text']}"}
 
 
-def ingest(d: Daemon, sample: str, conv: dict[str, Any]) -> int:
+def ingest(d: Daemon, sample: str, conv: dict[str, Any]) -> dict[str, str]:
+    """Post every session; the dia_id of each stored turn, by the observation id the hook returned."""
     cwd = f"/locomo/{sample}"
-    n = 0
+    dia_of: dict[str, str] = {}
     for number, when, turns in sessions_of(conv):
         sid = f"{sample}-s{number}"
         base = {"session_id": sid, "cwd": cwd}
@@ -107,28 +76,12 @@ def ingest(d: Daemon, sample: str, conv: dict[str, Any]) -> int:
         for i, turn in enumerate(turns):
             stamp = (when + timedelta(seconds=i + 1)).isoformat()
             status, body = d.call("POST", "/hook?agent=locomo", {
-                **base, "hook_event_name": "UserPromptSubmit", "timestamp": stamp,
-                "prompt": f"{turn['speaker']}: {turn['text']}", "dia_id": turn["dia_id"]})
+                **base, "hook_event_name": "UserPromptSubmit", "timestamp": stamp, **turn_payload(turn)})
             assert status == 202, body
-            n += 1
+            dia_of[body["id"]] = turn["dia_id"]
         d.call("POST", "/hook?agent=locomo", {**base, "hook_event_name": "SessionEnd", "reason": "other",
                                                "timestamp": (when + timedelta(seconds=len(turns) + 1)).isoformat()})
-    return n
-
-
-def wait_ready(d: Daemon, sessions: int, timeout: float = 900) -> None:
-    t0 = time.time()
-    while time.time() - t0 < timeout:
-        status = d.call("GET", "/status")[1]
-        emb = status.get("embeddings", {})
-        compiled = status["wiki"]["sessions_compiled"]
-        backlog = emb.get("backlog", {"chunks": 0, "observations": 0})
-        if compiled >= sessions and emb.get("ready") and not backlog["chunks"] and not backlog["observations"]:
-            return
-        if emb.get("error"):
-            raise RuntimeError(emb["error"])
-        time.sleep(0.5)
-    raise RuntimeError("daemon did not finish compiling and embedding")
+    return dia_of
 
 
 def score(ranked_sessions: list[int], turn_lists: list[set[str]], gold_sessions: set[int],
@@ -148,7 +101,7 @@ def score(ranked_sessions: list[int], turn_lists: list[set[str]], gold_sessions:
     return out
 
 
-def ours(d: Daemon, sample: str, qa: dict[str, Any]) -> tuple[dict[str, float], float]:
+def ours(d: Daemon, sample: str, qa: dict[str, Any], dia_of: dict[str, str]) -> tuple[dict[str, float], float]:
     t0 = time.perf_counter()
     status, body = d.call("POST", "/v1/query", {"q": qa["question"], "project": sample, "k": 10})
     elapsed = (time.perf_counter() - t0) * 1000
@@ -158,7 +111,7 @@ def ours(d: Daemon, sample: str, qa: dict[str, Any]) -> tuple[dict[str, float], 
         sid = hit.get("session_id") or ""
         m = re.search(r"-s(\d+)$", sid)
         ranked.append(int(m.group(1)) if m else -1)
-        turns.append({e.get("dia_id") for e in hit.get("evidence", []) if e.get("dia_id")})
+        turns.append({dia_of[e["observation_id"]] for e in hit.get("evidence", []) if e["observation_id"] in dia_of})
     gold_s, gold_t = evidence_of(qa)
     return score(ranked, turns, gold_s, gold_t), elapsed
 
@@ -241,13 +194,13 @@ def main() -> None:
             d = Daemon(Path(tmp) / "data")
             try:
                 t0 = time.time()
-                n = ingest(d, sample, item["conversation"])
-                wait_ready(d, len(sessions_of(item["conversation"])))
-                print(f"{sample}: {n} turns ingested and indexed in {time.time() - t0:.1f} s; "
+                dia_of = ingest(d, sample, item["conversation"])
+                d.wait_ready(len(sessions_of(item["conversation"])), timeout_s=900)
+                print(f"{sample}: {len(dia_of)} turns ingested and indexed in {time.time() - t0:.1f} s; "
                       f"{len(questions)} questions", flush=True)
                 baselines = Baselines(item["conversation"], embedder)
                 for qa in questions:
-                    metrics, ms = ours(d, sample, qa)
+                    metrics, ms = ours(d, sample, qa, dia_of)
                     latencies.append(ms)
                     ours_rows["all"].append(metrics)
                     ours_rows[str(qa["category"])].append(metrics)

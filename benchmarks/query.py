@@ -45,6 +45,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from harness import seed_vectors  # noqa: E402
+
 TARGET_P95_MS = 50.0
 HOOK_CLIENTS = 32
 SETUP_HOOKS = 2000
@@ -531,32 +533,6 @@ def stage_profile(db: Path, queries: list[dict[str, Any]]) -> dict[str, Any]:
         "observation_matrix_load_ms": round((t2 - t1) * 1000, 1), "observation_vectors": int(len(obs.keys)),
         "embedding_batch_ms": round(batch_s * 1000, 1), "embedding_batch_size": len(texts),
     }
-
-
-def seed_vectors(db: Path, source: Path) -> int:
-    """Create the database and copy ``source``'s vectors into it.
-
-    The generator and the setup hooks are seeded, so a fresh run produces the same chunk and
-    observation texts as the run that made ``source``; the embedding job finds their vectors by
-    content hash and computes only what is missing. Embedding 30,000 chunks from scratch takes
-    about 40 minutes on 2 cores, so this is what makes a clean, comparable re-run affordable.
-    """
-    from ai_memory.store.connection import open_write_connection
-    from ai_memory.store.migrations import migrate
-
-    db.parent.mkdir(parents=True, exist_ok=True)
-    conn = open_write_connection(db)
-    try:
-        migrate(conn)
-        conn.execute("ATTACH DATABASE ? AS source", (str(source),))
-        with conn:
-            conn.execute("INSERT OR IGNORE INTO embeddings(content_hash, model, dim, vector)"
-                         " SELECT content_hash, model, dim, vector FROM source.embeddings")
-        count = int(conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
-        conn.execute("DETACH DATABASE source")
-    finally:
-        conn.close()
-    return count
 
 
 def db_figures(db: Path) -> dict[str, int]:

@@ -82,3 +82,11 @@ def test_every_declared_dependency_is_used_and_in_the_architecture_table() -> No
     for dist in _declared():
         assert modules_of.get(dist, set()) & imported or dist == "torch", f"{dist} is declared but never imported"
         assert dist in table.lower(), f"{dist} is missing from ARCHITECTURE.md's dependency table"
+
+
+def test_every_reranker_feature_is_documented_with_its_weight() -> None:
+    """The README's table of features is the registry's: a new feature or weight changes both."""
+    from ai_memory.retrieval.features import FEATURES
+
+    for feature in FEATURES:
+        assert f"| `{feature.name}` | {feature.weight} |" in README, feature.name

@@ -116,7 +116,8 @@ def test_an_existing_database_upgrades_to_sentences_and_project_scopes(tmp_path:
         writer.execute("INSERT INTO observations_fts(rowid, title, body) SELECT rowid, title, body"
                        " FROM observations WHERE rowid = ?", (rowid,))
     writer.execute("INSERT INTO pages(path, project, type, title, tier, body, frontmatter, content_hash, mtime_ns,"
-                   " size, indexed_at) VALUES ('acme/a.md', 'acme', 'Note', 't', 'semantic', 'b', '{}', 'h', 0, 0, 'x')")
+                   " size, indexed_at) VALUES ('acme/a.md', 'acme', 'Note', 'Ledger notes', 'semantic', 'Postgres', '{}',"
+                   " 'h', 0, 0, 'x')")
     writer.execute("INSERT INTO chunks(id, page_id, ord, text, content_hash) VALUES (7, 1, 0, 't', 'whole')")
     writer.execute("INSERT INTO pages_fts(rowid, title, summary, body) VALUES (1, 'Ledger notes', '', 'Postgres')")
     assert migrate(writer) == MIGRATIONS[-1][0]
@@ -135,7 +136,7 @@ def test_an_existing_database_upgrades_to_sentences_and_project_scopes(tmp_path:
         assert pending.split == [3, 1]  # newest first; their whole-text vectors stay linked
         assert len(pending.tokens) == 2  # and they get their piece vectors
         assert {rowid for rowid, _, _ in pending.sentences} == {1, 3}
-        assert "Ana: Billing exports run nightly." in pending.texts
+        assert "Billing exports run nightly." in pending.texts
         hits = VectorIndex(MODEL, DIM).search_observations(reader, unit(1, 0, 0, 0))
         assert sorted(r for r, _, _ in hits) == [1, 3]
     finally:

@@ -18,9 +18,14 @@ from ai_memory.core.events import EventKind, normalize_event
 from ai_memory.core.ids import new_id
 from ai_memory.core.names import project_name
 from ai_memory.core.sanitizer import Sanitized, SanitizedJson, TextKind, cap, sanitize, sanitize_json
+from ai_memory.core.tool_text import tool_body
 
-# Per-field caps inside the stored payload; everything else is a 2 KiB excerpt.
+# Per-field caps inside the stored payload; everything else is a 2 KiB excerpt. What an edit
+# changed is kept whole up to 16 KiB (the payload as a whole is bounded at 16 KiB too).
 FIELD_CAPS: dict[str, TextKind] = {
+    "old_string": TextKind.BODY,
+    "new_string": TextKind.BODY,
+    "new_source": TextKind.BODY,
     "prompt": TextKind.PROMPT,
     "compact_summary": TextKind.SUMMARY,
     "summary": TextKind.SUMMARY,
@@ -217,13 +222,8 @@ def describe(kind: EventKind, p: dict[str, Any]) -> tuple[str, str]:
     if kind in (EventKind.PRE_TOOL_USE, EventKind.POST_TOOL_USE, EventKind.TOOL_FAILURE):
         subject = _tool_subject(tool_input)
         title = f"{tool}: {subject}" if subject else (tool or kind.value)
-        parts = [f"tool: {tool}", _excerpt(tool_input)]
         result = p.get("tool_response", p.get("tool_output", p.get("result")))
-        if result is not None:
-            parts += ["---", _excerpt(result)]
-        if p.get("error"):
-            parts += ["error:", _excerpt(p.get("error"))]
-        return title, "\n".join(x for x in parts if x)
+        return title, tool_body(tool, tool_input, result, p.get("error"), kind is EventKind.TOOL_FAILURE)
     if kind in (EventKind.PRE_COMPACT, EventKind.POST_COMPACT):
         text = str(p.get("compact_summary") or p.get("summary") or p.get("custom_instructions") or "")
         return f"{kind.value}: {p.get('trigger', '')}".strip(": "), text

@@ -14,11 +14,11 @@ from typing import Any
 
 from ai_memory.core.payload_text import as_dict, clip, code_span, collapsed, first_of, one_line, text_of
 
-__all__ = ["Commands", "Errors", "ToolCall", "tool_lists"]
+__all__ = ["EDIT_TOOLS", "WRITE_TOOLS", "Commands", "Errors", "ToolCall", "is_shell", "tool_lists"]
 
 _READ = {"read", "read_file", "read_many_files", "notebookread", "view", "view_file"}
-_EDIT = {"edit", "multiedit", "replace", "edit_file", "str_replace", "str_replace_editor", "apply_patch"}
-_WRITE = {"write", "write_file", "notebookedit", "create_file"}
+EDIT_TOOLS = {"edit", "multiedit", "replace", "edit_file", "str_replace", "str_replace_editor", "apply_patch"}
+WRITE_TOOLS = {"write", "write_file", "notebookedit", "create_file"}
 _SHELL = {"bash", "run_shell_command", "shell", "exec_command", "local_shell", "run_terminal_cmd",
           "execute_command", "terminal"}
 _PATH_KEYS = ("file_path", "path", "filePath", "notebook_path", "absolute_path", "target_file", "filename")
@@ -72,7 +72,7 @@ def _outcome(call: ToolCall) -> tuple[bool, str]:
     return failed, "interrupted" if call.interrupted else (f"exit {code}" if code is not None else "")
 
 
-def _is_shell(name: str) -> bool:
+def is_shell(name: str) -> bool:
     low = name.lower()
     return low in _SHELL or "shell" in low
 
@@ -95,7 +95,7 @@ def _patch_text(tool_input: Any) -> str:
 def _patch_of(call: ToolCall) -> str | None:
     """The patch text of an apply_patch call (or of a shell call running one), else None."""
     low = call.name.lower()
-    if low != "apply_patch" and not _is_shell(call.name):
+    if low != "apply_patch" and not is_shell(call.name):
         return None
     patch = _patch_text(call.tool_input)
     return patch if low == "apply_patch" or _PATCH_FILE.search(patch) else None
@@ -107,7 +107,7 @@ def _touches(call: ToolCall) -> list[tuple[str, str]]:
         found = [(m.group(2) or m.group(3), _PATCH_ACTION[m.group(1)]) for m in _PATCH_FILE.finditer(patch)]
         return found[:200]
     low = call.name.lower()
-    action = "read" if low in _READ else "edited" if low in _EDIT else "written" if low in _WRITE else ""
+    action = "read" if low in _READ else "edited" if low in EDIT_TOOLS else "written" if low in WRITE_TOOLS else ""
     tool_input = as_dict(call.tool_input)
     paths = [first_of(tool_input, _PATH_KEYS)]
     if isinstance(tool_input.get("paths"), list):
@@ -181,7 +181,7 @@ def tool_lists(calls: list[ToolCall], api_errors: list[tuple[str, str]]
         failed, label = _outcome(call)
         failures += failed
         touched = [(_rel(p, call.cwd), action) for p, action in _touches(call)]
-        command = _command(call.tool_input) if _is_shell(call.name) else ""
+        command = _command(call.tool_input) if is_shell(call.name) else ""
         if command:
             status = f"**failed** ({label})" if failed and label else "**failed**" if failed else label
             commands.append((call.at, command, status))

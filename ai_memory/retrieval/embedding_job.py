@@ -4,12 +4,16 @@ It finds chunks and observations without a vector for the current model, encodes
 worker thread in batches, and stores the vectors through the writer. Vectors are keyed by the
 SHA-256 of their text, so an unchanged chunk is never embedded twice (reindex reuses them).
 A conversational turn also gets a vector per sentence and its piece vectors (for late
-interaction); ``sentences_done`` says both are stored.
+interaction); ``sentences_done`` says both are stored. An edit, a write, and the error lines
+of a command's output get vectors too, of their passages that carry meaning
+(``core.work_text``): the first is the observation's own vector, the others are stored like
+a turn's sentences, so a session made of edits can be found by what its code means.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import sqlite3
 from collections.abc import Sequence
@@ -20,6 +24,7 @@ import numpy as np
 from ai_memory.core.chunks import text_hash
 from ai_memory.core.errors import AiMemoryError
 from ai_memory.core.utterance import CONVERSATIONAL_EVENTS, sentences
+from ai_memory.core.work_text import tool_passages
 from ai_memory.embed.model import Embedder
 from ai_memory.retrieval import late_interaction
 from ai_memory.store.reader import Reader
@@ -27,9 +32,12 @@ from ai_memory.store.writer import Writer, WriteTx
 
 log = logging.getLogger(__name__)
 BATCH = 32  # small batches: the job yields the CPU often while ingest or queries are busy
-# Events whose text says what the work was about: prompts, replies, compaction summaries and
-# failures. Routine tool calls stay lexical (their titles and bodies are in the FTS index).
+# Events whose text says what the work was about: prompts, replies, compaction summaries; and
+# the tool events whose passages carry meaning (edits, writes, failures). Other tool calls
+# stay lexical (their titles and bodies are in the FTS index). A PreToolUse repeats its
+# PostToolUse's input, so only the latter is read.
 EMBEDDED_EVENTS = (*CONVERSATIONAL_EVENTS, "tool-failure")
+TOOL_EVENTS = ("post-tool-use", "tool-failure")
 # Sentences multiply the texts of a batch: stop taking observations once this many wait.
 MAX_TEXTS = 96
 
@@ -57,6 +65,10 @@ class Pending:
         """A conversational turn's sentences and piece vectors, unless stored or queued."""
         for ord_, sentence in enumerate(sentences(text)):
             self.sentences.append((rowid, ord_, self.want(conn, model, sentence, seen)))
+        self.want_pieces(conn, model, text, seen)
+
+    def want_pieces(self, conn: sqlite3.Connection, model: str, text: str, seen: set[str]) -> None:
+        """The text's piece vectors (late interaction), unless stored or queued."""
         digest = text_hash(text)
         if f"tokens:{digest}" not in seen:
             seen.add(f"tokens:{digest}")
@@ -64,6 +76,15 @@ class Pending:
                                  (digest, model)).fetchone()
             if known is None:
                 self.tokens.append((digest, text))
+
+    def add_passages(self, conn: sqlite3.Connection, model: str, rowid: int, passages: list[str],
+                     seen: set[str]) -> None:
+        """A tool event's passages: the first is its own vector (with its pieces, so it is matched
+        word by word like a turn), the rest are kept as its sentences."""
+        self.obs.append((rowid, self.want(conn, model, passages[0], seen)))
+        self.want_pieces(conn, model, passages[0], seen)
+        for ord_, passage in enumerate(passages[1:]):
+            self.sentences.append((rowid, ord_, self.want(conn, model, passage, seen)))
 
     def want(self, conn: sqlite3.Connection, model: str, text: str, seen: set[str]) -> str:
         """The text's hash, queueing the text for encoding unless a vector exists or is queued."""
@@ -85,13 +106,18 @@ def find_pending(conn: sqlite3.Connection, model: str, limit: int = BATCH) -> Pe
         " GROUP BY c.content_hash LIMIT ?", (model, limit)).fetchall()
     pending = Pending([r[0] for r in rows], [r[1] for r in rows], [], [])
     seen = set(pending.hashes)
-    for rowid, title, body, event in conn.execute(
-            "SELECT rowid, title, body, event FROM observations WHERE embed_hash IS NULL LIMIT ?", (limit,)):
-        if event not in EMBEDDED_EVENTS:
+    for rowid, title, body, event, tool, payload in conn.execute(
+            "SELECT rowid, title, body, event, tool_name, CASE WHEN event IN (?, ?) THEN payload END"
+            " FROM observations WHERE embed_hash IS NULL LIMIT ?", (*TOOL_EVENTS, limit)):
+        passages = tool_passages(tool or "", json.loads(payload)) if event in TOOL_EVENTS else []
+        if event not in EMBEDDED_EVENTS and not passages:
             pending.skip_obs.append(rowid)
             continue
         if len(pending.texts) >= MAX_TEXTS:
             break  # the rest waits for the next batch
+        if passages:
+            pending.add_passages(conn, model, rowid, passages, seen)
+            continue
         text = observation_text(title, body, event)
         pending.obs.append((rowid, pending.want(conn, model, text, seen)))
         if event in CONVERSATIONAL_EVENTS:

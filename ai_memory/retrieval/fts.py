@@ -1,8 +1,9 @@
 """The full-text stream: FTS5 queries built from natural language or identifiers.
 
-Terms are OR-joined (BM25 rewards pages matching more of them), stopwords are dropped for
-natural-language queries, identifiers (snake_case, kebab-case, paths, CamelCase) are kept
-whole and also matched by prefix.
+A query is analysed as the index is (``core.terms``: words stemmed, identifiers whole and
+split into their parts); the terms are OR-joined (BM25 rewards pages matching more of them),
+stopwords dropped for natural-language queries, and identifiers kept whole are also matched
+by prefix.
 """
 
 from __future__ import annotations
@@ -12,23 +13,15 @@ import re
 import sqlite3
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Any
 
 from ai_memory.core.readable import readable
+from ai_memory.core.terms import STOPWORDS, is_stopword, query_words, token_terms
 
-STOPWORDS = frozenset("""
-a about above after again against all am an and any are as at be because been before being below
-between both but by can could did do does doing down during each few for from further had has have
-having he her here hers herself him himself his how i if in into is it its itself just me more most
-my myself no nor not now of off on once only or other our ours ourselves out over own same she
-should so some such than that the their theirs them themselves then there these they this those
-through to too under until up very was we were what when where which while who whom why will with
-would you your yours yourself yourselves did does done get got tell told said say says thing things
-ever also like likely would could might much many one ones lot lots kind sort anything something
-""".split())
+__all__ = ["STOPWORDS", "FtsHit", "TermStats", "is_content_word", "make_snippet", "match_expression",
+           "page_term_stats", "query_terms", "query_words", "search_observations", "search_pages", "snippet_of"]
 
-_TOKEN = re.compile(r"[\w][\w./-]*[\w]|[\w]", re.UNICODE)
-_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b", re.I)
-_IDENTIFIER = re.compile(r"[_./-]|[a-z][A-Z]")
+_IDENTIFIER = re.compile(r"[_.-]")  # an analysed term that is an identifier or a path segment kept whole
 # Weights for the columns of pages_fts(title, summary, body, project): the project column is
 # for scoping, never for the words.
 PAGE_WEIGHTS = (4.0, 2.0, 1.0, 0.0)
@@ -82,41 +75,36 @@ def highlights(snippet: str, terms: list[str]) -> list[list[int]]:
     return merged
 
 
-def query_terms(text: str) -> list[str]:
-    """Distinct search terms: stopwords dropped unless nothing else is left.
+def snippet_of(text: str, words: list[str], width: int = 160) -> dict[str, Any]:
+    """A hit's readable snippet and where the query's words are in it."""
+    snippet = make_snippet(text, words, width)
+    return {"snippet": snippet, "highlights": highlights(snippet, words)}
 
-    A possessive's "s" ("Caroline's") and other lone letters are dropped too: they match
-    nearly every text ("it's", "that's") and only add noise to BM25. Digits stay ("1 May").
-    """
-    tokens = [t for t in _TOKEN.findall(_POSSESSIVE.sub("", text)) if t]
-    kept = [t for t in tokens if _informative(t)]
-    chosen = kept or tokens
-    seen: dict[str, str] = {}
-    for token in chosen:
-        seen.setdefault(token.lower(), token)
-    return list(seen.values())[:32]
+
+def query_terms(text: str) -> list[str]:
+    """The query's distinct search terms, analysed as the index is: stopwords and lone letters
+    dropped unless nothing else is left (a possessive's "s" too: it matches nearly every
+    text and only adds noise to BM25); digits stay ("1 May")."""
+    out: dict[str, None] = {}
+    for word in query_words(text):
+        out.update(dict.fromkeys(token_terms(word)))
+    return list(out)[:32]
 
 
 def is_content_word(word: str) -> bool:
     """A word a search weighs: not a stopword, punctuation or a lone letter (digits stay)."""
-    return any(ch.isalnum() for ch in word) and _informative(word)
-
-
-def _informative(token: str) -> bool:
-    if _IDENTIFIER.search(token):
-        return True
-    return token.lower() not in STOPWORDS and (len(token) > 1 or token.isdigit())
+    return any(ch.isalnum() for ch in word) and not is_stopword(word) and (len(word) > 1 or word.isdigit())
 
 
 def match_expression(text: str, skip: frozenset[str] = frozenset(), word_prefixes: bool = True) -> str | None:
     """An FTS5 MATCH expression: quoted terms OR-joined; identifiers, and with ``word_prefixes``
     words of four letters or more, also by prefix, so the short forms people type find the long
     ones ("config" finds "configuration", "auth" finds "authentication"), which stemming does
-    not. Terms in ``skip`` (lowercase) are left out.
+    not. Terms in ``skip`` are left out.
     """
     parts = []
     for term in query_terms(text):
-        if term.lower() in skip:
+        if term in skip:
             continue
         quoted = _quoted(term)
         parts.append(quoted)
@@ -133,7 +121,7 @@ class TermStats:
     df: dict[str, int]
 
     def idf(self, term: str) -> float:
-        return math.log((self.pages + 1) / (self.df.get(term.lower(), 0) + 0.5))
+        return math.log((self.pages + 1) / (self.df.get(term, 0) + 0.5))
 
     def common(self) -> frozenset[str]:
         """Terms on more than half the pages. BM25 gives them no weight (FTS5 floors their IDF
@@ -149,13 +137,13 @@ def page_term_stats(conn: sqlite3.Connection, text: str) -> TermStats:
     each count reads one term's doclist, well under a millisecond)."""
     pages = int(conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0] or 0)
     df: dict[str, int] = {}
-    for term in query_terms(text)[:16]:
+    for term in query_terms(text)[:24]:
         try:
-            df[term.lower()] = int(conn.execute(
+            df[term] = int(conn.execute(
                 "SELECT COUNT(*) FROM pages_fts WHERE pages_fts MATCH ?", (f"{_PAGE_TEXT} : {_quoted(term)}",)
             ).fetchone()[0])
         except sqlite3.OperationalError:
-            df[term.lower()] = 0
+            df[term] = 0
     return TermStats(pages, df)
 
 
@@ -166,8 +154,7 @@ def _quoted(term: str) -> str:
 def _scoped(expr: str, projects: Collection[str] | None) -> str | None:
     """``expr`` limited to rows of ``projects`` (None: all; empty: none) inside FTS5 itself, so a
     search costs what its scope holds, not the whole memory. FTS matches a project by its words
-    (any case, stemmed: "test" also finds "tests"): callers that need the exact name check it
-    on the row."""
+    (any case): callers that need the exact name check it on the row."""
     if projects is None:
         return expr
     if not projects:

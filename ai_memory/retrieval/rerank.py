@@ -1,14 +1,8 @@
-"""The local reranker: zero-LLM features over the fused candidates, combined by fixed weights.
-
-Features, each in [0, 1]: the fused rank, the best matching turn's text and vector scores,
-late-interaction scores (each query word's best match among a turn's word pieces) of the
-session's best turns and of its other turns the turn streams reached, query-term coverage and
-proximity in the best passage, exact phrases, entity overlap, agreement between time
-expressions in the query and the page's dates, and whether the best turn can answer a "when"
-or "how many" question (it says when, or gives a number). A page with no recorded turns is
-scored as its own best turn.
-The weights are set by hand from what each feature means, not fitted to any benchmark; the
-one exception is the temporal weight, raised from 2 to 4 after dev runs (see WEIGHTS).
+"""The reranker's measures of a passage and a page, no LLM: query-term coverage, proximity and
+phrases in the best passage (read through ``core.terms``, as the index reads it), agreement
+of the query's dates with the page's, whether the best turn can answer a "when" or "how many"
+question, min-max scaling, and a written page scored as its own turn. Which of them count
+and how much is the registry's (``features``).
 """
 
 from __future__ import annotations
@@ -17,26 +11,14 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
+from ai_memory.core.terms import token_terms, words
 from ai_memory.core.timeexpr import DateRange, asks_when, mentions_time, to_date
 
-# Relative weights. Evidence at the level of single turns (their words, matched as written and
-# matched by meaning piece by piece) and IDF-weighted coverage of the query carry the most;
-# page-level text, vectors, entities and phrases support; the fused rank
-# keeps every stream's vote. A query naming a time ("in June", "May 2023", "last week") makes
-# the dates decisive: full agreement weighs about half of all the content evidence (4 of 7.75),
-# so the session held on the named day usually beats one that only shares more of the words.
-# (This one weight was raised from 2 after dev runs, trying 3, 4, 6 and 8, showed sessions on
-# the named day losing on words.) Scores are divided by the sum of the content weights: near
-# [0, 1], up to about 1.5 for a query naming a date.
-WEIGHTS = {
-    "turn_text": 1.0, "token_match": 1.0, "session_tokens": 1.0, "coverage": 1.0, "page_text": 0.5,
-    "turn_vector": 0.5, "chunk_vector": 0.5, "entity_score": 0.5, "phrase": 0.5, "rrf": 0.5, "proximity": 0.25,
-    "answer_type": 0.5,
-}
-TEMPORAL_WEIGHT = 4.0
-_TOTAL = sum(WEIGHTS.values())
-_WORD = re.compile(r"[\w][\w'-]*")
 _ASKS_QUANTITY = re.compile(r"^\s*how\s+(?:many|much|long|often|old|far)\b", re.I)
+_ASKS_WHY = re.compile(r"^\s*(?:why\b|how\s+come\b|what\s+(?:was|is|were)\s+the\s+reasons?\b)", re.I)
+# A passage that gives a reason: "because", "so that", "since we", "to avoid", ...
+_REASON = re.compile(r"\b(?:because|so\s+that|since\s+(?:we|it|the|this|that|they)|due\s+to|the\s+reason|"
+                     r"in\s+order\s+to|to\s+avoid|otherwise|as\s+a\s+result|which\s+(?:would|means))\b", re.I)
 # A number, with or without a unit on it ("3km", "10 min"), or a frequency; not "one" or
 # "once" alone, which prose uses for everything, and not the digits of a date, a version or a
 # reference ("2023-05-08", "v1.2", "#123").
@@ -46,44 +28,45 @@ _QUANTITY = re.compile(r"(?<![\w#./-])\d+(?:[.,]\d+)?(?![\d/-])(?=[a-z]{1,3}\b|[
                        r"yearly|every\s+(?:day|week|month|year|morning|evening|night))\b", re.I)
 
 
-@lru_cache(maxsize=65536)  # a page's words repeat, across candidates and queries alike
-def _stem(word: str) -> str:
-    w = word.lower()
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(w) > len(suffix) + 3 and w.endswith(suffix):
-            return w[: -len(suffix)]
-    return w
+PASSAGE_CHARS = 8_000  # coverage, proximity and phrase read this much of a passage
 
 
 @lru_cache(maxsize=4)  # coverage, proximity and phrase read one candidate's passage in a row
-def _words(text: str) -> tuple[str, ...]:
-    return tuple(_WORD.findall(text.lower()[:100_000]))
+def _analysed(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The passage's terms in order, and each word's first term (a stem, or an identifier whole)."""
+    every: list[str] = []
+    heads: list[str] = []
+    for word in words(text[:PASSAGE_CHARS]):
+        found = token_terms(word)
+        heads.append(found[0])
+        every += found
+    return tuple(every), tuple(heads)
 
 
-@lru_cache(maxsize=4)
-def _stems(text: str) -> tuple[str, ...]:
-    return tuple(_stem(w) for w in _words(text))
+def _terms(text: str) -> tuple[str, ...]:
+    return _analysed(text)[0]
 
 
-def coverage(terms: list[str], text: str, idf: dict[str, float] | None = None) -> float:
+def coverage(query: list[str], text: str, idf: dict[str, float] | None = None) -> float:
     """Share of the query's terms present in the text, each weighted by its rarity (IDF)."""
-    if not terms:
+    if not query:
         return 0.0
-    words = set(_stems(text))
-    weights = [(idf or {}).get(t.lower(), 1.0) for t in terms]
+    found = set(_terms(text))
+    weights = [(idf or {}).get(t, 1.0) for t in query]
     total = sum(weights) or 1.0
-    return sum(w for t, w in zip(terms, weights) if _stem(t) in words) / total
+    return sum(w for t, w in zip(query, weights) if t in found) / total
 
 
-def proximity(terms: list[str], text: str) -> float:
+def proximity(query: list[str], text: str) -> float:
     """1/(1 + span/8) for the shortest window holding two or more distinct query terms."""
-    wanted = {_stem(t) for t in terms}
+    wanted = set(query)
     if len(wanted) < 2:
         return 0.0
-    positions = [(i, stem) for i, stem in enumerate(_stems(text)) if stem in wanted]
     best = None
     last_seen: dict[str, int] = {}
-    for i, term in positions:
+    for i, term in enumerate(_terms(text)):
+        if term not in wanted:
+            continue
         last_seen[term] = i
         if len(last_seen) >= 2:
             span = i - min(last_seen.values())
@@ -91,25 +74,40 @@ def proximity(terms: list[str], text: str) -> float:
     return 0.0 if best is None else 1.0 / (1.0 + best / 8.0)
 
 
-def phrase(terms: list[str], text: str) -> float:
-    if len(terms) < 2:
+def phrase(query_words: list[str], text: str) -> float:
+    """Share of the query's consecutive word pairs that stand side by side in the text (words
+    compared by their first term: a stem, or an identifier whole)."""
+    heads = [token_terms(w)[0] for w in query_words]
+    if len(heads) < 2:
         return 0.0
-    lowered = " ".join(_words(text))
-    pairs = [f"{a.lower()} {b.lower()}" for a, b in zip(terms, terms[1:])]
-    return sum(1 for p in pairs if p in lowered) / len(pairs)
+    seen = _analysed(text)[1]
+    pairs = set(zip(seen, seen[1:]))
+    wanted = list(zip(heads, heads[1:]))
+    return sum(1 for p in wanted if p in pairs) / len(wanted)
 
 
 def answer_type(question: str, text: Callable[[], str]) -> float:
-    """1 when the question asks "when" and the text says when ("last week", "3 May", "2023"), or
+    """1 when the question asks "when" and the text says when ("last week", "3 May", "2023"),
     asks "how many / much / long / often / old / far" and the text gives a number or a
-    frequency; else 0.
+    frequency, or asks "why" and the text gives a reason ("because", "so that"); else 0.
     A passage that could answer the question beats one that only shares its topic. ``text`` is
     read only for such a question."""
     if asks_when(question):
         return 1.0 if mentions_time(text()) else 0.0
     if _ASKS_QUANTITY.search(question):
         return 1.0 if _QUANTITY.search(text()) else 0.0
+    if asks_why(question):
+        return 1.0 if gives_reason(text()) else 0.0
     return 0.0
+
+
+def asks_why(question: str) -> bool:
+    """A question asking for a reason ("Why did we …", "What was the reason …")."""
+    return _ASKS_WHY.search(question) is not None
+
+
+def gives_reason(text: str) -> bool:
+    return _REASON.search(text) is not None
 
 
 def temporal(ranges: list[DateRange], created: str | None, updated: str | None) -> float:
@@ -129,11 +127,6 @@ def normalize(values: dict[int, float]) -> dict[int, float]:
     if hi - lo < 1e-9:
         return {k: 1.0 for k in values}
     return {k: (v - lo) / (hi - lo) for k, v in values.items()}
-
-
-def combine(features: dict[str, float], authority: float) -> float:
-    base = sum(WEIGHTS[name] * features.get(name, 0.0) for name in WEIGHTS)
-    return (authority * base + TEMPORAL_WEIGHT * features.get("temporal", 0.0)) / _TOTAL
 
 
 def as_its_own_turn(features: dict[str, float], names: list[str]) -> dict[str, float]:

@@ -7,15 +7,12 @@ miss, and ``explain`` with every number that made a score.
 
 from __future__ import annotations
 
-import itertools
 import json
 import sqlite3
-from collections.abc import Collection, Mapping
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
-
-import numpy as np
 
 from ai_memory.core.events import EventKind
 from ai_memory.core.names import project_name
@@ -23,12 +20,18 @@ from ai_memory.core.page import GLOBAL_PROJECT, MEMORY_KINDS
 from ai_memory.core.timeexpr import parse_ranges, without_dates
 from ai_memory.embed.model import Embedder, Tokens
 from ai_memory.retrieval import late_interaction, rerank
+from ai_memory.retrieval.features import FEATURES, FORMULA, Candidate, Feature, combine
+from ai_memory.retrieval.features import weights as feature_weights
 from ai_memory.retrieval.fts import (
-    TermStats, highlights, make_snippet, match_expression, page_term_stats, query_terms, search_observations,
+    TermStats, match_expression, page_term_stats, query_terms, query_words, search_observations, snippet_of,
 )
 from ai_memory.retrieval.fusion import Fused, authority, fuse, top_ids
 from ai_memory.retrieval.streams import (
     Stream, entity_stream, fts_stream, graph_stream, turn_streams, vector_stream,
+)
+from ai_memory.retrieval.turns import (
+    answer_text_of, best_of_turns, best_turns_of, evidence_of, most_wanted_first, passage_of, reached_turns,
+    turn_texts,
 )
 from ai_memory.retrieval.vectors import VectorIndex
 
@@ -51,6 +54,7 @@ class Query:
     scope: str | None = None
     min_score: float | None = None
     owner: str | None = None
+    profile: bool = False
 
 
 @dataclass
@@ -58,6 +62,20 @@ class Answer:
     hits: list[dict[str, Any]] = field(default_factory=list)
     raw_hits: list[dict[str, Any]] = field(default_factory=list)
     streams_used: list[str] = field(default_factory=list)
+    stages_ms: dict[str, float] = field(default_factory=dict)  # how long each stage took
+
+
+class _Stages:
+    """Times the stages of one search, one after the other (milliseconds)."""
+
+    def __init__(self) -> None:
+        self.ms: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def done(self, name: str) -> None:
+        now = time.perf_counter()
+        self.ms[name] = round(self.ms.get(name, 0.0) + (now - self._last) * 1000, 2)
+        self._last = now
 
 
 def scope_projects(query: Query) -> frozenset[str] | None:
@@ -87,14 +105,19 @@ def in_scope(row: dict[str, Any], query: Query, projects: frozenset[str] | None,
         return False
     return True
 
+# A past version is matched by its text only: the features that text gives (the others are 0).
+_TEXT_FEATURES = ("rrf", "page_text", "coverage", "proximity", "phrase")
+
 
 class Retriever:
     """Runs on a reader thread; owns nothing but references to the model and the vector cache."""
 
-    def __init__(self, embedder: Embedder | None, index: VectorIndex | None, ready: Callable[[], bool]) -> None:
+    def __init__(self, embedder: Embedder | None, index: VectorIndex | None, ready: Callable[[], bool],
+                 features: tuple[Feature, ...] = FEATURES) -> None:
         self._embedder = embedder
         self._index = index
         self._ready = ready
+        self._features = features  # the reranker's registry (another one only for an ablation)
 
 
     def reset(self) -> None:
@@ -114,15 +137,22 @@ class Retriever:
         moment = now or datetime.now(timezone.utc)
         if query.as_of:
             return self._as_of(conn, query)
+        clock = _Stages()
         qtokens = self.query_tokens(query.q)
         qvec = qtokens.pooled if qtokens is not None else None
+        clock.done("encode")
         stats = page_term_stats(conn, query.q)
         projects = scope_projects(query)
-        streams = [fts_stream(conn, query.q, stats, projects), entity_stream(conn, query.q, projects)]
+        streams = [fts_stream(conn, query.q, stats, projects)]
+        clock.done("page_fts")
+        streams.append(entity_stream(conn, query.q, projects, stats=stats))
+        clock.done("entities")
         if qvec is not None:
             streams.append(vector_stream(conn, self._index, qvec, projects))  # type: ignore[arg-type]
+        clock.done("page_vectors")
         turns_text, turns_vec = turn_streams(conn, query.q, self._index, qvec, projects)
         streams += [turns_text, turns_vec]
+        clock.done("turns")
         streams.append(graph_stream(conn, top_ids(streams, 5)))
         streams = [s for s in streams if s.ranked]
         answer = Answer(streams_used=[s.name for s in streams])
@@ -130,7 +160,10 @@ class Retriever:
         rows = _page_rows(conn, [f.page_id for f in fused[: RERANK_DEPTH * 3]])
         stamp = moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         candidates = [f for f in fused if f.page_id in rows and in_scope(rows[f.page_id], query, projects, stamp)]
+        clock.done("graph_fuse_rows")
         scored = self._rerank(conn, query, candidates[:RERANK_DEPTH], rows, streams, stats, moment, qtokens)
+        clock.done("rerank")
+        answer.stages_ms = clock.ms
         if query.min_score is not None:
             scored = [s for s in scored if s["score"] >= query.min_score]
         answer.hits = scored[: query.k]
@@ -142,64 +175,46 @@ class Retriever:
                 rows: dict[int, dict[str, Any]], streams: list[Stream], stats: TermStats,
                 now: datetime, qtokens: Tokens | None = None) -> list[dict[str, Any]]:
         by_name = {s.name: s for s in streams}
-        terms = query_terms(query.q)
-        idf = {t.lower(): stats.idf(t) for t in terms}
+        terms, words = query_terms(query.q), query_words(query.q)
+        idf = {t: stats.idf(t) for t in terms}
         ranges = parse_ranges(query.q, now)
         top_rrf = max((c.rrf for c in candidates), default=1.0)
         ids = [c.page_id for c in candidates]
-        turn_text = _relative_to_best(by_name.get("turns_fts"), ids)
-        turn_vec = _normalized(by_name.get("turns_vectors"), ids)
-        chunk_vec = _normalized(by_name.get("vectors"), ids)
-        page_text = _relative_to_best(by_name.get("fts"), ids)
-        entity_score = _normalized(by_name.get("entities"), ids)
-        best_turns = {page_id: _best_turns(by_name, page_id) for page_id in ids}
-        token_match, session_tokens = self._token_matches(conn, qtokens, best_turns, _reached_turns(by_name, ids))
+        scaled = _scaled_streams(by_name, ids)
+        best_turns = {page_id: best_turns_of(by_name, page_id) for page_id in ids}
+        texts = turn_texts(conn, [r for turns in best_turns.values() for r in turns])
+        if rerank.asks_why(query.q):  # the turn that gives the reason is the answer: it leads
+            best_turns = {page_id: sorted(turns, key=lambda r: not rerank.gives_reason(texts[r].body)
+                                          if r in texts else True) for page_id, turns in best_turns.items()}
+        token_match, session_tokens = self._token_matches(conn, qtokens, best_turns, reached_turns(by_name, ids))
         recorded = _recorded_sessions(conn, [rows[i]["session_id"] for i in ids if _is_session(rows[i])])
-        measured = {name for name, values in (("turn_text", turn_text), ("turn_vector", turn_vec),
+        measured = {name for name, values in (("turn_text", scaled["turns_fts"]),
+                                              ("turn_vector", scaled["turns_vectors"]),
                                               ("token_match", token_match), ("session_tokens", session_tokens))
                     if values}
         out = []
         for cand in candidates:
             row = rows[cand.page_id]
             turns = best_turns[cand.page_id]
-            passage = _passage(conn, row, turns)
-            matched = by_name["entities"].detail.get(cand.page_id, []) if "entities" in by_name else []
-            features = {
-                "rrf": cand.rrf / top_rrf,
-                "turn_text": turn_text.get(cand.page_id, 0.0),
-                "turn_vector": turn_vec.get(cand.page_id, 0.0),
-                "token_match": token_match.get(cand.page_id, 0.0),
-                "session_tokens": session_tokens.get(cand.page_id, 0.0),
-                "chunk_vector": chunk_vec.get(cand.page_id, 0.0),
-                "page_text": page_text.get(cand.page_id, 0.0),
-                "entity_score": entity_score.get(cand.page_id, 0.0),
-                "coverage": rerank.coverage(terms, passage, idf),
-                "proximity": rerank.proximity(terms, passage),
-                "phrase": rerank.phrase(terms, passage),
-                "temporal": rerank.temporal(ranges, row.get("created"), row.get("updated")),
-                "answer_type": rerank.answer_type(query.q, lambda: _answer_text(conn, row, turns)),
-            }
+            passage = passage_of(row, turns, texts)
+            facts = Candidate(
+                row=row, rrf=cand.rrf / top_rrf, streams={k: v.get(cand.page_id, 0.0) for k, v in scaled.items()},
+                late={"best": token_match.get(cand.page_id, 0.0), "reached": session_tokens.get(cand.page_id, 0.0)},
+                passage=passage, terms=terms, words=words, idf=idf, ranges=ranges, question=query.q,
+                answer_text=lambda row=row, turns=turns: answer_text_of(row, turns, texts))
+            values = {f.name: f.value(facts) for f in self._features}
             imputed = [] if _is_session(row) and row["session_id"] in recorded else sorted(measured)
-            features = rerank.as_its_own_turn(features, imputed)
+            values = rerank.as_its_own_turn(values, imputed)
             weight = authority(row)
-            score = rerank.combine(features, weight)
+            score = combine(values, weight, self._features)
             hit = {
                 "path": row["path"], "title": row["title"], "type": row["type"], "score": round(score, 4),
-                **_snippet(passage if turns else row["body"], terms),
+                **snippet_of(passage if turns else row["body"], words),
                 "session_id": row.get("session_id"), "project": row["project"], "updated": row.get("updated"),
-                "evidence": _evidence(conn, turns, terms),
+                "evidence": evidence_of(turns, texts, words),
             }
             if query.explain:
-                hit["explain"] = {
-                    "streams": cand.ranks, "rrf": round(cand.rrf, 6), "authority": round(weight, 3),
-                    "features": {k: round(v, 4) for k, v in features.items()},
-                    "weights": {**rerank.WEIGHTS, "temporal": rerank.TEMPORAL_WEIGHT},
-                    "matched_entities": matched, "edges": by_name["graph"].detail.get(cand.page_id, [])
-                    if "graph" in by_name else [],
-                    "imputed": imputed,
-                    "formula": "(authority * sum(weight * feature) + temporal_weight * temporal)"
-                               " / sum(weight), temporal's weight left out of the sum",
-                }
+                hit["explain"] = _explained(cand, values, weight, by_name, imputed, self._features)
             out.append(hit)
         out.sort(key=lambda h: -h["score"])
         return out
@@ -218,14 +233,14 @@ class Retriever:
         query = late_interaction.query_side(words, vectors, late_interaction.rarity(conn, model, words).idf)
         if query is None:
             return {}, {}
-        stored = late_interaction.stored_pieces(conn, model, _most_wanted_first(best, reached), len(words))
+        stored = late_interaction.stored_pieces(conn, model, most_wanted_first(best, reached), len(words))
         scores = late_interaction.best_scores(query, stored, self._embedder.dim)
-        return _best_of(scores, best), _best_of(scores, reached)
+        return best_of_turns(scores, best), best_of_turns(scores, reached)
 
     def _as_of(self, conn: sqlite3.Connection, query: Query) -> Answer:
         """What the wiki knew at ``as_of``: each page's version valid then (the history is read
-        from git), searched by text and scored on the reranker's scale with the features text
-        gives, so its scores compare with a search's of today."""
+        from git), searched by text and scored by the same features, so its scores compare with
+        a search's of today."""
         answer = Answer(streams_used=["history_fts"])
         expr = match_expression(query.q)
         if expr is None:
@@ -236,44 +251,79 @@ class Retriever:
             " JOIN page_history h ON h.id = page_history_fts.rowid WHERE page_history_fts MATCH ?"
             " AND h.valid_from <= ? AND (h.valid_to IS NULL OR h.valid_to > ?) ORDER BY score DESC LIMIT 200",
             (expr, stamp, stamp)).fetchall()
-        terms, projects = query_terms(query.q), scope_projects(query)
+        terms, words, projects = query_terms(query.q), query_words(query.q), scope_projects(query)
         best = max((max(0.0, r["score"]) for r in rows), default=0.0) or 1.0
         for rank, r in enumerate(rows):
             row = dict(r)
             fm = {"scope": row.get("scope"), "owner": row.get("owner")}  # a version remembers its owner
             if not in_scope({**row, "fm": fm, "superseded_by": None}, query, projects, "9999"):
                 continue
-            passage = f"{row['title']}\n{row['summary']}\n{row['body'][:50_000]}"
-            features = rerank.as_its_own_turn({
-                "rrf": 1.0 / (rank + 1), "page_text": max(0.0, row["score"]) / best,
-                "coverage": rerank.coverage(terms, passage, {t.lower(): 1.0 for t in terms}),
-                "proximity": rerank.proximity(terms, passage), "phrase": rerank.phrase(terms, passage),
-            }, ["turn_text"])
+            facts = Candidate(
+                row=row, rrf=1.0 / (rank + 1), streams={"fts": max(0.0, row["score"]) / best}, late={},
+                passage=f"{row['title']}\n{row['summary']}\n{row['body'][:50_000]}", terms=terms, words=words,
+                idf={t: 1.0 for t in terms}, ranges=[], question=query.q)
+            values = rerank.as_its_own_turn(
+                {f.name: f.value(facts) for f in self._features if f.name in _TEXT_FEATURES}, ["turn_text"])
             hit = {
                 "path": row["path"], "title": row["title"], "type": row["type"],
-                "score": round(rerank.combine(features, 1.0), 4),
-                **_snippet(row["body"], terms), "session_id": None, "project": row["project"],
+                "score": round(combine(values, 1.0, self._features), 4),
+                **snippet_of(row["body"], words), "session_id": None, "project": row["project"],
                 "updated": row["valid_from"], "valid_from": row["valid_from"], "valid_to": row["valid_to"],
                 "superseded_by": row["superseded_by"], "evidence": [],
             }
             if query.explain:
                 hit["explain"] = {"streams": {"history_fts": {"rank": rank + 1}}, "bm25": round(row["score"], 4),
-                                  "features": {k: round(v, 4) for k, v in features.items()},
-                                  "weights": dict(rerank.WEIGHTS), "authority": 1.0,
-                                  "formula": "sum(weight * feature) / sum(weight), as for today's search; the"
-                                             " version is matched by its text only (no vectors, turns or"
-                                             " authority then), so page_text is its BM25 over the best one's"}
+                                  "features": {k: round(v, 4) for k, v in values.items()},
+                                  "weights": feature_weights(self._features), "authority": 1.0,
+                                  "formula": FORMULA + "; a past version is matched by its text only (no"
+                                             " vectors, turns or authority then): page_text is its BM25 over"
+                                             " the best version's and stands for the best turn's"}
             answer.hits.append(hit)
             if len(answer.hits) >= query.k:
                 break
         answer.hits.sort(key=lambda h: -h["score"])
         return answer
+        stamp = query.as_of if "T" in (query.as_of or "") else f"{query.as_of}T23:59:59.999999Z"
+        rows = conn.execute(
+            "SELECT h.*, -bm25(page_history_fts, 4.0, 2.0, 1.0) AS score FROM page_history_fts"
+            " JOIN page_history h ON h.id = page_history_fts.rowid WHERE page_history_fts MATCH ?"
+            " AND h.valid_from <= ? AND (h.valid_to IS NULL OR h.valid_to > ?) ORDER BY score DESC LIMIT 200",
+            (expr, stamp, stamp)).fetchall()
+        words, projects = query_words(query.q), scope_projects(query)
+        for r in rows:
+            row = dict(r)
+            fm = {"scope": row.get("scope"), "owner": row.get("owner")}  # a version remembers its owner
+            if not in_scope({**row, "fm": fm, "superseded_by": None}, query, projects, "9999"):
+                continue
+            answer.hits.append({
+                "path": row["path"], "title": row["title"], "type": row["type"], "score": round(row["score"], 4),
+                "snippet": make_snippet(row["body"], words), "session_id": None, "project": row["project"],
+                "updated": row["valid_from"], "valid_from": row["valid_from"], "valid_to": row["valid_to"],
+                "superseded_by": row["superseded_by"], "evidence": [],
+            })
+            if len(answer.hits) >= query.k:
+                break
+        return answer
 
 
-def _snippet(text: str, terms: list[str], width: int = 160) -> dict[str, Any]:
-    """A hit's readable snippet and where the query's words are in it."""
-    snippet = make_snippet(text, terms, width)
-    return {"snippet": snippet, "highlights": highlights(snippet, terms)}
+def _scaled_streams(by_name: dict[str, Stream], ids: list[int]) -> dict[str, dict[int, float]]:
+    """Each stream's scores over this search's candidates: BM25 as fractions of the best, the
+    others between the worst and the best."""
+    return {"turns_fts": _relative_to_best(by_name.get("turns_fts"), ids),
+            "turns_vectors": _normalized(by_name.get("turns_vectors"), ids),
+            "vectors": _normalized(by_name.get("vectors"), ids),
+            "fts": _relative_to_best(by_name.get("fts"), ids),
+            "entities": _normalized(by_name.get("entities"), ids)}
+
+
+def _explained(cand: Fused, values: dict[str, float], weight: float, by_name: dict[str, Stream],
+               imputed: list[str], features: tuple[Feature, ...]) -> dict[str, Any]:
+    """Every number that made a candidate's score."""
+    detail = lambda name: by_name[name].detail.get(cand.page_id, []) if name in by_name else []  # noqa: E731
+    return {"streams": cand.ranks, "rrf": round(cand.rrf, 6), "authority": round(weight, 3),
+            "features": {k: round(v, 4) for k, v in values.items()}, "weights": feature_weights(features),
+            "matched_entities": detail("entities"), "edges": detail("graph"), "imputed": imputed,
+            "formula": FORMULA}
 
 
 def _is_session(row: dict[str, Any]) -> bool:
@@ -315,38 +365,6 @@ def _normalized(stream: Stream | None, ids: list[int]) -> dict[int, float]:
     return rerank.normalize({i: stream.scores[i] for i in ids if i in stream.scores})
 
 
-def _best_of(scores: dict[int, float], turns: Mapping[int, Collection[int]]) -> dict[int, float]:
-    """Each candidate's best turn score, scaled to [0, 1] over the candidates. A session whose
-    turns have no piece vectors (tool events, or turns the background job has not reached yet)
-    is neither helped nor hurt: it gets the mean."""
-    best = {page_id: max((scores[r] for r in found if r in scores), default=None) for page_id, found in turns.items()}
-    matched = rerank.normalize({page_id: s for page_id, s in best.items() if s is not None})
-    if matched:
-        neutral = float(np.mean(list(matched.values())))
-        matched.update({page_id: neutral for page_id, s in best.items() if s is None and turns[page_id]})
-    return matched
-
-
-def _reached_turns(by_name: dict[str, Stream], ids: list[int]) -> dict[int, list[int]]:
-    """The observations of each candidate the turn streams reached, best first by each stream
-    in turn: matched by text or by meaning, or next to one that was."""
-    return {page_id: _taking_turns([[rowid for rowid, _ in by_name[name].detail.get(page_id, [])]
-                                    for name in ("turns_fts", "turns_vectors") if name in by_name])
-            for page_id in ids}
-
-
-def _most_wanted_first(best: dict[int, list[int]], reached: dict[int, list[int]]) -> list[int]:
-    """Every candidate's best turns, then the other reached turns, the candidates taking turns
-    (each one's next best): the order in which a search's budget of pieces is spent."""
-    first = [r for turns in best.values() for r in turns]
-    return list(dict.fromkeys([*first, *_taking_turns(list(reached.values()))]))
-
-
-def _taking_turns(lists: list[list[int]]) -> list[int]:
-    """The lists' items interleaved (the first of each, then the second of each, ...), each once."""
-    return list(dict.fromkeys(item for tier in itertools.zip_longest(*lists) for item in tier if item is not None))
-
-
 def _relative_to_best(stream: Stream | None, ids: list[int]) -> dict[int, float]:
     """BM25 scores as fractions of the best candidate's: zero means no match, so the weakest
     match keeps its worth instead of sinking to the level of no match at all (as min-max
@@ -358,62 +376,9 @@ def _relative_to_best(stream: Stream | None, ids: list[int]) -> dict[int, float]
     return {i: s / best for i, s in found.items()} if best > 0 else {}
 
 
-def _best_turns(by_name: dict[str, Stream], page_id: int, n: int = 3) -> list[int]:
-    """The page's best observations: text and vector scores each scaled by the stream's best
-    score over all pages, then added (a turn both streams like comes first)."""
-    combined: dict[int, float] = {}
-    for name in ("turns_fts", "turns_vectors"):
-        stream = by_name.get(name)
-        turns = stream.detail.get(page_id, []) if stream is not None else []
-        if not turns:
-            continue
-        top = max(stream.scores.values()) or 1.0
-        for rowid, score in turns:
-            combined[rowid] = combined.get(rowid, 0.0) + max(0.0, score) / top
-    return [rowid for rowid, _ in sorted(combined.items(), key=lambda kv: -kv[1])[:n]]
-
-
-def _passage(conn: sqlite3.Connection, row: dict[str, Any], turns: list[int]) -> str:
-    """The best turns with their neighbours (a question and its answer sit side by side)."""
-    if not turns:
-        return f"{row['title']}\n{row['summary']}\n{row['body'][:50_000]}"
-    parts = []
-    for rowid in turns:
-        for r in conn.execute(
-                "SELECT body FROM observations WHERE session_id = (SELECT session_id FROM observations WHERE rowid = ?)"
-                " AND rowid BETWEEN ? AND ? ORDER BY rowid", (rowid, rowid - 1, rowid + 1)):
-            parts.append(r[0])
-    return f"{row['title']}\n" + "\n".join(parts)
-
-
-def _answer_text(conn: sqlite3.Connection, row: dict[str, Any], turns: list[int]) -> str:
-    """Where the answer would be: a session's best turn, or the text of a page written as one
-    (a compiled session page always states its own dates, which answer nothing)."""
-    if turns:
-        found = conn.execute("SELECT body FROM observations WHERE rowid = ?", (turns[0],)).fetchone()
-        return str(found[0]) if found is not None else ""
-    if row["type"] == "Session Summary":
-        return ""
-    return f"{row['title']}\n{row['summary']}\n{row['body'][:5000]}"
-
-
-def _evidence(conn: sqlite3.Connection, turns: list[int], terms: list[str]) -> list[dict[str, Any]]:
-    out = []
-    for rowid in turns:
-        r = conn.execute("SELECT id, body, payload FROM observations WHERE rowid = ?", (rowid,)).fetchone()
-        if r is None:
-            continue
-        item = {"observation_id": r["id"], **_snippet(r["body"], terms, width=200)}
-        payload = json.loads(r["payload"] or "{}")
-        if isinstance(payload, dict) and payload.get("dia_id"):
-            item["dia_id"] = payload["dia_id"]
-        out.append(item)
-    return out
-
-
 def raw_hits(conn: sqlite3.Connection, query: Query) -> list[dict[str, Any]]:
     """Observations matching the text, for when no page does (bounded)."""
-    terms = query_terms(query.q)
+    words = query_words(query.q)
     out = []
     projects = scope_projects(query)
     for hit in search_observations(conn, query.q, limit=query.k * 3, projects=projects):
@@ -424,7 +389,7 @@ def raw_hits(conn: sqlite3.Connection, query: Query) -> list[dict[str, Any]]:
             continue
         item = dict(r)
         body = item.pop("body")
-        out.append({**item, "score": round(hit.score, 4), **_snippet(body, terms)})
+        out.append({**item, "score": round(hit.score, 4), **snippet_of(body, words)})
         if len(out) >= query.k:
             break
     return out

@@ -9,6 +9,7 @@ superseded, private, the exact project) once for all.
 from __future__ import annotations
 
 import math
+import re
 import sqlite3
 from collections import defaultdict
 from collections.abc import Collection
@@ -20,8 +21,8 @@ import numpy as np
 from ai_memory.core.entities import extract_entities, normalize_entity
 from ai_memory.core.events import EventKind
 from ai_memory.core.users import ADMIN
-from ai_memory.core.utterance import CONVERSATIONAL_EVENTS, author_of
-from ai_memory.retrieval.fts import TermStats, query_terms, search_observations, search_pages
+from ai_memory.core.terms import token_terms
+from ai_memory.retrieval.fts import TermStats, query_words, search_observations, search_pages
 from ai_memory.retrieval.vectors import VectorIndex
 
 
@@ -48,26 +49,44 @@ def fts_stream(conn: sqlite3.Connection, q: str, stats: TermStats | None = None,
     return stream
 
 
-def query_entities(q: str) -> set[str]:
+_NAME_SHAPED = re.compile(r"[_./:@#-]|\d|[a-z][A-Z]")
+
+
+def query_entities(q: str) -> tuple[set[str], set[str]]:
+    """The names a query asks about: those the entity rules find in it (a capitalised name, a
+    path, an identifier, a package) or shaped like one even in lower case (``kw_only``,
+    ``url.py``, ``py3``); and apart, its plain words, which are names only where the memory
+    uses them as names (``entity_stream``)."""
     found = {normalize_entity(e) for e in extract_entities(q)}
-    found |= {t.lower() for t in query_terms(q) if len(t) > 2}
-    return {e for e in found if e}
+    words = {w.lower() for w in query_words(q) if len(w) > 2}
+    found |= {w for w in words if _NAME_SHAPED.search(w)}
+    return {e for e in found if e}, words - found
+
+
+# A plain word is a name in this memory when most pages that use it hold it as an entity
+# ("kubernetes", "postgres"); "improve" or "release", on pages far more often than among
+# their names, are words, and the text streams already match them.
+NAME_SHARE = 0.5
 
 
 def entity_stream(conn: sqlite3.Connection, q: str, projects: Collection[str] | None = None,
-                  limit: int = 100) -> Stream:
-    """Pages sharing the query's entities, each entity weighted by inverse page frequency (over
-    the whole wiki), among the pages of ``projects`` (None: all)."""
+                  limit: int = 100, stats: TermStats | None = None) -> Stream:
+    """Pages sharing the query's entities, each entity weighted by its rarity, inverse page
+    frequency over the whole wiki, among the pages of ``projects`` (None: all). ``stats``
+    (the query's term counts) tell which plain words are used as names."""
     stream = Stream("entities")
-    wanted = sorted(query_entities(q))[:64]
+    names, words = query_entities(q)
+    wanted = sorted(names | words)[:64]
     if not wanted:
         return stream
     marks = ",".join("?" * len(wanted))
     total = max(1, conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0])
     df = dict(conn.execute(f"SELECT entity, COUNT(*) FROM page_entities WHERE entity IN ({marks}) GROUP BY entity",
                            wanted).fetchall())
+    used = {w: (stats.df.get(token_terms(w)[0], 0) if stats is not None else 0) for w in words}
     # An entity on every other page says nothing, and reading its rows would cost the most.
-    telling = [e for e in wanted if 0 < df.get(e, 0) and (df[e] <= total * 0.5 or total <= 20)]
+    telling = [e for e in wanted if 0 < df.get(e, 0) and (df[e] <= total * 0.5 or total <= 20)
+               and (e in names or df[e] >= NAME_SHARE * used.get(e, 0))]
     if not telling:
         return stream
     marks = ",".join("?" * len(telling))
@@ -196,30 +215,24 @@ def turn_streams(conn: sqlite3.Connection, q: str, index: VectorIndex | None, qv
 
 
 # A question that names a person ("what did Alice paint?") is answered by what that person
-# said: among a session's matching turns, those by a named author come first, as evidence and
-# as the passage the reranker reads. The stream's own ranking of sessions is left as it was
-# (both sides of a conversation name both people).
+# said: among a session's matching turns, those recorded by a team user the query names come
+# first, as evidence and as the passage the reranker reads. The stream's own ranking of
+# sessions is left as it was.
 AUTHOR_BOOST = 1.5
 
 
 def named_authors(conn: sqlite3.Connection, q: str, rowids: list[int]) -> set[int]:
-    """The observations whose author the query names: the speaker of a "Name: ..." prompt or
-    the team user who recorded it."""
-    words = {t.lower() for t in query_terms(q)}
+    """The observations recorded by a team user the query names (never the admin, ``local``)."""
+    words = {t.lower() for t in query_words(q)} - {ADMIN}
+    users = [str(r[0]) for r in conn.execute("SELECT name FROM users")] if words else []
+    named = {name for name in users if name.lower() in words}
     out: set[int] = set()
-    if not words:
-        return out
-    for i in range(0, len(rowids), 500):
+    for i in range(0, len(rowids), 500) if named else ():
         part = rowids[i:i + 500]
         marks = ",".join("?" * len(part))
-        for rowid, head, owner, event in conn.execute(
-                f"SELECT rowid, substr(body, 1, 64), owner, event FROM observations WHERE rowid IN ({marks})", part):
-            speaker = author_of(head) if event in CONVERSATIONAL_EVENTS else None
-            names = set(speaker.lower().split()) if speaker else set()
-            if owner and owner != ADMIN:
-                names.add(owner.lower())
-            if names & words:
-                out.add(int(rowid))
+        out |= {int(r[0]) for r in conn.execute(
+            f"SELECT rowid FROM observations WHERE rowid IN ({marks}) AND owner IN ({','.join('?' * len(named))})",
+            (*part, *sorted(named)))}
     return out
 
 
@@ -234,8 +247,12 @@ def in_context(hits: dict[int, float], sessions_of: dict[int, str]) -> dict[int,
         sid = sessions_of.get(rowid)
         if sid is None:
             continue
-        near = max((hits.get(n, 0.0) for n in (rowid - 1, rowid + 1) if sessions_of.get(n) == sid), default=0.0)
-        score = hits.get(rowid, 0.0) + CONTEXT_WEIGHT * max(0.0, near)
+        near = 0.0
+        for n in (rowid - 1, rowid + 1):
+            score = hits.get(n)
+            if score is not None and score > near and sessions_of.get(n) == sid:
+                near = score
+        score = hits.get(rowid, 0.0) + CONTEXT_WEIGHT * near
         if score > 0:
             out[rowid] = score
     return out

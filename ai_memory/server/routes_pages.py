@@ -69,7 +69,7 @@ def parse_query(body: object) -> Query:
         q=q, project=_opt_str(body, "project"), projects=_str_list(body, "projects"),
         all_projects=bool(body.get("all")), k=k, explain=bool(body.get("explain")), as_of=as_of,
         include_superseded=bool(body.get("include_superseded")), kinds=kinds, scope=scope,
-        min_score=float(min_score) if min_score is not None else None,
+        min_score=float(min_score) if min_score is not None else None, profile=bool(body.get("profile")),
     )
 
 
@@ -88,7 +88,10 @@ async def query(request: web.Request) -> web.Response:
     q = dataclasses.replace(parse_query(body), owner=caller(request, body))
     result = await runtime.search(q)
     runtime.note_access([h["path"] for h in result.hits])
-    return web.json_response({"hits": result.hits, "raw_hits": result.raw_hits, "streams": result.streams_used})
+    found = {"hits": result.hits, "raw_hits": result.raw_hits, "streams": result.streams_used}
+    if q.profile:
+        found["profile_ms"] = result.stages_ms
+    return web.json_response(found)
 
 
 @routes.get("/v1/pages")

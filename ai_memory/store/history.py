@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ai_memory.core.page import ParsedPage
+from ai_memory.store.fts_rows import index_page_version
 
 
 @dataclass(frozen=True)
@@ -60,8 +61,7 @@ def _insert(conn: sqlite3.Connection, page: ParsedPage, when: str) -> None:
         (page.path, page.project, page.type, page.title, page.summary, page.body, page.content_hash,
          text["superseded_by"], when, text["scope"], text["owner"]),
     )
-    conn.execute("INSERT INTO page_history_fts(rowid, title, summary, body) VALUES (?,?,?,?)",
-                 (cur.lastrowid, page.title, page.summary, page.body))
+    index_page_version(conn, int(cur.lastrowid), page.title, page.summary, page.body)
 
 
 def history_rows(conn: sqlite3.Connection) -> set[tuple[str, str, str, str | None]]:

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from datetime import datetime, timezone
 
 from ai_memory.core.errors import StorageError
+from ai_memory.store import fts_rows
 
-# FTS tokenizer shared by every full-text index: Porter stemming (so "research" finds
-# "researching"), diacritics folded, and '_' '-' kept inside tokens so identifiers like
-# snake_case and kebab-case stay whole.
+# The tokenizer of the full-text indexes up to migration 14 (15 replaced them: fts_rows).
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2 tokenchars '_-'"
 
-MIGRATIONS: tuple[tuple[int, str, str], ...] = (
+# A migration is SQL, or a function of the connection for one that needs Python (analysed text).
+MIGRATIONS: tuple[tuple[int, str, str | Callable[[sqlite3.Connection], None]], ...] = (
     (
         1,
         "sessions, observations with FTS5, idempotency keys",
@@ -413,6 +414,11 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         DELETE FROM page_history_fts;
         """,
     ),
+    (
+        16,
+        "full-text indexes hold analysed terms (identifiers whole and split, one stemmer with the reranker)",
+        fts_rows.rebuild,
+    ),
 )
 
 
@@ -443,8 +449,11 @@ def migrate(conn: sqlite3.Connection, upto: int | None = None) -> int:
             continue
         conn.execute("BEGIN IMMEDIATE")
         try:
-            for statement in _statements(sql):
-                conn.execute(statement)
+            if callable(sql):
+                sql(conn)
+            else:
+                for statement in _statements(sql):
+                    conn.execute(statement)
             conn.execute(
                 "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
                 (number, name, datetime.now(timezone.utc).isoformat()),

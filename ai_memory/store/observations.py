@@ -10,6 +10,7 @@ from typing import Any
 
 from ai_memory.core.events import EventKind
 from ai_memory.core.observation import Observation
+from ai_memory.store.fts_rows import index_observation
 from ai_memory.store.writer import WriteTx
 
 
@@ -65,10 +66,7 @@ def store_record(conn: sqlite3.Connection, r: dict[str, Any], payload_json: str 
             ",".join(r.get("redactions") or ()), r.get("owner") or "local",
         ),
     )
-    conn.execute(
-        "INSERT INTO observations_fts(rowid, title, body, project) VALUES (?, ?, ?, ?)",
-        (cur.lastrowid, r["title"], r["body"], r.get("project")),
-    )
+    index_observation(conn, int(cur.lastrowid), r["title"], r["body"], r.get("project"))
     if key:
         conn.execute(
             "INSERT INTO idempotency_keys(key, observation_id, created_at) VALUES (?, ?, ?)",

@@ -16,6 +16,7 @@ from ai_memory.core.chunks import chunk_text, text_hash
 from ai_memory.core.entities import extract_entities, normalize_entity
 from ai_memory.core.memory import normalized_hash
 from ai_memory.core.page import GLOBAL_PROJECT, ParsedPage
+from ai_memory.store.fts_rows import index_page
 from ai_memory.store.writer import WriteTx
 
 ENTITY_LIMIT = 80
@@ -57,8 +58,7 @@ def index_page_rows(conn: sqlite3.Connection, page: ParsedPage, mtime_ns: int, s
     )
     page_id = int(cur.lastrowid)
     _set_memory_columns(conn, page_id, page)
-    conn.execute("INSERT INTO pages_fts(rowid, title, summary, body, project) VALUES (?,?,?,?,?)",
-                 (page_id, page.title, page.summary, page.body, page.project))
+    index_page(conn, page_id, page.title, page.summary, page.body, page.project)
     _insert_entities(conn, page_id, page)
     chunks = chunk_text(page.title, page.body)
     conn.executemany("INSERT INTO chunks(page_id, ord, text, content_hash) VALUES (?,?,?,?)",
@@ -94,9 +94,15 @@ def _set_memory_columns(conn: sqlite3.Connection, page_id: int, page: ParsedPage
 
 
 def _insert_entities(conn: sqlite3.Connection, page_id: int, page: ParsedPage) -> None:
+    """The page's entities: those its frontmatter declares, its tags, and the names in its
+    text. A compiled session page declares the names of its prompts, replies, files and
+    commands; its body is rendered from the same events, with headings and labels around them
+    ("Tool calls", "_None._") that are no names, so it is not read again."""
     seen: dict[str, tuple[str, str]] = {}
     declared = [(e, "frontmatter") for e in page.entities] + [(t, "tag") for t in page.tags]
-    extracted = [(e, "text") for e in extract_entities(f"{page.title}\n{page.summary}\n{page.body[:20000]}")]
+    compiled = page.type == "Session Summary" and bool(page.entities)
+    extracted = [] if compiled else [
+        (e, "text") for e in extract_entities(f"{page.title}\n{page.summary}\n{page.body[:20000]}")]
     for display, source in declared + extracted:
         key = normalize_entity(display)
         if key and key not in seen and len(seen) < ENTITY_LIMIT:

@@ -1,0 +1,92 @@
+"""A tool event as searchable text: what the call was given and what it gave back, as readable
+lines, never escaped JSON (in ``{"a": "x\\ny"}`` the words ``x`` and ``y`` would fuse into
+``ny``), and an edit as the file with its old and new text.
+
+Bounds (characters; the body as a whole is then capped by the sanitizer, 16 KiB): an edit or
+a write keeps up to ``EDIT_CHARS`` of what it changed, which with the payload's own caps
+(``old_string``/``new_string`` up to 16 KiB, the payload 16 KiB) keeps a hunk of a few
+thousand lines' worth of code whole; its response (which for Claude Code repeats the strings
+and holds the original file) is left out unless the call failed. Any other call keeps
+``INPUT_CHARS`` of its input and ``RESULT_CHARS`` of its result; an error ``ERROR_CHARS``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ai_memory.core.tool_calls import EDIT_TOOLS, WRITE_TOOLS
+
+__all__ = ["EDIT_CHARS", "readable", "tool_body"]
+
+EDIT_CHARS = 14_000
+INPUT_CHARS = 2_000
+RESULT_CHARS = 4_000
+ERROR_CHARS = 2_000
+_DEPTH = 6
+_NOISE_KEYS = frozenset(("originalFile", "structuredPatch", "userModified", "replaceAll", "replace_all",
+                         "interrupted", "isImage", "noOutputExpected"))
+
+
+def readable(value: Any, limit: int) -> str:
+    """The value as lines of text: a string as it is, a mapping as ``key: value`` lines (a
+    multi-line value on the lines after its key), a list item by item; booleans, nulls and
+    bookkeeping fields (an original file, a patch structure) left out. At most ``limit``
+    characters, cut at a line where one is near."""
+    lines: list[str] = []
+    _walk(value, "", lines, 0)
+    text = "\n".join(lines)
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    newline = cut.rfind("\n")
+    return cut[:newline] if newline > limit * 0.8 else cut
+
+
+def _walk(value: Any, key: str, lines: list[str], depth: int) -> None:
+    label = f"{key}: " if key else ""
+    if isinstance(value, str):
+        if value.strip():
+            lines.append(f"{key}:\n{value}" if key and "\n" in value else f"{label}{value}")
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        lines.append(f"{label}{value}")
+    elif isinstance(value, dict) and depth < _DEPTH:
+        for k, v in value.items():
+            if str(k) not in _NOISE_KEYS:
+                _walk(v, str(k), lines, depth + 1)
+    elif isinstance(value, list) and depth < _DEPTH:
+        for item in value[:200]:
+            _walk(item, key, lines, depth + 1)
+
+
+def _changed(tool_input: Any) -> str:
+    """What an edit or write put into a file: the path, then each old and new text."""
+    if not isinstance(tool_input, dict):
+        return readable(tool_input, EDIT_CHARS)
+    path = next((tool_input[k] for k in ("file_path", "path", "notebook_path", "filePath")
+                 if isinstance(tool_input.get(k), str)), "")
+    edits = tool_input.get("edits") if isinstance(tool_input.get("edits"), list) else [tool_input]
+    parts = [f"file: {path}"] if path else []
+    for edit in edits[:100]:
+        if not isinstance(edit, dict):
+            continue
+        for key, label in (("old_string", "old"), ("new_string", "new"), ("new_source", "new"),
+                           ("content", "new"), ("patch", "patch"), ("command", "patch"), ("input", "patch")):
+            if isinstance(edit.get(key), str) and edit[key].strip():
+                parts.append(f"--- {label}\n{edit[key]}")
+    return readable("\n".join(parts), EDIT_CHARS)
+
+
+def tool_body(tool: str, tool_input: Any, result: Any, error: Any, failed: bool = False) -> str:
+    """The searchable body of a tool event (``failed``: it reported a failure)."""
+    parts = [f"tool: {tool}"]
+    if tool.lower() in EDIT_TOOLS | WRITE_TOOLS:
+        parts.append(_changed(tool_input))
+        if (failed or error) and result is not None:
+            parts += ["---", readable(result, RESULT_CHARS)]
+    else:
+        parts.append(readable(tool_input, INPUT_CHARS))
+        if result is not None:
+            parts += ["---", readable(result, RESULT_CHARS)]
+    if error:
+        parts += ["error:", readable(error, ERROR_CHARS)]
+    return "\n".join(x for x in parts if x)

@@ -1,0 +1,105 @@
+"""The turns a search reads for each candidate session: its best turns by the turn streams,
+every turn of it they reached (in the order a budget spends them), and their texts, read once
+a search, for passages, answers and evidence."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sqlite3
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ai_memory.retrieval import rerank
+from ai_memory.retrieval.fts import snippet_of
+from ai_memory.retrieval.streams import Stream
+
+
+def best_of_turns(scores: dict[int, float], turns: Mapping[int, Collection[int]]) -> dict[int, float]:
+    """Each candidate's best turn score, scaled to [0, 1] over the candidates. A session whose
+    turns have no piece vectors (tool events, or turns the background job has not reached yet)
+    is neither helped nor hurt: it gets the mean."""
+    best = {page_id: max((scores[r] for r in found if r in scores), default=None) for page_id, found in turns.items()}
+    matched = rerank.normalize({page_id: s for page_id, s in best.items() if s is not None})
+    if matched:
+        neutral = float(np.mean(list(matched.values())))
+        matched.update({page_id: neutral for page_id, s in best.items() if s is None and turns[page_id]})
+    return matched
+
+
+def reached_turns(by_name: dict[str, Stream], ids: list[int]) -> dict[int, list[int]]:
+    """The observations of each candidate the turn streams reached, best first by each stream
+    in turn: matched by text or by meaning, or next to one that was."""
+    return {page_id: taking_turns([[rowid for rowid, _ in by_name[name].detail.get(page_id, [])]
+                                    for name in ("turns_fts", "turns_vectors") if name in by_name])
+            for page_id in ids}
+
+
+def most_wanted_first(best: dict[int, list[int]], reached: dict[int, list[int]]) -> list[int]:
+    """Every candidate's best turns, then the other reached turns, the candidates taking turns
+    (each one's next best): the order in which a search's budget of pieces is spent."""
+    first = [r for turns in best.values() for r in turns]
+    return list(dict.fromkeys([*first, *taking_turns(list(reached.values()))]))
+
+
+def taking_turns(lists: list[list[int]]) -> list[int]:
+    """The lists' items interleaved (the first of each, then the second of each, ...), each once."""
+    return list(dict.fromkeys(item for tier in itertools.zip_longest(*lists) for item in tier if item is not None))
+
+
+def best_turns_of(by_name: dict[str, Stream], page_id: int, n: int = 3) -> list[int]:
+    """The page's best observations: text and vector scores each scaled by the stream's best
+    score over all pages, then added (a turn both streams like comes first)."""
+    combined: dict[int, float] = {}
+    for name in ("turns_fts", "turns_vectors"):
+        stream = by_name.get(name)
+        turns = stream.detail.get(page_id, []) if stream is not None else []
+        if not turns:
+            continue
+        top = max(stream.scores.values()) or 1.0
+        for rowid, score in turns:
+            combined[rowid] = combined.get(rowid, 0.0) + max(0.0, score) / top
+    return [rowid for rowid, _ in sorted(combined.items(), key=lambda kv: -kv[1])[:n]]
+
+
+@dataclass(frozen=True)
+class Turn:
+    id: str
+    session_id: str
+    body: str
+
+
+def turn_texts(conn: sqlite3.Connection, rowids: Collection[int]) -> dict[int, Turn]:
+    """These observations and their neighbours (rowid ± 1), read in one query: every turn a
+    search's passages, evidence and answers are made of."""
+    wanted = sorted({r + d for r in rowids for d in (-1, 0, 1)})
+    return {int(r[0]): Turn(str(r[1]), str(r[2]), str(r[3])) for r in conn.execute(
+        "SELECT o.rowid, o.id, o.session_id, o.body FROM json_each(?) w JOIN observations o ON o.rowid = w.value",
+        (json.dumps(wanted),))}
+
+
+def passage_of(row: dict[str, Any], turns: list[int], texts: dict[int, Turn]) -> str:
+    """The best turns with their neighbours (a question and its answer sit side by side)."""
+    if not turns:
+        return f"{row['title']}\n{row['summary']}\n{row['body'][:50_000]}"
+    parts = [texts[n].body for rowid in turns if rowid in texts for n in (rowid - 1, rowid, rowid + 1)
+             if n in texts and texts[n].session_id == texts[rowid].session_id]
+    return f"{row['title']}\n" + "\n".join(parts)
+
+
+def answer_text_of(row: dict[str, Any], turns: list[int], texts: dict[int, Turn]) -> str:
+    """Where the answer would be: a session's best turn, or the text of a page written as one
+    (a compiled session page always states its own dates, which answer nothing)."""
+    if turns:
+        return texts[turns[0]].body if turns[0] in texts else ""
+    if row["type"] == "Session Summary":
+        return ""
+    return f"{row['title']}\n{row['summary']}\n{row['body'][:5000]}"
+
+
+def evidence_of(turns: list[int], texts: dict[int, Turn], words: list[str]) -> list[dict[str, Any]]:
+    return [{"observation_id": texts[r].id, **snippet_of(texts[r].body, words, width=200)}
+            for r in turns if r in texts]

@@ -1,0 +1,53 @@
+"""The full-text index rows: what FTS5 stores for an observation, a page and a page version.
+
+FTS5 gets text already analysed by ``core.terms`` (identifiers whole and split, words stemmed),
+space-separated, and only splits it at spaces: so the index, the query and the reranker read
+words through one analysis and one stemmer. The project column stays as written: it is for
+scoping, never for the words. Observations are only ever added, so their index keeps no copy
+of the text (contentless); a page's row is replaced with the page.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ai_memory.core.terms import index_text
+
+# Analysed terms hold letters, digits and _ . - (a dotted or kebab identifier, a version): so
+# these are token characters, and FTS5 folds case and diacritics as the query is folded too.
+FTS_TOKENIZE = "unicode61 remove_diacritics 2 tokenchars '_.-'"
+
+SCHEMA = f"""
+CREATE VIRTUAL TABLE observations_fts USING fts5(title, body, project, content='', tokenize="{FTS_TOKENIZE}");
+CREATE VIRTUAL TABLE pages_fts USING fts5(title, summary, body, project, tokenize="{FTS_TOKENIZE}");
+CREATE VIRTUAL TABLE page_history_fts USING fts5(title, summary, body, tokenize="{FTS_TOKENIZE}");
+"""
+
+
+def index_observation(conn: sqlite3.Connection, rowid: int, title: str, body: str, project: str | None) -> None:
+    conn.execute("INSERT INTO observations_fts(rowid, title, body, project) VALUES (?, ?, ?, ?)",
+                 (rowid, index_text(title), index_text(body), project))
+
+
+def index_page(conn: sqlite3.Connection, page_id: int, title: str, summary: str, body: str, project: str) -> None:
+    conn.execute("INSERT INTO pages_fts(rowid, title, summary, body, project) VALUES (?,?,?,?,?)",
+                 (page_id, index_text(title), index_text(summary), index_text(body), project))
+
+
+def index_page_version(conn: sqlite3.Connection, version_id: int, title: str, summary: str, body: str) -> None:
+    conn.execute("INSERT INTO page_history_fts(rowid, title, summary, body) VALUES (?,?,?,?)",
+                 (version_id, index_text(title), index_text(summary), index_text(body)))
+
+
+def rebuild(conn: sqlite3.Connection) -> None:
+    """Every full-text index made again from its rows (inside the migration's transaction)."""
+    for table in ("observations_fts", "pages_fts", "page_history_fts"):
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+    for statement in SCHEMA.strip().splitlines():
+        conn.execute(statement)
+    for r in conn.execute("SELECT rowid, title, body, project FROM observations").fetchall():
+        index_observation(conn, r[0], r[1], r[2], r[3])
+    for r in conn.execute("SELECT id, title, summary, body, project FROM pages").fetchall():
+        index_page(conn, r[0], r[1], r[2], r[3], r[4])
+    for r in conn.execute("SELECT id, title, summary, body FROM page_history").fetchall():
+        index_page_version(conn, r[0], r[1], r[2], r[3])

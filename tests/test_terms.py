@@ -1,0 +1,74 @@
+"""One analysis of text for the index, the query and the reranker: code read as code."""
+
+from __future__ import annotations
+
+from ai_memory.core.terms import index_text, query_words, stem, terms
+from ai_memory.core.tool_text import readable, tool_body
+from ai_memory.core.work_text import edit_passages, failure_passages, tool_passages
+
+
+def test_identifiers_are_kept_whole_and_split_into_stemmed_parts() -> None:
+    assert terms("update_query") == ["update_query", "updat", "queri"]
+    assert terms("QueryVariable") == ["queryvariable", "queri", "variabl"]
+    assert terms("HTTPServer") == ["httpserver", "http", "server"]
+    assert terms("__eq__") == ["__eq__", "eq"]
+    assert terms("kw_only") == ["kw_only", "kw", "onli"]
+    assert terms("yarl.URL.build") == ["yarl.url.build", "yarl", "url", "build"]
+
+
+def test_a_path_gives_its_segments_and_their_parts() -> None:
+    assert terms("yarl/_url.py") == ["yarl", "_url.py", "url", "py"]
+
+
+def test_words_share_one_stemmer_and_numbers_stay_as_written() -> None:
+    assert terms("updating the queries") == [stem("updating"), "the", stem("queries")]
+    assert stem("updating") == stem("updated") == stem("update") == "updat"
+    assert terms("Python 3.7.6") == ["python", "3.7.6"]
+    assert terms("the end. Next") == ["the", "end", "next"]  # a full stop is not part of a name
+
+
+def test_a_query_word_finds_the_identifier_it_names() -> None:
+    indexed = set(index_text("def update_query(self, query): ...").split())
+    assert {"updat", "queri"} <= indexed  # "updating the query" reaches the method
+    assert "update_query" in indexed  # and its name, whole
+
+
+def test_query_words_drop_stopwords_possessives_and_lone_letters() -> None:
+    assert query_words("What are Caroline's plans for a summer?") == ["Caroline", "plans", "summer"]
+    assert query_words("the") == ["the"]  # nothing else left: keep what there is
+
+
+def test_tool_bodies_are_readable_lines_never_escaped_json() -> None:
+    body = tool_body("Bash", {"command": "pytest -q"}, {"stdout": "one\ntwo", "interrupted": False}, None)
+    assert "one\ntwo" in body and "\\n" not in body and "interrupted" not in body
+    edit = tool_body("Edit", {"file_path": "a.py", "old_string": "x = 1", "new_string": "x = 2"},
+                     {"originalFile": "x = 1\n" * 1000, "success": True}, None)
+    assert edit == "tool: Edit\nfile: a.py\n--- old\nx = 1\n--- new\nx = 2"  # the original file is left out
+    assert len(readable("line\n" * 10_000, 100)) <= 100
+
+
+def test_an_edit_is_embedded_by_what_it_changed() -> None:
+    old = "import os\n\ndef quote(value):\n    return value\n"
+    new = "import os\n\ndef quote(value):\n    # keep the brackets of an IPv6 host\n    return requote_host(value)\n"
+    passages = edit_passages("yarl/_url.py", [(old, new)])
+    assert len(passages) == 1
+    text = passages[0]
+    assert text.startswith("yarl/_url.py (url)")
+    assert "keep the brackets of an IPv6 host" in text and "requote_host (requote host)" in text
+    assert "def quote(value)" in text  # the definition the change sits in
+    assert "import os" not in text  # kept as it was, and an import
+
+
+def test_a_long_edit_is_passages_not_cut() -> None:
+    new = "\n".join(f"value_{i} = compute_{i}(x)  # step {i}" for i in range(400))
+    passages = edit_passages("big.py", [("", new)])
+    assert 1 < len(passages) <= 8 and all(len(p.split()) <= 130 for p in passages)
+
+
+def test_a_commands_error_lines_are_embedded_with_the_command() -> None:
+    out = "collected 3 items\n...\nTraceback (most recent call last):\n  File x\nValueError: port out of range\n"
+    assert failure_passages("pytest -q", out) == [
+        "pytest -q\nTraceback (most recent call last):\nFile x\nValueError: port out of range"]
+    ok = {"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": {"stdout": "a.py b.py"}}
+    assert tool_passages("Bash", ok) == []  # nothing failed: nothing to embed
+    assert tool_passages("Read", {"tool_input": {"file_path": "a.py"}, "tool_response": "ValueError"}) == []
