@@ -138,8 +138,10 @@ def _cap(text: str, limit_bytes: int, dropped: int) -> tuple[str, bool]:
     if budget < 8:  # no room for a marker: keep what head fits
         head = _char_start(data, max(0, limit_bytes))
         return data[:head].decode("utf-8", "surrogatepass"), True
-    head = _char_start(data, budget - budget // 2)
-    tail = _char_end(data, len(data) - budget // 2)
+    # Clamped: when the cut before redaction dropped bytes and redaction then shrank what was
+    # left (a key block without its END line runs to the end), all of it may fit: keep it whole.
+    head = _char_start(data, min(len(data), budget - budget // 2))
+    tail = _char_end(data, max(head, len(data) - budget // 2))
     # never leave half a redaction marker: "[REDACT" would read as damage, or worse, as text
     if (span := _marker_around(data, head)) is not None:
         head = span[0]
