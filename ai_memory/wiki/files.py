@@ -24,6 +24,25 @@ GENERATED = frozenset({"index.md"})
 _SCRATCH = re.compile(r"(^\.~|^~|~$|\.sw[a-p]$|^4913$|\.tmp$|^\.#|\.crswap$|^\.goutputstream)")
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\\]")
+
+
+def unsafe_part(rel: str) -> str | None:
+    """Why ``rel`` (from outside: a remote's tree, an archive) may not be written under the wiki,
+    or None: it must be relative, '/'-separated, without '.', '..', empty or control-character
+    parts, and nothing under ``.git`` (nor the spellings other file systems fold to it)."""
+    if not rel or rel.startswith("/"):
+        return "not a relative path"
+    if _CONTROL.search(rel):
+        return "control character or backslash"
+    for part in rel.split("/"):
+        if part in ("", ".", ".."):
+            return f"{part or 'empty'!r} segment"
+        if part.casefold().rstrip(". ") == ".git" or part.casefold() == "git~1":
+            return "inside .git"
+    return None
+
+
 def is_page_path(rel: str) -> bool:
     """True for a markdown page that belongs in the index (relative path, '/' separators)."""
     parts = rel.split("/")

@@ -17,6 +17,11 @@ The merge is a three-way merge at file granularity over (merge base, ours, their
 
 History is only ever added to: a merge commit with both parents, or a fast-forward when ours
 is already in theirs. Nothing is force-pushed (no ``+`` in any push refspec, no ``--force``).
+
+The remote is not trusted. git's fsck checks every object fetched (``gitcli.HARDENED``), and
+before anything is written every path of their tree must be a plain file at a wiki path: no
+``..``, no absolute path, nothing under ``.git``, no symlink (mode 120000) and no submodule
+(160000). One bad entry refuses the whole merge and nothing is written.
 """
 
 from __future__ import annotations
@@ -31,8 +36,9 @@ from pathlib import Path
 import pygit2
 
 from ai_memory.core.errors import SyncError
-from ai_memory.wiki.files import GENERATED, atomic_write
+from ai_memory.wiki.files import GENERATED, atomic_write, unsafe_part
 from ai_memory.wiki.git import commit_all
+from ai_memory.wiki.gitcli import HARDENED, check_remote
 from ai_memory.wiki.repo import ensure_repo, signature
 
 TRACKING_REF = "refs/remotes/ai-memory-sync/{branch}"
@@ -59,7 +65,7 @@ class WorkTreeRaced(Exception):
 def _git(wiki_dir: Path, args: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
     """Run git on the wiki's repository, in its own session: no terminal to prompt on (a
     password prompt would hang a daemon), and on timeout the whole group (ssh too) is killed."""
-    cmd = ["git", f"--git-dir={wiki_dir / '.git'}", *args]
+    cmd = ["git", *HARDENED, f"--git-dir={wiki_dir / '.git'}", *args]
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, start_new_session=True)
@@ -78,8 +84,9 @@ def fetch(wiki_dir: Path, url: str, branch: str, timeout_s: float) -> str | None
     """Fetch the remote branch into our tracking ref; its commit id, or None when the remote
     has no such branch yet (a new, empty remote)."""
     ref = TRACKING_REF.format(branch=branch)
+    url = check_remote(url)
     # '+' only on our own tracking ref: it mirrors the remote, our branch is never touched here
-    done = _git(wiki_dir, ["fetch", "--quiet", "--no-tags", url, f"+refs/heads/{branch}:{ref}"], timeout_s)
+    done = _git(wiki_dir, ["fetch", "--quiet", "--no-tags", "--", url, f"+refs/heads/{branch}:{ref}"], timeout_s)
     if done.returncode != 0:
         if "couldn't find remote ref" in done.stderr:
             return None
@@ -90,7 +97,8 @@ def fetch(wiki_dir: Path, url: str, branch: str, timeout_s: float) -> str | None
 def push(wiki_dir: Path, url: str, branch: str, commit: str, timeout_s: float) -> bool:
     """Push ``commit`` to the remote branch, never forced. False when the remote refused it
     because it moved on meanwhile (fetch and merge again); other failures raise."""
-    done = _git(wiki_dir, ["push", "--porcelain", url, f"{commit}:refs/heads/{branch}"], timeout_s)
+    done = _git(wiki_dir, ["push", "--porcelain", "--", check_remote(url), f"{commit}:refs/heads/{branch}"],
+                timeout_s)
     if done.returncode == 0:
         return True
     text = done.stdout + done.stderr
@@ -121,6 +129,8 @@ def commit_and_merge(wiki_dir: Path, theirs: str | None, now: datetime | None = 
     base_id = repo.merge_base(ours.id, other.id)
     base = _flatten(repo, repo[base_id].tree) if base_id else {}
     mine, their = _flatten(repo, ours.tree), _flatten(repo, other.tree)
+    for path, (_, mode) in their.items():
+        check_entry(path, mode)  # before anything is written: one bad entry refuses the merge
     stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%d-%H%M%S")
     merged, conflicts = merge_files(base, mine, their, f"{str(other.id)[:8]}-{stamp}")
     outcome = _apply(repo, wiki_dir, mine, merged)
@@ -170,6 +180,20 @@ def _free_name(name: str, *taken: dict[str, Entry]) -> str:
         head, dot, ext = name.rpartition(".")
         candidate = f"{head}-{n}.{ext}" if dot else f"{name}-{n}"
     return candidate
+
+
+SAFE_MODES = frozenset({pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE})
+
+
+def check_entry(path: str, mode: int) -> None:
+    """SyncError unless ``path`` is a plain file at a path inside the wiki, outside ``.git``."""
+    if mode not in SAFE_MODES:
+        kind = {pygit2.GIT_FILEMODE_LINK: "a symlink", pygit2.GIT_FILEMODE_COMMIT: "a submodule"}.get(mode, "no file")
+        raise SyncError(f"the remote's tree holds {kind}; nothing was merged", detail=f"{path!r} (mode {mode:o})")
+    bad = unsafe_part(path)
+    if bad is not None:
+        raise SyncError("the remote's tree holds a path outside the wiki; nothing was merged",
+                        detail=f"{path!r}: {bad}")
 
 
 def _flatten(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = "") -> dict[str, Entry]:
