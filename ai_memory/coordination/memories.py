@@ -119,7 +119,7 @@ class Memories:
     async def _read_page(self, rel: str) -> tuple[dict[str, Any], str]:
         """The file as it is now (files win over the index)."""
         try:
-            text = await asyncio.to_thread((self._wiki.dir / rel).read_text, encoding="utf-8")
+            text = (await asyncio.to_thread(self._wiki.read, rel)).decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise NotFound("the page to supersede cannot be read", detail=f"{rel}: {exc}") from exc
         meta, body, problems = split_frontmatter(text)

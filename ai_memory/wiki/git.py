@@ -15,7 +15,7 @@ from typing import TypeVar
 
 import pygit2
 
-from ai_memory.wiki.files import is_page_path
+from ai_memory.wiki.files import file_kind, is_page_path
 from ai_memory.wiki.repo import ensure_repo, signature
 
 log = logging.getLogger(__name__)
@@ -33,10 +33,13 @@ def commit_all(wiki_dir: Path, message: str) -> str | None:
     index = repo.index
     index.read()
     for path in changed:
-        if (wiki_dir / path).exists():
+        kind = file_kind(wiki_dir, path)
+        if kind == "file":
             index.add(path)
-        else:
+        elif kind == "missing":
             index.remove(path)
+        # a symlink (at the path or on the way) is never committed: git would read through a
+        # linked folder, and a pushed link would become one on every other machine
     index.write()
     tree = index.write_tree()
     parents = [] if repo.head_is_unborn else [repo.head.target]

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -36,7 +37,7 @@ from pathlib import Path
 import pygit2
 
 from ai_memory.core.errors import SyncError
-from ai_memory.wiki.files import GENERATED, atomic_write, unsafe_part
+from ai_memory.wiki.files import GENERATED, atomic_write, lstat_file, read_file, unlink_file, unsafe_part
 from ai_memory.wiki.git import commit_all
 from ai_memory.wiki.gitcli import HARDENED, check_remote
 from ai_memory.wiki.repo import ensure_repo, signature
@@ -214,37 +215,47 @@ def _apply(repo: pygit2.Repository, wiki_dir: Path, ours: dict[str, Entry],
     touched still holds what we committed, then write or remove each."""
     changed = sorted(p for p in set(ours) | set(merged) if ours.get(p) != merged.get(p))
     for path in changed:
-        if _disk_id(wiki_dir / path) != (ours[path][0] if path in ours else None):
+        if _disk_id(wiki_dir, path) != (ours[path][0] if path in ours else None):
             raise WorkTreeRaced(path)
     outcome = MergeOutcome(head="")
     for path in changed:
-        target = wiki_dir / path
         # again just before replacing it: a page written meanwhile must not be overwritten
-        if _disk_id(target) != (ours[path][0] if path in ours else None):
+        if _disk_id(wiki_dir, path) != (ours[path][0] if path in ours else None):
             raise WorkTreeRaced(path)
         if path in merged:
-            atomic_write(target, repo[merged[path][0]].data)
+            atomic_write(wiki_dir, path, repo[merged[path][0]].data)
             outcome.written.append(path)
         else:
             outcome.removed[path] = repo[ours[path][0]].data
-            target.unlink(missing_ok=True)
-            _prune_empty_dirs(target.parent, wiki_dir)
+            try:
+                unlink_file(wiki_dir, path)
+            except FileNotFoundError:
+                pass
+            _prune_empty_dirs(wiki_dir, path)
     return outcome
 
 
-def _disk_id(path: Path) -> pygit2.Oid | None:
+def _disk_id(wiki_dir: Path, rel: str) -> pygit2.Oid | None:
     try:
-        return pygit2.hash(path.read_bytes())
+        return pygit2.hash(read_file(wiki_dir, rel)[0])
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise SyncError("cannot read a wiki file before merging", detail=f"{path}: {exc}") from exc
+        raise SyncError("cannot read a wiki file before merging", detail=f"{rel}: {exc}") from exc
 
 
-def _prune_empty_dirs(folder: Path, wiki_dir: Path) -> None:
-    while folder != wiki_dir and folder.is_dir() and not any(folder.iterdir()):
-        folder.rmdir()
-        folder = folder.parent
+def _prune_empty_dirs(wiki_dir: Path, rel: str) -> None:
+    """Remove the folders of ``rel`` that are now empty, deepest first (never a linked one)."""
+    parts = rel.split("/")[:-1]
+    while parts:
+        folder = "/".join(parts)
+        try:
+            if not stat.S_ISDIR(lstat_file(wiki_dir, folder).st_mode) or any((wiki_dir / folder).iterdir()):
+                return
+            os.rmdir(wiki_dir / folder)
+        except OSError:
+            return
+        parts.pop()
 
 
 def _advance(repo: pygit2.Repository, ours: pygit2.Commit, theirs: pygit2.Commit,

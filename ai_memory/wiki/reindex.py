@@ -23,7 +23,7 @@ from ai_memory.store.migrations import migrate
 from ai_memory.store.observations import store_record
 from ai_memory.store.pages import index_page_rows
 from ai_memory.store.raw_log import iter_records
-from ai_memory.wiki.files import fsync_dir, iter_pages
+from ai_memory.wiki.files import fsync_dir, iter_pages, read_file
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +55,8 @@ def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool
         conn.execute("BEGIN IMMEDIATE")
         for rel, path in _progress(list(iter_pages(wiki_dir)), "pages", show_progress):
             try:
-                st = path.stat()
-                page = parse_page(rel, path.read_bytes())
+                data, st = read_file(wiki_dir, rel)
+                page = parse_page(rel, data)
             except OSError as exc:
                 log.warning("reindex: cannot read %s: %s", rel, exc)
                 continue
@@ -173,10 +173,10 @@ def check(wiki_dir: Path, raw_dir: Path, db_path: Path) -> Drift:
         return drift
     conn.close()
     on_disk = dict(iter_pages(wiki_dir))
-    for rel, path in sorted(on_disk.items()):
+    for rel in sorted(on_disk):
         if rel not in indexed:
             drift.differences.append(f"page not indexed: {rel}")
-        elif parse_page(rel, path.read_bytes()).content_hash != indexed[rel]:
+        elif parse_page(rel, _bytes_or_empty(wiki_dir, rel)).content_hash != indexed[rel]:
             drift.differences.append(f"page changed since indexed: {rel}")
     for rel in sorted(set(indexed) - set(on_disk)):
         drift.differences.append(f"indexed page has no file: {rel}")
@@ -186,6 +186,13 @@ def check(wiki_dir: Path, raw_dir: Path, db_path: Path) -> Drift:
     for oid in sorted(stored - expected)[:1000]:
         drift.differences.append(f"indexed observation not in the journal: {oid}")
     return drift
+
+
+def _bytes_or_empty(wiki_dir: Path, rel: str) -> bytes:
+    try:
+        return read_file(wiki_dir, rel)[0]
+    except OSError:  # removed (or replaced by a link) since the listing
+        return b""
 
 
 def _journal_ids(raw_dir: Path) -> set[str]:

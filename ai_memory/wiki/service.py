@@ -22,7 +22,7 @@ from ai_memory.store.forgetting import bury_pages, record_commit, stamp
 from ai_memory.store.pages import FileState, file_states, index_page_rows, remove_page
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer, WriteTx
-from ai_memory.wiki.files import atomic_write, is_page_path, iter_pages
+from ai_memory.wiki.files import atomic_write, is_link_refusal, is_page_path, iter_pages, read_file, unlink_file
 from ai_memory.wiki.git import Committer, committed
 from ai_memory.wiki.project_index import project_pages, render_index
 
@@ -50,6 +50,11 @@ class Wiki:
         self.reader = reader
         self.committer = committer
         self._sync_lock = asyncio.Lock()
+        self.symlinks: list[str] = []  # links found by the last reconcile: never read, listed in status
+
+    def read(self, rel: str) -> bytes:
+        """A wiki file's bytes, never through a symlink (OSError as open() raises it)."""
+        return read_file(self.dir, rel)[0]
 
     async def write_page(self, rel: str, text: str, reason: str, extra: ExtraRows | None = None) -> ParsedPage:
         """Write a page atomically, then its index rows (and ``extra`` rows) in one transaction."""
@@ -65,7 +70,7 @@ class Wiki:
         written = []
         for rel, text in pages:
             data = text.encode("utf-8")
-            st = await asyncio.to_thread(atomic_write, self.dir / rel, data)
+            st = await asyncio.to_thread(atomic_write, self.dir, rel, data)
             written.append((parse_page(rel, data), st))
 
         def job(tx: WriteTx) -> None:
@@ -84,9 +89,8 @@ class Wiki:
         """Remove a page file and its index rows, committed at once. The bytes removed are
         committed first, so git history always holds what was deleted (an edit made a moment
         ago, or still inside the commit window, included)."""
-        path = self.dir / rel
         try:
-            data = await asyncio.to_thread(path.read_bytes)
+            data = await asyncio.to_thread(self.read, rel)
         except FileNotFoundError:
             return False
         if not await asyncio.to_thread(committed, self.dir, {rel: data}):
@@ -110,19 +114,21 @@ class Wiki:
             if not project or "/" in project or project.startswith("."):
                 continue
             rows = await self.reader.run(lambda c, p=project: project_pages(c, p))
-            path = self.dir / project / "index.md"
+            rel = f"{project}/index.md"
             text = render_index(project, rows)
             try:
-                current = path.read_text() if path.exists() else None
-            except (OSError, UnicodeDecodeError):
+                current: str | None = (await asyncio.to_thread(self.read, rel)).decode("utf-8")
+            except FileNotFoundError:
                 current = None
+            except (OSError, UnicodeDecodeError):
+                current = ""
             if current != text and (rows or current is not None):
                 try:
-                    await asyncio.to_thread(atomic_write, path, text.encode("utf-8"))
-                except DiskFull as exc:
+                    await asyncio.to_thread(atomic_write, self.dir, rel, text.encode("utf-8"))
+                except (DiskFull, Conflict) as exc:
                     # index.md is derived: the page itself is already written and indexed, so its
                     # caller must not see a failure; the next change to the project rewrites it.
-                    log.warning("could not rewrite %s: %s", path, exc.detail)
+                    log.warning("could not rewrite %s: %s", rel, exc.detail)
 
     async def sync_path(self, rel: str, known: FileState | None = None, *, lookup: bool = True) -> str:
         """Bring one path's index rows in step with its file: 'indexed', 'removed' or 'unchanged'."""
@@ -131,18 +137,17 @@ class Wiki:
         if lookup:
             states = await self.reader.run(lambda c: _state_of(c, rel))
             known = states
-        path = self.dir / rel
         try:
-            st = path.stat()
-            data = await asyncio.to_thread(path.read_bytes)
-        except (FileNotFoundError, NotADirectoryError):
+            data, st = await asyncio.to_thread(read_file, self.dir, rel)
+        except OSError as exc:
+            # gone, or a symlink now (never read through one): either way no page is there
+            if not isinstance(exc, FileNotFoundError) and not is_link_refusal(exc):
+                log.warning("cannot read %s: %s", rel, exc)
+                return "unchanged"
             if known is None:
                 return "unchanged"
             await self.writer.submit_wait(remove_page(rel))
             return "removed"
-        except OSError as exc:
-            log.warning("cannot read %s: %s", rel, exc)
-            return "unchanged"
         page = parse_page(rel, data)
         if known is not None and known.content_hash == page.content_hash:
             return "unchanged"
@@ -160,7 +165,9 @@ class Wiki:
         async with self._sync_lock:
             report = ReconcileReport()
             states = await self.reader.run(file_states)
-            on_disk = await asyncio.to_thread(lambda: {rel: p for rel, p in iter_pages(self.dir)})
+            links: list[str] = []
+            on_disk = await asyncio.to_thread(lambda: {rel: p for rel, p in iter_pages(self.dir, links)})
+            self.symlinks = links
             for rel, path in on_disk.items():
                 known = states.get(rel)
                 if known is not None and _same_stat(path, known):
@@ -182,20 +189,19 @@ class Wiki:
 
 def _unlink_if_committed(wiki_dir: Path, rel: str) -> bool | None:
     """Under the git lock: remove the file only if HEAD holds exactly its bytes (None: already gone)."""
-    path = wiki_dir / rel
     try:
-        data = path.read_bytes()
+        data = read_file(wiki_dir, rel)[0]
     except FileNotFoundError:
         return None
     if not committed(wiki_dir, {rel: data}):
         return False
-    path.unlink()
+    unlink_file(wiki_dir, rel)
     return True
 
 
 def _same_stat(path: Path, known: FileState) -> bool:
     try:
-        st = path.stat()
+        st = path.lstat()
     except OSError:
         return False
     return st.st_mtime_ns == known.mtime_ns and st.st_size == known.size
