@@ -111,6 +111,8 @@ class Runtime:
         report = await self.wiki.reconcile()  # edits made while the daemon was down
         if report.changed:
             log.info("start-up reconcile: %d indexed, %d removed", len(report.indexed), len(report.removed))
+        # pages an earlier run wrote but could not commit (git was failing when it stopped)
+        self.wiki.committer.request("commit what an earlier run left uncommitted")
         self._spawn(self.wiki.committer.run(), "git-commits")
         if self.watcher is not None:
             self.watcher.start()

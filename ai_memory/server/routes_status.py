@@ -41,7 +41,7 @@ async def status(request: web.Request) -> web.Response:
         "agents": agents,
         "embeddings": await _embedding_status(runtime),
         "wiki": {"broken_pages": broken, "commits": runtime.wiki.committer.commits,
-                 "sessions_compiled": runtime.sessions.compiled, "symlinks": runtime.wiki.symlinks},
+                 "sessions_compiled": runtime.sessions.compiled, "symlinks": runtime.wiki.symlinks, "git": runtime.wiki.committer.describe()},
         "spool": runtime.spool.as_dict(),
         "query_workers": runtime.query_workers.describe() if runtime.query_workers else {"configured": 0},
         "writer": {

@@ -67,6 +67,7 @@ class Wiki:
         ``extra`` runs in that transaction with the first page's id. ``commit_now`` commits before
         returning (deliberate memories) instead of within the commit window.
         """
+        self.committer.check_backlog()  # 503 while git keeps failing and too much waits for it
         written = []
         for rel, text in pages:
             data = text.encode("utf-8")
@@ -79,6 +80,7 @@ class Wiki:
                 extra(tx, ids[0])
 
         await self.writer.submit_wait(job)
+        self.committer.note_written(len(written))
         await self.refresh_indexes({page.project for page, _ in written})
         self.committer.request(reason)
         if commit_now:
