@@ -163,6 +163,19 @@ def memory_page(draft: MemoryDraft, uid: str, now: datetime, supersedes_uid: str
     return meta, f"\n{draft.text}\n"
 
 
+def correction_hides(old_scope: str | None, old_owner: str | None, new_scope: str | None,
+                     new_owner: str | None) -> bool:
+    """Whether a correction supersedes the page it names for everyone who can see that page.
+
+    A correction is visible to exactly the readers of the new page, so a private one supersedes
+    only its author's own private page; a page others can read is never hidden nor annotated
+    by a correction they cannot see (it stays the author's own note, naming what it corrects).
+    """
+    if new_scope != "private":
+        return True
+    return old_scope == "private" and old_owner is not None and old_owner == new_owner
+
+
 def mark_superseded(meta: dict[str, Any], by_uid: str, reason: str | None, now: datetime) -> dict[str, Any]:
     """The old page's frontmatter, now pointing at its correction (its text stays as it was)."""
     marked = dict(meta)
