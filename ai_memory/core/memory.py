@@ -91,12 +91,13 @@ def parse_draft(body: object, owner: str) -> MemoryDraft:
     if not isinstance(text, str) or not text.strip():
         raise InputError("missing text", detail="text is what to remember")
     kind = body.get("kind")
-    if kind not in MEMORY_KINDS:
-        raise InputError(f"unknown kind {kind!r}" if kind else "missing kind", detail="one of " + ", ".join(MEMORY_KINDS))
+    if not isinstance(kind, str) or kind not in MEMORY_KINDS:
+        raise InputError(f"unknown kind {str(kind)[:40]!r}" if kind else "missing kind",
+                         detail="one of " + ", ".join(MEMORY_KINDS))
     project = check_project(body.get("project"))
     scope = body.get("scope") or ("_global" if project == GLOBAL_PROJECT else "project")
-    if scope not in SCOPES:
-        raise InputError(f"unknown scope {scope!r}", detail="one of " + ", ".join(SCOPES))
+    if not isinstance(scope, str) or scope not in SCOPES:
+        raise InputError(f"unknown scope {str(scope)[:40]!r}", detail="one of " + ", ".join(SCOPES))
     clean = sanitize(text.strip(), TextKind.BODY).text
     expires = _string(body, "expires_at")
     return MemoryDraft(
