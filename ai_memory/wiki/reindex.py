@@ -20,7 +20,7 @@ from tqdm import tqdm
 from ai_memory.core.page import parse_page
 from ai_memory.store.connection import open_read_connection, open_write_connection
 from ai_memory.store.migrations import migrate
-from ai_memory.store.observations import store_record
+from ai_memory.store.observations import scoped_key, store_record
 from ai_memory.store.pages import index_page_rows
 from ai_memory.store.raw_log import iter_records
 from ai_memory.wiki.files import fsync_dir, iter_pages, read_file
@@ -200,7 +200,7 @@ def _journal_ids(raw_dir: Path) -> set[str]:
     keys: set[str] = set()
     ids: set[str] = set()
     for record in iter_records(raw_dir):
-        key = record.get("idempotency_key")
+        key = scoped_key(record.get("idempotency_key"), record.get("owner"))
         if key:
             if key in keys:
                 continue
