@@ -19,6 +19,7 @@ from tqdm import tqdm
 
 from ai_memory.core.page import parse_page
 from ai_memory.store.connection import open_read_connection, open_write_connection
+from ai_memory.store import ledger
 from ai_memory.store.migrations import migrate
 from ai_memory.store.observations import scoped_key, store_record
 from ai_memory.store.pages import index_page_rows
@@ -34,6 +35,7 @@ class RebuildReport:
     broken_pages: int = 0
     observations: int = 0
     duplicates: int = 0
+    ledger: int = 0  # user and audit records replayed
     handoffs_kept: int = 0
     path: str = ""
 
@@ -43,8 +45,10 @@ def _progress(iterable, desc: str, show: bool):
                 disable=not show, leave=False)
 
 
-def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool = False) -> RebuildReport:
-    """Build ``<db>.rebuild`` from files and journal; the live database is only read."""
+def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool = False,
+            carry_from: Path | None = None) -> RebuildReport:
+    """Build ``<db>.rebuild`` from files and journal; the live database (or ``carry_from``, a
+    damaged one moved aside) is only read, for the state that is in no file."""
     new = db_path.with_name(db_path.name + ".rebuild")
     for stale in (new, new.with_name(new.name + "-wal"), new.with_name(new.name + "-shm")):
         stale.unlink(missing_ok=True)
@@ -69,7 +73,7 @@ def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool
             " AND p.type = 'Session Summary' LIMIT 1)")
         conn.execute("UPDATE sessions SET compiled_at = last_event_at WHERE page_path IS NOT NULL")
         conn.execute("COMMIT")
-        report.handoffs_kept = _copy_state(conn, db_path)
+        report.handoffs_kept = _copy_state(conn, carry_from or db_path)
     finally:
         conn.close()
     return report
@@ -80,9 +84,14 @@ def _iso(mtime_ns: int) -> str:
 
 
 def replay_journal(conn: sqlite3.Connection, raw_dir: Path, report: RebuildReport, show: bool = False) -> None:
-    """Insert every journaled observation not yet present (ids and idempotency keys dedupe)."""
+    """Insert every journaled observation not yet present (ids and idempotency keys dedupe), and
+    replay the ledger of users and audit rows in order."""
     for record in _progress(iter_records(raw_dir), "observations", show):
         try:
+            if ledger.is_ledger(record):
+                ledger.replay(conn, record)
+                report.ledger += 1
+                continue
             duplicate = store_record(conn, record)
         except (KeyError, sqlite3.Error) as exc:
             log.warning("reindex: skipped a journal record: %s", exc)
@@ -200,6 +209,8 @@ def _journal_ids(raw_dir: Path) -> set[str]:
     keys: set[str] = set()
     ids: set[str] = set()
     for record in iter_records(raw_dir):
+        if ledger.is_ledger(record):
+            continue
         key = scoped_key(record.get("idempotency_key"), record.get("owner"))
         if key:
             if key in keys:
