@@ -3,7 +3,8 @@
 `sanitize()` and `sanitize_json()` are the only makers of `Sanitized` and `SanitizedJson`, the
 types the store accepts. Order matters: redact first, then cap, because a cut can split a secret
 so that no pattern matches what is left (the leading system's bug #980). Layer 0: pure, no I/O.
-What counts as a secret lives in `secret_patterns`.
+What counts as a secret lives in `secret_patterns` (by name and context) and `secret_formats`
+(by shape).
 """
 
 from __future__ import annotations
@@ -279,6 +280,20 @@ class _Walk:
         self._count(marker)
         return marker
 
+    def glue(self, container: dict | list, keys: list) -> None:
+        """A secret cut in two and sent as two neighbouring values (``{"a": "ghp_12…", "b": "…xyz"}``):
+        each half is too short to match, so every pair of neighbours is read joined as well."""
+        for left_key, right_key in zip(keys, keys[1:]):
+            left, right = container[left_key], container[right_key]
+            if isinstance(left, str) and isinstance(right, str) and (cut := split_secret(left, right)) is not None:
+                kind, left_at, right_at = cut
+                container[left_key] = f"{left[:left_at]}[REDACTED:{kind}]"
+                container[right_key] = f"[REDACTED:{kind}]{right[right_at:]}"
+                self.kinds.append(kind)
+                # a later shrink re-cuts from a slot's text: it must be the glued one
+                self.slots = [(p, k, p[k], sk, d) if p is container and k in (left_key, right_key) else (p, k, f, sk, d)
+                              for p, k, f, sk, d in self.slots]
+
     def mapping(self, value: dict, kind: TextKind, depth: int) -> dict:
         out: dict[str, object] = {}
         for raw_key, item in value.items():
@@ -296,6 +311,8 @@ class _Walk:
                 self.nodes_left -= 1
             else:
                 out[key] = self.value(item, child_kind, depth, out, key)
+        if len(out) > 1:
+            self.glue(out, list(out))
         return out
 
     def sequence(self, value: list | tuple, kind: TextKind, depth: int) -> list:
@@ -307,7 +324,29 @@ class _Walk:
                 break
             out.append(None)
             out[index] = self.value(item, kind, depth, out, index)
+        if len(out) > 1:
+            self.glue(out, list(range(len(out))))
         return out
+
+
+_TAIL = re.compile(r"[A-Za-z0-9_+/=.-]{1,80}\Z")
+_HEAD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+/=.-]{0,199}")
+
+
+def split_secret(left: str, right: str) -> tuple[str, int, int] | None:
+    """(kind, where the secret starts in left, where it ends in right) when a secret runs across
+    the end of left into the start of right; None otherwise (almost always: cheap checks first)."""
+    if not left or not right or not right[0].isalnum() or _is_marker(left) or _is_marker(right):
+        return None
+    tail = _TAIL.search(left, max(0, len(left) - 80))
+    head = _HEAD.match(right)
+    if tail is None or head is None or len(tail.group()) + len(head.group()) < 20:
+        return None
+    joint = len(tail.group())
+    for start, end, kind, _ in scan(tail.group() + head.group()):
+        if start < joint < end:
+            return kind, tail.start() + start, end - joint
+    return None
 
 
 def _is_marker(text: str) -> bool:

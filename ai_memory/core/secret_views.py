@@ -1,0 +1,101 @@
+"""The text the secret scan reads, beside the text it redacts: evasions undone before matching.
+
+Two evasions change how a secret is spelled without changing what it grants: compatibility
+forms and invisible characters (``ＡＫＩＡ…`` in full-width letters, a zero-width space inside
+``ghp_…``), and a base64 wrapping (``echo Z2hwX…== | base64 -d``). ``fold`` gives the NFKC form
+with invisible characters removed, and where each of its characters came from, so a find maps
+back onto the original (which is what gets redacted: ordinary text keeps its own spelling).
+``base64_runs`` gives the runs that decode to text, for a second look. Layer 0: pure, no I/O.
+"""
+
+from __future__ import annotations
+
+import binascii
+import functools
+import re
+import string
+import unicodedata
+
+# Format characters and fillers that render as nothing: zero-width spaces and joiners, the BOM,
+# bidi controls, soft hyphen, variation selectors, Hangul fillers, tags.
+INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+                       "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e0fff]")
+_RUNS = re.compile(r"[\x00-\x7f]+|[^\x00-\x7f]+")
+B64_MIN = 24
+_B64_TABLE = bytes(ord("a") if chr(b) in string.ascii_letters + string.digits + "+/=_-" else ord(" ")
+                   for b in range(256))
+_B64_SEED = b"a" * B64_MIN
+_TEXT_BYTES = bytes(range(0x20, 0x7f)) + b"\t\n\r"
+
+
+def plain(text: str) -> str:
+    """``text`` as the scan reads it (NFKC, invisible characters removed), without the map."""
+    return text if text.isascii() else unicodedata.normalize("NFKC", INVISIBLE.sub("", text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _fold_char(ch: str) -> str:
+    return "" if INVISIBLE.match(ch) else unicodedata.normalize("NFKC", ch)
+
+
+def fold(text: str) -> tuple[str, list[int] | None]:
+    """(the text to scan, the index in ``text`` of each of its characters); the map is None when
+    the text needs no folding (ASCII, or already NFKC with nothing invisible: nearly always)."""
+    if text.isascii() or (unicodedata.is_normalized("NFKC", text) and not INVISIBLE.search(text)):
+        return text, None
+    parts: list[str] = []
+    index: list[int] = []
+    for run in _RUNS.finditer(text):
+        start, chunk = run.start(), run.group(0)
+        if chunk[0] < "\x80":
+            parts.append(chunk)
+            index.extend(range(start, run.end()))
+            continue
+        for offset, ch in enumerate(chunk):
+            folded = _fold_char(ch)
+            parts.append(folded)
+            index.extend([start + offset] * len(folded))
+    return "".join(parts), index
+
+
+def base64_runs(text: str, skip: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
+    """(start, end, decoded text) of every run of 24+ base64 characters outside ``skip`` that
+    decodes to printable text: what a wrapped secret would look like."""
+    data = text.encode("ascii", "replace").translate(_B64_TABLE)
+    found = []
+    start = data.find(_B64_SEED)
+    while start >= 0:
+        end = data.find(b" ", start + B64_MIN)
+        end = len(data) if end < 0 else end
+        if not any(s <= start < e for s, e in skip):
+            found += _decoded_parts(text, start, end)
+        start = data.find(_B64_SEED, end)
+    return found
+
+
+def _decoded_parts(text: str, start: int, end: int) -> list[tuple[int, int, str]]:
+    """A run may hold several values glued by '=' (``TOKEN_B64=Z2hw…==``): '=' ends base64 only
+    as its padding, so each part between them is a candidate of its own, its padding kept."""
+    found = []
+    for part in _PART.finditer(text, start, end):
+        if part.end() - part.start() >= B64_MIN and (decoded := _decode(part.group(0))) is not None:
+            found.append((part.start(), part.end(), decoded))
+    return found
+
+
+_PART = re.compile(r"[^=]+=*")
+
+
+def _decode(run: str) -> str | None:
+    body = run.rstrip("=")
+    if len(body) % 4 == 1 or body.islower() or body.isupper() or body.isdigit():
+        return None  # not base64 of text: hex digests, CONSTANT_NAMES, numbers
+    if "-" in body or "_" in body:
+        body = body.replace("-", "+").replace("_", "/")
+    try:
+        raw = binascii.a2b_base64(body + "=" * (-len(body) % 4))
+    except (binascii.Error, ValueError):
+        return None
+    if len(raw) < 16 or raw.translate(None, _TEXT_BYTES):
+        return None  # binary: an identifier or a digest that merely looks like base64
+    return raw.decode("ascii")
