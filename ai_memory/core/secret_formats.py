@@ -104,13 +104,13 @@ def _discord(first: str, seconds: str) -> Rule:
                       + r"{27,40}(?!" + B + ")", random_body("discord_token", 0))
 
 
-def prefixed(kind: str, literal: str, body: str, check: Check | None = None, gated: bool = True) -> Rule:
+def prefixed(kind: str, literal: str, body: str, check: Check | None = None, base64: bool = False) -> Rule:
     """A vendor token: ``literal`` at a word start, then ``body`` (not filler unless ``check`` says).
-    ``gated=False`` for a body that holds + / . ~ (runs of token characters break there, so the
-    gate might never see the literal): the literal search alone is cheap."""
+    ``base64`` for a body that holds + / = (runs of token characters break there, so the literal is
+    looked for at the heads of base64 runs instead)."""
     lit = re.escape(literal)
     source = f"{lit}(?<![A-Za-z0-9_]{lit}){body}"
-    return token_rule(kind, literal if gated else "", source, check or distinct_body(kind, len(literal)))
+    return token_rule(kind, literal, source, check or distinct_body(kind, len(literal)), base64=base64)
 
 
 _AZURE_HEAD = re.compile(r"[A-Za-z0-9_~.]{3}\d")
@@ -174,7 +174,7 @@ FORMAT_RULES: tuple[Rule, ...] = (
     token_rule("telegram_bot_token", ":AA", r":AA" + B + r"{30,}", _telegram),
     token_rule("azure_sas_token", "sig=", r"sig=(?<=[?&]sig=)([A-Za-z0-9%+/=]{20,})", group=1),
     # from gitleaks' checklist: each a vendor's own prefix or shape
-    prefixed("onepassword_token", "ops_eyJ", r"[A-Za-z0-9+/]{200,}={0,3}", gated=False),
+    prefixed("onepassword_token", "ops_eyJ", r"[A-Za-z0-9+/]{200,}={0,3}", base64=True),
     prefixed("onepassword_secret_key", "A3-", r"[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}"
              r"-[A-Z0-9]{5}-[A-Z0-9]{5}" + _END),
     prefixed("adobe_client_secret", "p8e-", r"[A-Za-z0-9]{32}" + _END),
@@ -197,12 +197,12 @@ FORMAT_RULES: tuple[Rule, ...] = (
     token_rule("flutterwave_key", "FLW",
                r"FLW(?:SECK|PUBK)(?:_TEST)?-[a-h0-9]{12,32}(?:-X)?", distinct_body("flutterwave_key", 12)),
     prefixed("flyio_token", "fo1_", r"[\w-]{43}"),
-    prefixed("flyio_token", "fm1a_", r"[A-Za-z0-9+/]{100,}={0,3}", gated=False),
-    prefixed("flyio_token", "fm1r_", r"[A-Za-z0-9+/]{100,}={0,3}", gated=False),
-    prefixed("flyio_token", "fm2_", r"[A-Za-z0-9+/]{100,}={0,3}", gated=False),
+    prefixed("flyio_token", "fm1a_", r"[A-Za-z0-9+/]{100,}={0,3}", base64=True),
+    prefixed("flyio_token", "fm1r_", r"[A-Za-z0-9+/]{100,}={0,3}", base64=True),
+    prefixed("flyio_token", "fm2_", r"[A-Za-z0-9+/]{100,}={0,3}", base64=True),
     prefixed("frameio_token", "fio-u-", B + r"{64}"),
     prefixed("grafana_token", "eyJrIjoi", r"[A-Za-z0-9]{70,400}={0,3}"),
-    prefixed("grafana_token", "glc_", r"[A-Za-z0-9+/]{32,400}={0,3}", gated=False),
+    prefixed("grafana_token", "glc_", r"[A-Za-z0-9+/]{32,400}={0,3}", base64=True),
     prefixed("grafana_token", "glsa_", r"[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"),
     token_rule("harness_token", "pat. sat.", r"[ps]at\.(?<![A-Za-z0-9][ps]at\.)[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}"
                r"\.[A-Za-z0-9]{20}", distinct_body("harness_token", 4)),
@@ -227,8 +227,8 @@ FORMAT_RULES: tuple[Rule, ...] = (
     prefixed("rubygems_key", "rubygems_", r"[a-f0-9]{48}"),
     prefixed("scalingo_token", "tk-us-", r"[\w-]{48}"),
     prefixed("sendinblue_key", "xkeysib-", r"[a-f0-9]{64}-[A-Za-z0-9]{16}"),
-    token_rule("sentry_token", "", r"sntry(?:u_[a-f0-9]{64}|s_eyJ[A-Za-z0-9+/=_]{60,})",
-               distinct_body("sentry_token", 7)),
+    token_rule("sentry_token", "sntryu_ sntrys_", r"sntry(?:u_[a-f0-9]{64}|s_eyJ[A-Za-z0-9+/=_]{60,})",
+               distinct_body("sentry_token", 7), base64=True),
     token_rule("settlemint_token", "sm_", r"sm_(?<![A-Za-z0-9_]sm_)[aps]at_[A-Za-z0-9]{16}" + _END,
                distinct_body("settlemint_token", 7)),
     token_rule("shippo_key", "shippo_", r"shippo_(?:live|test)_[a-fA-F0-9]{40}", distinct_body("shippo_key", 12)),

@@ -26,7 +26,7 @@ from ai_memory.core.secret_shapes import (
     BASE64_40, CALL, DIGIT, HEX_32, NOT_SECRET, OPERATOR, SECRET_WORDS, SPACE, SYMBOL, UUID, WORDY,
     Found, Rule, Span, folded_rule, is_code, is_placeholder, key_material, looks_random,
 )
-from ai_memory.core.secret_views import base64_runs, fold
+from ai_memory.core.secret_views import base64_runs, decoded_runs, fold
 
 # ---------------------------------------------------------------- names and assignments
 
@@ -133,6 +133,9 @@ def _assignment(text: str, m: re.Match[str]) -> Found:
     start = m.start() - _NAME_CHARS.match(text[max(0, m.start() - 100):m.start()][::-1]).end()  # type: ignore
     name, sep = text[start:m.end("kw")], m.group("sep")
     strength = name_strength(name)
+    if name.lower() == "key" and sep == "=":
+        if (nuget := _NUGET.match(text, m.start("val"))) is not None:  # <add key="ClearTextPassword" value="…"/>
+            return nuget.start(1), nuget.end(1), "secret_assignment"
     if strength == 0 or sep == ">" and (text[start - 1:start] != "<" or strength == WEAK):
         return None  # <key>CFBundleVersion</key> fills every plist
     if m.group("prose") is not None:
@@ -147,6 +150,9 @@ def _assignment(text: str, m: re.Match[str]) -> Found:
         return None
     s, e = m.start("val") + found[0] - (sep == ">"), m.start("val") + found[1] - (sep == ">")
     return s, e, _named_kind(name, text[s:e], strength, _line_around(text, start))
+
+
+_NUGET = re.compile(r"\"(?:[Cc]lear[Tt]ext)?[Pp]assword\"\s*value=\"([^\"]{4,500})\"")
 
 
 def _spaced_value(text: str, m: re.Match[str], strength: int) -> bool:
@@ -185,7 +191,8 @@ _LOGIN_TOOLS = ("docker", "podman", "nerdctl", "helm", "oras", "buildah", "skope
 
 
 def _dash(text: str, m: re.Match[str]) -> Found:
-    """A PEM block, --password VALUE, curl -u user:pass, mysql -pPASS, sshpass -p PASS."""
+    """A PEM block, --password VALUE, curl -u user:pass, mysql -pPASS, sshpass -p PASS, and the
+    value echoed into ``--password-stdin``."""
     kind = m.lastgroup or ""
     if kind == "pem":
         return key_block(text, m)
@@ -196,6 +203,8 @@ def _dash(text: str, m: re.Match[str]) -> Found:
             return None  # another flag, or a shell redirect: --token 2>/dev/null
         found = judge_value(value, PASSWORD, "=" in m.group(0)[:at - m.start()])
         return None if found is None else (at + found[0], at + found[1], "secret_assignment")
+    if kind == "stdin":  # echo PASS | docker login --password-stdin
+        return _piped_login(text, m)
     if kind in ("user", "user2"):  # docker -u 1000:1000 is a uid:gid, not a credential
         password = value.partition(":")[2]
         ok = ("curl" in line or "http" in line) and len(password) >= 4 and not is_placeholder(value)
@@ -227,8 +236,8 @@ _AUTH_HEADER = (r"orization\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?(?>(?:bearer|basic|
 _QUALIFIER = r"(?:[_.-]?(?:" + "|".join(_QUALIFIERS) + r")(?![a-z0-9]))?"
 
 
-def _keyword(source: str, gates: str = "") -> Rule:
-    return folded_rule("secret_assignment", f"(?P<kw>(?:{source}){_QUALIFIER})" + _ASSIGN, _assignment, gates)
+def _keyword(source: str, gates: str = "", base64: bool = False) -> Rule:
+    return folded_rule("secret_assignment", f"(?P<kw>(?:{source}){_QUALIFIER})" + _ASSIGN, _assignment, gates, base64)
 
 
 
@@ -265,16 +274,24 @@ _DATA_VALUE = re.compile(r":[ \t]*[\"']?([^\s\"'#{}\\]{4,})")
 
 
 def _piped_login(text: str, m: re.Match[str]) -> Found:
-    """echo PASS | docker login --password-stdin: the value echoed into a login."""
-    value = m.group("val")
+    """echo PASS | docker login --password-stdin: the value echoed into a login, on the same line."""
+    line_start = text.rfind("\n", 0, m.start()) + 1
+    echo = _ECHO.search(text, line_start, m.start())
+    if echo is None:
+        return None
+    value = echo.group(1)
     if is_placeholder(value) or value.startswith("$") or len(value) < 4:
         return None
-    return m.start("val"), m.end("val"), "secret_assignment"
+    return echo.start(1), echo.end(1), "secret_assignment"
+
+
+_ECHO = re.compile(r"echo[ \t]+['\"]?([^\s'\"|]{4,200})['\"]?[ \t]*\|")
 
 
 CONTEXT_RULES: tuple[Rule, ...] = (
     # one scan for all that starts with "-": PEM blocks, --password x, curl -u a:b, mysql -pX
     folded_rule("secret_assignment", r"-(?:(?P<pem>----begin (?:[a-z0-9]+ ){0,3}private key(?: block)?-----)"
+                                     r"|-(?P<stdin>password-stdin)"
                                      r"|-(?:user[= ]['\"]?(?P<user>[^\s'\":@/$]{1,128}:[^\s'\"@]{1,256})"
                                      r"|[a-z0-9-]{0,40}?(?:password|passwd|token|secret|api-?key|access-?key"
                                      r"|secret-?key|auth-?key|credentials?)(?:=|[ \t]+)(?P<flag>\\\"[^\"\\]{1,1000}\\\""
@@ -292,23 +309,40 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     _keyword(r"client[_.-]?id", "client"), _keyword(r"app[_.-]?id", "app_id appid app-id"),
     _keyword(r"account[_.-]?sid", "ccount"), _keyword(r"access[_.-]?id", "ccess_id ccessid"),
     _keyword(r"dsn", "dsn"), _keyword(r"login", "login"),
-    _keyword(r"contribsys[_.-]{0,2}com"),
+    _keyword(r"contribsys[_.-]{0,2}com", "contribsys", base64=True),  # its name is a long run
     folded_rule("kubernetes_secret", r"kind:[ \t]*[\"']?secret\b", _secret_manifest),
-    folded_rule("secret_assignment", r"<add key=\"(?:cleartext)?password\"\s*value=\"([^\"]{4,500})\""),
-    folded_rule("secret_assignment", r"echo[ \t]+['\"]?(?P<val>[^\s'\"|]{4,200})['\"]?[ \t]*\|[ \t]*(?:sudo[ \t]+)?"
-                                     r"(?:docker|podman|nerdctl|helm|oras|buildah|skopeo)[ \t]+(?:registry[ \t]+)?login",
-                _piped_login),
 )
 RULES: tuple[Rule, ...] = FORMAT_RULES + CONTEXT_RULES
 _ALWAYS = tuple(rule for rule in RULES if not rule.gates)
-# gates of token rules are looked for in the heads as written; those of folded rules, in lower case
-_GATES: dict[str, tuple[Rule, ...]] = {}
-_FOLDED_GATES: dict[str, tuple[Rule, ...]] = {}
-for _rule in (r for r in RULES if r.gates):
-    _table = _FOLDED_GATES if _rule.folded else _GATES
-    for _gate in _rule.gates:
-        _gate = _gate.lower() if _rule.folded else _gate
-        _table[_gate] = (*_table.get(_gate, ()), _rule)
+
+
+def _gate_table(rules: list[Rule], floating: bool | None = None) -> dict[str, tuple[Rule, ...]]:
+    """gate → rules; a folded rule's gates are looked for in lower case. ``floating`` keeps only
+    the gates holding a character no token run holds (True), or only the others (False)."""
+    table: dict[str, tuple[Rule, ...]] = {}
+    for rule in rules:
+        for gate in rule.gates:
+            inside = _RUN_CHARS.issuperset(gate) and not rule.folded and rule.kind not in _NAMED_BEFORE
+            if floating is not None and floating == inside:
+                continue
+            key = gate.lower() if rule.folded else gate
+            table[key] = (*table.get(key, ()), rule)
+    return table
+
+
+# (gates looked for as written, gates looked for in lower case) at the heads of token runs, and
+# the same at the heads of base64 runs. A gate made of token characters only lies inside its run,
+# in its first 40 characters: those are looked for there alone (a fraction of the windows' text).
+_RUN_CHARS = frozenset(string.ascii_letters + string.digits + "_-%")
+# gates that may stand before the run of key material rather than in it: names (folded rules:
+# "Bearer …", CLIENT_ID=…), a URL's host, a prefix the token's own dots cut off
+_NAMED_BEFORE = frozenset({"discord_webhook", "authress_key"})
+_TOKEN_RULES = [r for r in RULES if r.gates and not r.base64]
+_TOKEN_GATES = (_gate_table([r for r in _TOKEN_RULES if not r.folded], floating=True),
+                _gate_table([r for r in _TOKEN_RULES if r.folded], floating=True))
+_RUN_GATES = (_gate_table([r for r in _TOKEN_RULES if not r.folded], floating=False), {})
+_BASE64_GATES = (_gate_table([r for r in RULES if r.base64 and not r.folded]),
+                 _gate_table([r for r in RULES if r.base64 and r.folded]))
 
 REDACTION_KINDS: frozenset[str] = frozenset({rule.kind for rule in RULES} | NAMED_KINDS)
 # When finds overlap, the most specific kind names the merged redaction.
@@ -341,15 +375,17 @@ def _keyish_run(text: str, signal: bytes, start: int, end: int) -> bool:
     return sum(map(len, _WORD.findall(text, start, end))) * 2 < end - start  # not CamelCaseWords
 
 
-def _token_heads(text: str, skip: list[tuple[int, int]]) -> str:
-    """Where a token's literal could be: the heads of token runs not inside `skip` ("" if none)."""
+def _token_heads(text: str, skip: list[tuple[int, int]]) -> tuple[str, str]:
+    """Where a token's literal could be, for the token runs not inside ``skip``: the windows around
+    their heads (48 characters before, 40 after), and their first 40 characters alone ("" if none)."""
     raw = text.encode("ascii", "replace")  # one byte per character, whatever the text
     data = raw.translate(_RUN_TABLE)
     start = data.find(_SEED)
     if start < 0:
-        return ""
+        return "", ""
     signal = raw.translate(_SIGNAL_TABLE)
     windows: list[list[int]] = []
+    starts: list[str] = []
     while start >= 0:
         end = data.find(b" ", start + _RUN_MIN)
         end = len(data) if end < 0 else end
@@ -359,12 +395,13 @@ def _token_heads(text: str, skip: list[tuple[int, int]]) -> str:
             continue
         if _keyish_run(text, signal, start, end):
             lo, hi = max(0, start - _BEFORE), min(end, start + _AFTER)
+            starts.append(text[start:hi])
             if windows and lo <= windows[-1][1]:
                 windows[-1][1] = hi  # overlapping heads become one
             else:
                 windows.append([lo, hi])
         start = data.find(_SEED, end)
-    return " ".join(text[lo:hi] for lo, hi in windows)
+    return " ".join(text[lo:hi] for lo, hi in windows), " ".join(starts)
 
 
 def scan(text: str) -> list[Span]:
@@ -372,10 +409,12 @@ def scan(text: str) -> list[Span]:
     read folded (full-width letters, invisible characters) and runs of base64 are read decoded;
     the spans are positions in ``text`` itself."""
     view, index = fold(text)
-    spans = _scan(view)
+    runs = base64_runs(view)
+    spans = _scan(view, runs)
     # key blocks and JWTs are base64 by design: no second look inside them
-    for start, end, decoded in base64_runs(view, [(s, e) for s, e, kind, _ in spans if kind in ("private_key", "jwt")]):
-        inner = _scan(decoded)  # a wrapped secret: the whole run goes, under the inner kind
+    skip = [(s, e) for s, e, kind, _ in spans if kind in ("private_key", "jwt")]
+    for start, end, decoded in decoded_runs(view, runs, skip):
+        inner = _scan(decoded, base64_runs(decoded))  # a wrapped secret: the whole run goes, under the inner kind
         if inner:
             kind = min(inner, key=lambda span: span[3])[2]
             spans.append((start, end, kind, PRIORITY[kind]))
@@ -384,23 +423,31 @@ def scan(text: str) -> list[Span]:
     return [(index[s], index[e - 1] + 1, kind, priority) for s, e, kind, priority in spans]
 
 
-def _scan(text: str) -> list[Span]:
+def _scan(text: str, runs: list[tuple[int, int]]) -> list[Span]:
     low = text.lower()
     folded = low if len(low) == len(text) else None  # lower() lengthens a few characters (İ): use the twins
     spans: list[Span] = []
     _apply(_ALWAYS, text, folded, spans)
     # The lines of a key block are token-like runs; they are found already, so gate on the rest.
-    heads = _token_heads(text, [(s, e) for s, e, kind, _ in spans if kind == "private_key"])
+    heads, starts = _token_heads(text, [(s, e) for s, e, kind, _ in spans if kind == "private_key"])
+    gated: dict[int, Rule] = {}  # by id, in the order first gated: each rule runs once
     if heads:
-        gated: dict[int, Rule] = {}  # by id, in the order first gated: each rule runs once
-        low_heads = heads.lower()
-        for table, hay in ((_GATES, heads), (_FOLDED_GATES, low_heads)):
-            for gate, rules in table.items():  # plain loops: a generator per gate would cost more than the tests
-                if gate in hay:
-                    for rule in rules:
-                        gated[id(rule)] = rule
+        _gated(_TOKEN_GATES, heads, gated)
+        _gated(_RUN_GATES, starts, gated)
+    if runs:
+        _gated(_BASE64_GATES, " ".join(text[max(0, s - _BEFORE):min(e, s + _AFTER)] for s, e in runs), gated)
+    if gated:
         _apply(list(gated.values()), text, folded, spans)
     return spans
+
+
+def _gated(tables: tuple[dict[str, tuple[Rule, ...]], dict[str, tuple[Rule, ...]]], heads: str,
+           gated: dict[int, Rule]) -> None:
+    for table, hay in zip(tables, (heads, heads.lower())):
+        for gate, rules in table.items():  # plain loops: a generator per gate would cost more than the tests
+            if gate in hay:
+                for rule in rules:
+                    gated[id(rule)] = rule
 
 
 def _apply(rules: list[Rule] | tuple[Rule, ...], text: str, folded: str | None, spans: list[Span]) -> None:

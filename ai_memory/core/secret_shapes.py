@@ -28,16 +28,19 @@ class Rule:
     group: int = 0  # the group that holds the secret when there is no check
     folded: bool = False  # the pattern is lower case and runs on text.lower()
     gates: tuple[str, ...] = ()  # set: runs only if one occurs at the head of a run of token characters
+    base64: bool = False  # the gates are looked for at the heads of base64 runs (bodies with + / =)
 
 
-def token_rule(kind: str, gates: str, source: str, check: Check | None = None, group: int = 0) -> Rule:
-    """A rule run on the text as it is, only when one of its gates is near the head of a token run."""
-    return Rule(kind, re.compile(source), check, group, False, tuple(gates.split()))
+def token_rule(kind: str, gates: str, source: str, check: Check | None = None, group: int = 0,
+               base64: bool = False) -> Rule:
+    """A rule run on the text as it is, only when one of its gates is near the head of a token run
+    (of a base64 run with ``base64``)."""
+    return Rule(kind, re.compile(source), check, group, False, tuple(gates.split()), base64)
 
 
-def folded_rule(kind: str, source: str, check: Check | None = None, gates: str = "") -> Rule:
-    """A rule written in lower case, run on ``text.lower()`` (no gates: on every text)."""
-    return Rule(kind, re.compile(source), check, 0, True, tuple(gates.split()))
+def folded_rule(kind: str, source: str, check: Check | None = None, gates: str = "", base64: bool = False) -> Rule:
+    """A rule written in lower case, run on ``text.lower()`` (with no gates: on every text)."""
+    return Rule(kind, re.compile(source), check, 0, True, tuple(gates.split()), base64)
 
 
 # ---------------------------------------------------------------- values

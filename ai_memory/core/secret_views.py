@@ -58,18 +58,29 @@ def fold(text: str) -> tuple[str, list[int] | None]:
     return "".join(parts), index
 
 
-def base64_runs(text: str, skip: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
-    """(start, end, decoded text) of every run of 24+ base64 characters outside ``skip`` that
-    decodes to printable text: what a wrapped secret would look like."""
+def base64_runs(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every run of 24+ base64 characters (with '=', '-' and '_')."""
     data = text.encode("ascii", "replace").translate(_B64_TABLE)
-    found = []
+    runs = []
     start = data.find(_B64_SEED)
     while start >= 0:
         end = data.find(b" ", start + B64_MIN)
         end = len(data) if end < 0 else end
-        if not any(s <= start < e for s, e in skip):
-            found += _decoded_parts(text, start, end)
+        runs.append((start, end))
         start = data.find(_B64_SEED, end)
+    return runs
+
+
+def decoded_runs(text: str, runs: list[tuple[int, int]], skip: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
+    """(start, end, decoded text) of each part of ``runs`` outside ``skip`` that decodes to
+    printable text: what a wrapped secret would look like."""
+    found = []
+    for start, end in runs:
+        run = text[start:end]
+        # base64 of text holds upper and lower case and digits; paths and identifiers rarely all three
+        if run.islower() or run.isupper() or _DIGIT.search(run) is None or any(s <= start < e for s, e in skip):
+            continue
+        found += _decoded_parts(text, start, end)
     return found
 
 
@@ -84,6 +95,7 @@ def _decoded_parts(text: str, start: int, end: int) -> list[tuple[int, int, str]
 
 
 _PART = re.compile(r"[^=]+=*")
+_DIGIT = re.compile(r"[0-9]")
 
 
 def _decode(run: str) -> str | None:
