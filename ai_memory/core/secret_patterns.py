@@ -134,7 +134,8 @@ def _assignment(text: str, m: re.Match[str]) -> Found:
     name, sep = text[start:m.end("kw")], m.group("sep")
     strength = name_strength(name)
     if name.lower() == "key" and sep == "=":
-        if (nuget := _NUGET.match(text, m.start("val"))) is not None:  # <add key="ClearTextPassword" value="…"/>
+        nuget = _NUGET.match(text, m.start("val"))  # <add key="ClearTextPassword" value="…"/>
+        if nuget is not None and not is_placeholder(nuget.group(1)):
             return nuget.start(1), nuget.end(1), "secret_assignment"
     if strength == 0 or sep == ">" and (text[start - 1:start] != "<" or strength == WEAK):
         return None  # <key>CFBundleVersion</key> fills every plist
