@@ -21,6 +21,7 @@ import argparse
 import json
 import random
 import statistics
+import string
 import sys
 import sysconfig
 import time
@@ -76,13 +77,22 @@ def recall(module, samples) -> tuple[float, list]:
 
 
 def split_payloads(rng: random.Random) -> list[tuple[dict, str]]:
-    """A token cut in two and sent as two fields of one payload (each part too short to match)."""
+    """A token cut in two and sent as two fields of one payload (a half too short to match, or
+    one that matches alone and leaves the other half as text)."""
+    alnum, hexa, upper = string.ascii_letters + string.digits, "0123456789abcdef", string.ascii_uppercase + string.digits
+
+    def draw(alphabet: str, n: int) -> str:
+        return "".join(rng.choice(alphabet) for _ in range(n))
+
+    makers = [lambda: "ghp_" + draw(alnum, 36), lambda: "glpat-" + draw(alnum + "-_", 20),
+              lambda: f"xoxb-{draw(string.digits, 12)}-{draw(string.digits, 13)}-{draw(alnum, 24)}",
+              lambda: "sk_live_" + draw(alnum, 24), lambda: "AKIA" + draw(upper, 16),
+              lambda: "dop_v1_" + draw(hexa, 64)]
     out = []
-    for prefix in ("ghp_", "glpat-", "xoxb-", "sk_live_", "AKIA", "dop_v1_"):
+    for make in makers:
         for _ in range(5):
-            token = prefix + "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnpqrstuvwxyz23456789")
-                                     for _ in range(40 if prefix != "AKIA" else 16))
-            cut = rng.randint(len(prefix) + 2, len(token) - 6)
+            token = make()
+            cut = rng.randint(5, len(token) - 5)
             out.append(({"tool_input": {"part_a": token[:cut], "part_b": token[cut:]}, "note": "x"}, token))
     return out
 

@@ -372,3 +372,20 @@ def test_any_code_point_comes_out_as_valid_utf8(text: str, kind: TextKind) -> No
 def test_sanitize_json_never_raises_and_fits(value: object, limit: int) -> None:
     result = sanitize_json(value, total_limit_bytes=limit)
     assert len(json.dumps(result.value)) <= limit
+
+
+@pytest.mark.parametrize("cut", [6, 14, 30])
+def test_a_token_split_across_two_neighbouring_values_is_redacted_whole(cut: int) -> None:
+    """Cut anywhere: a half too short to match, or one that matches alone (ghp_ + 26 characters)
+    and would leave the other half as text."""
+    for container in ({"a": GITHUB_TOKEN[:cut], "b": GITHUB_TOKEN[cut:], "c": "plain"},
+                      [GITHUB_TOKEN[:cut], GITHUB_TOKEN[cut:]]):
+        dumped = json.dumps(sanitize_json({"tool_input": container}).value)
+        assert GITHUB_TOKEN[:cut] not in dumped and GITHUB_TOKEN[cut:] not in dumped, dumped
+        assert "[REDACTED:github_token]" in dumped
+
+
+def test_neighbouring_values_that_are_no_secret_stay_as_they_are() -> None:
+    payload = {"session_id": "s-2024-05-01", "hook_event_name": "PostToolUse", "cwd": "/home/dev/acme-api",
+               "tool_name": "Read", "path": ["src", "auth", "session_manager_factory.py"]}
+    assert sanitize_json(payload).value == payload

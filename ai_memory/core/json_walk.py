@@ -79,23 +79,22 @@ class _Walk:
         self._count(marker)
         return marker
 
-    def glue(self, container: dict | list, keys: list) -> None:
+    def glued(self, items: list) -> list:
         """A secret cut in two and sent as two neighbouring values (``{"a": "ghp_12…", "b": "…xyz"}``):
-        each half is too short to match, so every pair of neighbours is read joined as well."""
-        for left_key, right_key in zip(keys, keys[1:]):
-            left, right = container[left_key], container[right_key]
+        a half may be too short to match, or match alone and leave the other half as text, so
+        every pair of neighbouring strings is read joined, before either is sanitized."""
+        for i in range(len(items) - 1):
+            left, right = items[i][1], items[i + 1][1]
             if isinstance(left, str) and isinstance(right, str) and (cut := split_secret(left, right)) is not None:
                 kind, left_at, right_at = cut
-                container[left_key] = f"{left[:left_at]}[REDACTED:{kind}]"
-                container[right_key] = f"[REDACTED:{kind}]{right[right_at:]}"
+                items[i] = (items[i][0], f"{left[:left_at]}[REDACTED:{kind}]")
+                items[i + 1] = (items[i + 1][0], f"[REDACTED:{kind}]{right[right_at:]}")
                 self.kinds.append(kind)
-                # a later shrink re-cuts from a slot's text: it must be the glued one
-                self.slots = [(p, k, p[k], sk, d) if p is container and k in (left_key, right_key) else (p, k, f, sk, d)
-                              for p, k, f, sk, d in self.slots]
+        return items
 
     def mapping(self, value: dict, kind: TextKind, depth: int) -> dict:
         out: dict[str, object] = {}
-        for raw_key, item in value.items():
+        for raw_key, item in self.glued(list(value.items())) if len(value) > 1 else value.items():
             if self.nodes_left <= 0:
                 self.truncated = True
                 out["_truncated"] = True
@@ -110,21 +109,18 @@ class _Walk:
                 self.nodes_left -= 1
             else:
                 out[key] = self.value(item, child_kind, depth, out, key)
-        if len(out) > 1:
-            self.glue(out, list(out))
         return out
 
     def sequence(self, value: list | tuple, kind: TextKind, depth: int) -> list:
         out: list[object] = []
-        for index, item in enumerate(value):
+        items = self.glued(list(enumerate(value))) if len(value) > 1 else enumerate(value)
+        for index, item in items:
             if self.nodes_left <= 0:
                 self.truncated = True
                 out.append(f"…[truncated {len(value) - index} items]")
                 break
             out.append(None)
             out[index] = self.value(item, kind, depth, out, index)
-        if len(out) > 1:
-            self.glue(out, list(range(len(out))))
         return out
 
 
