@@ -297,9 +297,9 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     _keyword(r"credentials?"),
     # a vendor's credential named by what it is (ALGOLIA_APP_ID, TWILIO_ACCOUNT_SID, SENTRY_DSN): run
     # only near a run of key material, as tokens are (the name is within the 48 characters before)
-    _keyword(r"client[_.-]?id", "client"), _keyword(r"app[_.-]?id", "app_id appid app-id"),
-    _keyword(r"account[_.-]?sid", "ccount"), _keyword(r"access[_.-]?id", "ccess_id ccessid"),
-    _keyword(r"dsn", "dsn"), _keyword(r"login", "login"),
+    _keyword(r"client[_.-]?id", "client_id clientid client-id client.id"), _keyword(r"app[_.-]?id", "app_id appid app-id"),
+    _keyword(r"account[_.-]?sid", "ccount_sid ccountsid"), _keyword(r"access[_.-]?id", "ccess_id ccessid"),
+    _keyword(r"dsn", "_dsn .dsn -dsn"), _keyword(r"login", "_login .login -login"),
     _keyword(r"contribsys[_.-]{0,2}com", "contribsys", base64=True),  # its name is a long run
     folded_rule("kubernetes_secret", r"kind:[ \t]*[\"']?secret\b", _secret_manifest),
 )

@@ -30,13 +30,41 @@ RULES: tuple[Rule, ...] = FORMAT_RULES + CONTEXT_RULES
 _ALWAYS = tuple(rule for rule in RULES if not rule.gates)
 
 
+class _PrefixGates:
+    """Gates made of token characters, found where a token can start inside a run: at its head,
+    at a separator (``_``, ``-``, ``%``) and just after one. A dict lookup per place and length
+    class instead of a substring search per gate: the runs of a text with secrets hold dozens."""
+
+    def __init__(self, table: dict[str, tuple[Rule, ...]]) -> None:
+        self._by_prefix: dict[str, list[tuple[str, tuple[Rule, ...]]]] = {}
+        for gate, rules in table.items():
+            self._by_prefix.setdefault(gate[:3], []).append((gate, rules))
+
+    def find(self, starts: list[str], gated: dict[int, Rule]) -> None:
+        by_prefix = self._by_prefix
+        for head in starts:
+            places = [0]
+            for sep in _SEPARATOR.finditer(head):
+                places += (sep.start(), sep.end())
+            for at in places:
+                for probe in (head[at:at + 3], head[at:at + 2]):
+                    for gate, rules in by_prefix.get(probe, ()):
+                        if head.startswith(gate, at):
+                            for rule in rules:
+                                gated[id(rule)] = rule
+
+
+_SEPARATOR = re.compile(r"[-_%]")
+
+
 def _gate_table(rules: list[Rule], floating: bool | None = None) -> dict[str, tuple[Rule, ...]]:
     """gate → rules; a folded rule's gates are looked for in lower case. ``floating`` keeps only
     the gates holding a character no token run holds (True), or only the others (False)."""
     table: dict[str, tuple[Rule, ...]] = {}
     for rule in rules:
         for gate in rule.gates:
-            inside = _RUN_CHARS.issuperset(gate) and not rule.folded and rule.kind not in _NAMED_BEFORE
+            inside = (_RUN_CHARS.issuperset(gate) and not rule.folded and rule.kind not in _NAMED_BEFORE
+                      and gate not in _MID_RUN)
             if floating is not None and floating == inside:
                 continue
             key = gate.lower() if rule.folded else gate
@@ -51,10 +79,13 @@ _RUN_CHARS = frozenset(string.ascii_letters + string.digits + "_-%")
 # gates that may stand before the run of key material rather than in it: names (folded rules:
 # "Bearer …", CLIENT_ID=…), a URL's host, a prefix the token's own dots cut off
 _NAMED_BEFORE = frozenset({"discord_webhook", "authress_key"})
+# gates of patterns that need no word start (a token glued to what precedes it: "0ghp_…"), and
+# a Dropbox token's, after 11 characters of its own: looked for anywhere in the windows
+_MID_RUN = frozenset({"gh", "AIza", "sk_", "rk_", "whsec_", "AAAAAAAAAA"})
 _TOKEN_RULES = [r for r in RULES if r.gates and not r.base64]
 _TOKEN_GATES = (_gate_table([r for r in _TOKEN_RULES if not r.folded], floating=True),
                 _gate_table([r for r in _TOKEN_RULES if r.folded], floating=True))
-_RUN_GATES = (_gate_table([r for r in _TOKEN_RULES if not r.folded], floating=False), {})
+_RUN_GATES = _PrefixGates(_gate_table([r for r in _TOKEN_RULES if not r.folded], floating=False))
 _BASE64_GATES = (_gate_table([r for r in RULES if r.base64 and not r.folded]),
                  _gate_table([r for r in RULES if r.base64 and r.folded]))
 
@@ -89,14 +120,15 @@ def _keyish_run(text: str, signal: bytes, start: int, end: int) -> bool:
     return sum(map(len, _WORD.findall(text, start, end))) * 2 < end - start  # not CamelCaseWords
 
 
-def _token_heads(text: str, skip: list[tuple[int, int]]) -> tuple[str, str]:
+def _token_heads(text: str, skip: list[tuple[int, int]]) -> tuple[str, list[str]]:
     """Where a token's literal could be, for the token runs not inside ``skip``: the windows around
-    their heads (48 characters before, 40 after), and their first 40 characters alone ("" if none)."""
+    their heads (48 characters before, 40 after), and their first 40 characters alone (after an
+    escape's letter too: "\\nghp_…" in JSON-escaped text starts the run at "n")."""
     raw = text.encode("ascii", "replace")  # one byte per character, whatever the text
     data = raw.translate(_RUN_TABLE)
     start = data.find(_SEED)
     if start < 0:
-        return "", ""
+        return "", []
     signal = raw.translate(_SIGNAL_TABLE)
     windows: list[list[int]] = []
     starts: list[str] = []
@@ -109,13 +141,13 @@ def _token_heads(text: str, skip: list[tuple[int, int]]) -> tuple[str, str]:
             continue
         if _keyish_run(text, signal, start, end):
             lo, hi = max(0, start - _BEFORE), min(end, start + _AFTER)
-            starts.append(text[start:hi])
+            starts.append(text[start + 1:hi] if start and text[start - 1] == "\\" else text[start:hi])
             if windows and lo <= windows[-1][1]:
                 windows[-1][1] = hi  # overlapping heads become one
             else:
                 windows.append([lo, hi])
         start = data.find(_SEED, end)
-    return " ".join(text[lo:hi] for lo, hi in windows), " ".join(starts)
+    return " ".join(text[lo:hi] for lo, hi in windows), starts
 
 
 def scan(text: str) -> list[Span]:
@@ -147,7 +179,7 @@ def _scan(text: str, runs: list[tuple[int, int]]) -> list[Span]:
     gated: dict[int, Rule] = {}  # by id, in the order first gated: each rule runs once
     if heads:
         _gated(_TOKEN_GATES, heads, gated)
-        _gated(_RUN_GATES, starts, gated)
+        _RUN_GATES.find(starts, gated)
     if runs:
         _gated(_BASE64_GATES, " ".join(text[max(0, s - _BEFORE):min(e, s + _AFTER)] for s, e in runs), gated)
     if gated:
