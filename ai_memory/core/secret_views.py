@@ -35,17 +35,43 @@ def plain(text: str) -> str:
 
 @functools.lru_cache(maxsize=8192)
 def _fold_char(ch: str) -> str:
-    return "" if INVISIBLE.match(ch) else unicodedata.normalize("NFKC", ch)
+    """A character as the scan reads it: nothing if invisible, else its NFKC form (unless that is
+    longer than 3 characters: no secret is spelled with "﷽", and a text of them must not grow 18-fold)."""
+    if INVISIBLE.match(ch):
+        return ""
+    folded = unicodedata.normalize("NFKC", ch)
+    return folded if len(folded) <= 3 else ch
+
+
+def _one_for_one() -> dict[int, str]:
+    """The compatibility forms NFKC folds to one character (full-width and half-width forms,
+    mathematical and enclosed letters and digits, super- and subscripts, odd spaces): folded by
+    ``str.translate`` they keep every position, so the text needs no map back."""
+    table = {}
+    for low, high in ((0xA0, 0x100), (0x2000, 0x2160), (0x2460, 0x2500), (0x3000, 0x3001), (0xFF00, 0xFFF0),
+                      (0x1D400, 0x1D800), (0x1F100, 0x1F200)):
+        for cp in range(low, high):
+            folded = unicodedata.normalize("NFKC", chr(cp))
+            if len(folded) == 1 and folded != chr(cp):
+                table[cp] = folded
+    return table
+
+
+_ONE_FOR_ONE = _one_for_one()
 
 
 def fold(text: str) -> tuple[str, list[int] | None]:
     """(the text to scan, the index in ``text`` of each of its characters); the map is None when
-    the text needs no folding (ASCII, or already NFKC with nothing invisible: nearly always)."""
-    if text.isascii() or (unicodedata.is_normalized("NFKC", text) and not INVISIBLE.search(text)):
+    the scan reads the text position for position (ASCII, NFKC already, or only one-for-one forms
+    like full-width letters: nearly always, and cheap)."""
+    if text.isascii():
         return text, None
+    view = text.translate(_ONE_FOR_ONE)
+    if unicodedata.is_normalized("NFKC", view) and not INVISIBLE.search(view):
+        return view, None
     parts: list[str] = []
     index: list[int] = []
-    for run in _RUNS.finditer(text):
+    for run in _RUNS.finditer(view):
         start, chunk = run.start(), run.group(0)
         if chunk[0] < "\x80":
             parts.append(chunk)
