@@ -389,3 +389,20 @@ def test_neighbouring_values_that_are_no_secret_stay_as_they_are() -> None:
     payload = {"session_id": "s-2024-05-01", "hook_event_name": "PostToolUse", "cwd": "/home/dev/acme-api",
                "tool_name": "Read", "path": ["src", "auth", "session_manager_factory.py"]}
     assert sanitize_json(payload).value == payload
+
+
+def test_ordinary_non_ascii_text_keeps_its_own_spelling() -> None:
+    """The scan reads text folded (NFKC, invisible characters removed); what is stored is the text
+    itself, redactions aside."""
+    for text in ("部署已完成，请检查日志。下一步：更新文档。", "Café crème, naïve résumé — ﬁne ①②③ ＡＢＣ",
+                 "zero\u200bwidth join\u2060ers and a soft\u00adhyphen", "Cafe\u0301 in NFD, 한국어 텍스트, Ελληνικά"):
+        assert redact(text) == (text, []), text
+
+
+def test_a_folded_secret_is_redacted_and_the_text_around_it_kept() -> None:
+    wide = "".join(chr(ord(c) + 0xFEE0) for c in "AKIAQ7XM4PL2KEYS9ZTR")
+    out, kinds = redact(f"密钥：{wide}，别外传。")
+    assert out == "密钥：[REDACTED:aws_access_key]，别外传。" and kinds == ["aws_access_key"]
+    hidden = GITHUB_TOKEN[:8] + "\u200b" + GITHUB_TOKEN[8:20] + "\ufeff" + GITHUB_TOKEN[20:]
+    out, kinds = redact(f"Café: {hidden} ✓")
+    assert out == "Café: [REDACTED:github_token] ✓" and kinds == ["github_token"]
