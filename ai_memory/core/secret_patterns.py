@@ -36,9 +36,9 @@ class _PrefixGates:
     class instead of a substring search per gate: the runs of a text with secrets hold dozens."""
 
     def __init__(self, table: dict[str, tuple[Rule, ...]]) -> None:
-        self._by_prefix: dict[str, list[tuple[str, tuple[Rule, ...]]]] = {}
+        self._by_prefix: dict[str, list[tuple[str, tuple[Rule, ...]]]] = {}  # by the first two characters
         for gate, rules in table.items():
-            self._by_prefix.setdefault(gate[:3], []).append((gate, rules))
+            self._by_prefix.setdefault(gate[:2], []).append((gate, rules))
 
     def find(self, starts: list[str], gated: dict[int, Rule]) -> None:
         by_prefix = self._by_prefix
@@ -47,14 +47,25 @@ class _PrefixGates:
             for sep in _SEPARATOR.finditer(head):
                 places += (sep.start(), sep.end())
             for at in places:
-                for probe in (head[at:at + 3], head[at:at + 2]):
-                    for gate, rules in by_prefix.get(probe, ()):
-                        if head.startswith(gate, at):
-                            for rule in rules:
-                                gated[id(rule)] = rule
+                for gate, rules in by_prefix.get(head[at:at + 2], ()):
+                    if head.startswith(gate, at):
+                        for rule in rules:
+                            gated[id(rule)] = rule
 
 
 _SEPARATOR = re.compile(r"[-_%]")
+
+
+Gates = tuple[tuple[str, tuple[tuple[str, tuple[Rule, ...]], ...]], ...]  # (mark, ((gate, rules), ...)), ...
+_MARKS = ".:=~/"
+
+
+def _grouped(table: dict[str, tuple[Rule, ...]]) -> Gates:
+    """The gates grouped by the punctuation they hold ("" for none): one test skips a group."""
+    groups: dict[str, list[tuple[str, tuple[Rule, ...]]]] = {}
+    for gate, rules in table.items():
+        groups.setdefault(next((c for c in _MARKS if c in gate), ""), []).append((gate, rules))
+    return tuple((mark, tuple(group)) for mark, group in groups.items())
 
 
 def _gate_table(rules: list[Rule], floating: bool | None = None) -> dict[str, tuple[Rule, ...]]:
@@ -83,11 +94,11 @@ _NAMED_BEFORE = frozenset({"discord_webhook", "authress_key"})
 # a Dropbox token's, after 11 characters of its own: looked for anywhere in the windows
 _MID_RUN = frozenset({"gh", "AIza", "sk_", "rk_", "whsec_", "AAAAAAAAAA"})
 _TOKEN_RULES = [r for r in RULES if r.gates and not r.base64]
-_TOKEN_GATES = (_gate_table([r for r in _TOKEN_RULES if not r.folded], floating=True),
-                _gate_table([r for r in _TOKEN_RULES if r.folded], floating=True))
+_TOKEN_GATES = (_grouped(_gate_table([r for r in _TOKEN_RULES if not r.folded], floating=True)),
+                _grouped(_gate_table([r for r in _TOKEN_RULES if r.folded], floating=True)))
 _RUN_GATES = _PrefixGates(_gate_table([r for r in _TOKEN_RULES if not r.folded], floating=False))
-_BASE64_GATES = (_gate_table([r for r in RULES if r.base64 and not r.folded]),
-                 _gate_table([r for r in RULES if r.base64 and r.folded]))
+_BASE64_GATES = (_grouped(_gate_table([r for r in RULES if r.base64 and not r.folded])),
+                 _grouped(_gate_table([r for r in RULES if r.base64 and r.folded])))
 
 REDACTION_KINDS: frozenset[str] = frozenset({rule.kind for rule in RULES} | NAMED_KINDS)
 # When finds overlap, the most specific kind names the merged redaction.
@@ -135,7 +146,7 @@ def _token_heads(text: str, skip: list[tuple[int, int]]) -> tuple[str, list[str]
     while start >= 0:
         end = data.find(b" ", start + _RUN_MIN)
         end = len(data) if end < 0 else end
-        inside = next((e for s, e in skip if s <= start < e), None)
+        inside = next((e for s, e in skip if s <= start < e), None) if skip else None
         if inside is not None:
             start = data.find(_SEED, max(end, inside))
             continue
@@ -157,8 +168,8 @@ def scan(text: str) -> list[Span]:
     view, index = fold(text)
     runs = base64_runs(view)
     spans = _scan(view, runs)
-    # key blocks and JWTs are base64 by design: no second look inside them
-    skip = [(s, e) for s, e, kind, _ in spans if kind in ("private_key", "jwt")]
+    # what is redacted already needs no second look (key blocks and JWTs are base64 by design)
+    skip = [(s, e) for s, e, _, _ in spans]
     for start, end, decoded in decoded_runs(view, runs, skip):
         inner = _scan(decoded, base64_runs(decoded))  # a wrapped secret: the whole run goes, under the inner kind
         if inner:
@@ -187,13 +198,15 @@ def _scan(text: str, runs: list[tuple[int, int]]) -> list[Span]:
     return spans
 
 
-def _gated(tables: tuple[dict[str, tuple[Rule, ...]], dict[str, tuple[Rule, ...]]], heads: str,
-           gated: dict[int, Rule]) -> None:
-    for table, hay in zip(tables, (heads, heads.lower())):
-        for gate, rules in table.items():  # plain loops: a generator per gate would cost more than the tests
-            if gate in hay:
-                for rule in rules:
-                    gated[id(rule)] = rule
+def _gated(tables: tuple[Gates, Gates], heads: str, gated: dict[int, Rule]) -> None:
+    for groups, hay in zip(tables, (heads, heads.lower())):
+        for mark, group in groups:  # a group whose mark ("." ":" "=" "~" "/") is absent is skipped whole
+            if mark and mark not in hay:
+                continue
+            for gate, rules in group:  # plain loops: a generator per gate would cost more than the tests
+                if gate in hay:
+                    for rule in rules:
+                        gated[id(rule)] = rule
 
 
 def _apply(rules: list[Rule] | tuple[Rule, ...], text: str, folded: str | None, spans: list[Span]) -> None:
