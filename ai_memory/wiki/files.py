@@ -94,6 +94,7 @@ def iter_pages(wiki_dir: Path, links: list[str] | None = None) -> Iterator[tuple
 # the check.
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_ROOT_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
 
 def is_link_refusal(exc: OSError) -> bool:
@@ -104,7 +105,7 @@ def is_link_refusal(exc: OSError) -> bool:
 def _open_parent(wiki_dir: Path, rel: str, create: bool) -> tuple[int, str]:
     """A descriptor of the folder holding ``rel`` (walked without following links) and its name."""
     *folders, name = rel.split("/")
-    fd = os.open(wiki_dir, _DIR_FLAGS)
+    fd = os.open(wiki_dir, _ROOT_FLAGS)  # the wiki folder itself may be a link the user made
     try:
         for part in folders:
             if create:
@@ -125,7 +126,8 @@ def read_file(wiki_dir: Path, rel: str) -> tuple[bytes, os.stat_result]:
     """The bytes of a wiki file and its stat; OSError (ELOOP for a link) as open() would raise."""
     parent, name = _open_parent(wiki_dir, rel, create=False)
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+        # O_NONBLOCK: a FIFO dropped into the wiki must not hang the reader (it is refused below)
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=parent)
     finally:
         os.close(parent)
     with os.fdopen(fd, "rb") as fh:

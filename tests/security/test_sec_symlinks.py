@@ -85,3 +85,31 @@ def test_lint_without_a_daemon_reports_the_links(data_dir: Path, tmp_path: Path)
     assert run_cli(data_dir, "reindex").returncode == 0
     done = run_cli(data_dir, "reindex", "--check")
     assert done.returncode == 0, done.stdout
+
+
+def test_a_wiki_folder_the_user_linked_elsewhere_still_works(data_dir: Path, tmp_path: Path) -> None:
+    """Only links inside the wiki are refused: the wiki folder itself may be one (a synced drive)."""
+    real = tmp_path / "drive" / "wiki"
+    real.mkdir(parents=True)
+    data_dir.mkdir(parents=True)
+    (data_dir / "wiki").symlink_to(real, target_is_directory=True)
+    daemon = Daemon(data_dir).start()
+    try:
+        status, body, _ = daemon.request("POST", "/v1/pages", {"text": "Backups run at 02:00.", "kind": "fact",
+                                                                "project": "acme"})
+        assert status == 201, body
+        assert (real / body["path"]).is_file()
+    finally:
+        daemon.stop()
+
+
+def test_a_fifo_in_the_wiki_hangs_nothing(daemon: Daemon) -> None:
+    import os
+
+    folder = daemon.data_dir / "wiki" / "acme" / "notes"
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "pipe.md")
+    (folder / "plain.md").write_text("---\ntype: Note\ntitle: plain\n---\nnext to a fifo\n")
+    wait_until(lambda: daemon.request("GET", "/v1/pages?path=acme/notes/plain.md")[0] == 200, timeout=20)
+    assert daemon.request("GET", "/v1/pages?path=acme/notes/pipe.md")[0] == 404
+    assert daemon.request("POST", "/v1/pages", {"text": "Still writable.", "kind": "fact", "project": "acme"})[0] == 201
