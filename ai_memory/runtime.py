@@ -28,11 +28,13 @@ from ai_memory.retrieval.embedding_job import EmbeddingJob
 from ai_memory.retrieval.query_worker import QueryWorkers, WorkerSpec
 from ai_memory.retrieval.search import Answer, Query, Retriever
 from ai_memory.retrieval.vectors import VectorIndex
+from ai_memory.store.ledger import seed as seed_ledger
 from ai_memory.store.observations import InsertResult
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer
 from ai_memory.wiki.forget import Forgetter, SweepReport, retention_params
 from ai_memory.wiki.git import Committer
+from ai_memory.wiki.recover import recover_database
 from ai_memory.wiki.repo import ensure_repo
 from ai_memory.wiki.service import Wiki
 from ai_memory.wiki.sync import SyncReport, Syncer, syncer_for
@@ -103,14 +105,22 @@ class Runtime:
         )
 
     async def start(self) -> None:
+        # before anything opens the database: a damaged or missing one is rebuilt, never served
+        db, wiki_dir, raw = self.config.db_path, self.config.sub("wiki"), self.config.sub("raw")
+        recovered = await asyncio.to_thread(recover_database, wiki_dir, raw, db)
+        if recovered:
+            log.warning("%s", recovered)
         if self.query_workers is not None:
             self.query_workers.launch()  # before lowering our priority: searches keep the normal one
         _lower_ingest_priority(int(self.config.get("server.ingest_nice")))
         await self.writer.start()  # migrates the schema before any reader opens the file
+        await self._seed_ledger()
         await self.users.load()  # team tokens are checked from memory on every request
         report = await self.wiki.reconcile()  # edits made while the daemon was down
         if report.changed:
             log.info("start-up reconcile: %d indexed, %d removed", len(report.indexed), len(report.removed))
+        # pages an earlier run wrote but could not commit (git was failing when it stopped)
+        self.wiki.committer.request("commit what an earlier run left uncommitted")
         self._spawn(self.wiki.committer.run(), "git-commits")
         if self.watcher is not None:
             self.watcher.start()
@@ -131,6 +141,17 @@ class Runtime:
         # Everything built so far lives as long as the daemon: keep it out of every GC pass.
         gc.freeze()
         log.info("data dir %s ready", self.config.data_dir)
+
+    async def _seed_ledger(self) -> None:
+        """Once per data dir: journal the users and audit rows a database from before the ledger
+        holds, so that a rebuild keeps them too (a marker file beside the database says done)."""
+        marker = self.config.sub("db") / "ledger.seeded"
+        if marker.exists():
+            return
+        count = await self.writer.submit_wait(seed_ledger)
+        await asyncio.to_thread(marker.touch)
+        if count:
+            log.info("journaled %d user and audit records for rebuilds", count)
 
     def _spawn(self, coro: Awaitable[None], name: str) -> None:
         self._tasks.append(asyncio.create_task(coro, name=name))  # type: ignore[arg-type]

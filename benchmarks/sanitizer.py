@@ -1,13 +1,19 @@
-"""Sanitizer speed: microseconds per 2 KB hook event, clean and with secrets.
+"""Sanitizer: recall on the corpus, false positives on real source code, and per-event cost,
+today's rules beside the rules of commit efd2560 (``benchmarks/frozen``), all in one run.
 
-    python benchmarks/sanitizer.py [--repeat N]
+    python benchmarks/sanitizer.py [--repeat N] [--max-files N] [--json OUT]
 
-Clean events are 2 KB of real text of four shapes: standard-library source (what Read and Edit
-return), shell output, a prose prompt, and a PostToolUse payload through sanitize_json. Events
-with secrets are the same text with one to three real-format secrets from the test corpus spliced
-in. The last line times three case-insensitive patterns without a literal prefix on the same
-text, the yardstick the design brief quoted (~97 µs on its machine), so figures from different
-machines can be compared.
+- Recall: the corpus of ``tests/sanitizer_corpus.py`` (every format, each set in several
+  contexts and wrappers); a sample counts as found when none of its secret survives (not even a
+  12-character piece) and a redaction is there. Also three sets the corpus cannot hold as plain
+  text: a token split across two JSON fields, and the corpus under two other seeds.
+- False positives: every line of the ``.py`` files of this interpreter's site-packages (the
+  venv: torch, numpy, aiohttp, ...), test suites left out as they hold deliberate fake keys; a
+  line counts when any redaction touches it. Scanned 100 lines at a time, as a tool's output is.
+- Per-event cost: 2 KB events of four shapes, clean and with one to three corpus secrets spliced
+  in; each event timed with the old rules and the new back to back, its best of ``--repeat``
+  rounds kept, and the mean over events reported, so both rule sets meet the same machine (a
+  shared one); the ratio new/old is the figure that matters.
 """
 
 from __future__ import annotations
@@ -15,9 +21,10 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import re
 import statistics
+import string
 import sys
+import sysconfig
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,11 +32,17 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
-from ai_memory.core.sanitizer import TextKind, sanitize, sanitize_json  # noqa: E402
-from sanitizer_corpus import secret_samples, stdlib_files  # noqa: E402
+from ai_memory.core import sanitizer as new  # noqa: E402
+from ai_memory.core.secret_patterns import scan as new_scan  # noqa: E402
+from frozen import sanitizer_efd2560 as old  # noqa: E402
+from frozen.secret_patterns_efd2560 import scan as old_scan  # noqa: E402
+from sanitizer_corpus import format_ids, leaked, secret_samples, stdlib_files  # noqa: E402
 
 SIZE = 2048
+CHUNK = 100
+SKIPPED = {"test", "tests", "testing", "__pycache__"}
 SHELL = """$ git status
 On branch feature/login-retry
 Your branch is ahead of 'origin/feature/login-retry' by 2 commits.
@@ -54,16 +67,95 @@ caller? Keep the backoff we already have, and add a test that fakes the clock in
 Also check whether the session cookie is cleared on logout, because support says users stay signed
 in on shared machines. Please do not change the public API of the Session class.
 """
+RULES = {"efd2560": old, "today": new}
 
+
+# -- recall -------------------------------------------------------------------------------------
+
+def recall(module, samples) -> tuple[float, list]:
+    missed = [s for s in samples if leaked(s.secret, out := module.sanitize(s.text).text) or "[REDACTED:" not in out]
+    return 1 - len(missed) / len(samples), missed
+
+
+def split_payloads(rng: random.Random) -> list[tuple[dict, str]]:
+    """A token cut in two and sent as two fields of one payload (a half too short to match, or
+    one that matches alone and leaves the other half as text)."""
+    alnum, hexa, upper = string.ascii_letters + string.digits, "0123456789abcdef", string.ascii_uppercase + string.digits
+
+    def draw(alphabet: str, n: int) -> str:
+        return "".join(rng.choice(alphabet) for _ in range(n))
+
+    makers = [lambda: "ghp_" + draw(alnum, 36), lambda: "glpat-" + draw(alnum + "-_", 20),
+              lambda: f"xoxb-{draw(string.digits, 12)}-{draw(string.digits, 13)}-{draw(alnum, 24)}",
+              lambda: "sk_live_" + draw(alnum, 24), lambda: "AKIA" + draw(upper, 16),
+              lambda: "dop_v1_" + draw(hexa, 64)]
+    out = []
+    for make in makers:
+        for _ in range(5):
+            token = make()
+            cut = rng.randint(5, len(token) - 5)
+            out.append(({"tool_input": {"part_a": token[:cut], "part_b": token[cut:]}, "note": "x"}, token))
+    return out
+
+
+def split_recall(module, payloads: list[tuple[dict, str]]) -> float:
+    found = 0
+    for payload, token in payloads:
+        dumped = json.dumps(module.sanitize_json(payload).value)
+        parts = payload["tool_input"]
+        found += parts["part_a"] not in dumped and parts["part_b"] not in dumped and token not in dumped
+    return found / len(payloads)
+
+
+# -- false positives on real code ---------------------------------------------------------------
+
+def source_files(max_files: int | None) -> list[Path]:
+    root = Path(sysconfig.get_paths()["purelib"])
+    files = sorted(p for p in root.rglob("*.py") if not SKIPPED & set(p.relative_to(root).parts[:-1])
+                   and not p.name.startswith("test_"))
+    return files[:max_files] if max_files else files
+
+
+def flagged_lines(scan: Callable[[str], list], lines: list[str]) -> list[tuple[int, str]]:
+    """(line index, kind) of each line a find touches, for one file."""
+    out = []
+    for start in range(0, len(lines), CHUNK):
+        chunk = lines[start:start + CHUNK]
+        text = "".join(chunk)
+        offsets, pos = [], 0
+        for line in chunk:
+            offsets.append(pos)
+            pos += len(line)
+        for s, e, kind, _ in scan(text):
+            first = next(i for i in range(len(chunk) - 1, -1, -1) if offsets[i] <= s)
+            last = next(i for i in range(len(chunk) - 1, -1, -1) if offsets[i] < max(e, s + 1))
+            out += [(start + i, kind) for i in range(first, last + 1)]
+    return sorted(set(out))
+
+
+def false_positives(files: list[Path]) -> dict[str, dict]:
+    results: dict[str, dict] = {}
+    texts = [(p, p.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)) for p in files]
+    total = sum(len(lines) for _, lines in texts)
+    for name, scan in (("efd2560", old_scan), ("today", new_scan)):
+        started = time.perf_counter()
+        hits = [(path, i, kind, lines[i]) for path, lines in texts for i, kind in flagged_lines(scan, lines)]
+        seconds = time.perf_counter() - started
+        unique = {(path, i) for path, i, _, _ in hits}
+        results[name] = {"lines": total, "flagged": len(unique), "rate": len(unique) / total,
+                         "seconds": round(seconds, 1), "examples": hits[:12]}
+    return results
+
+
+# -- per-event cost -----------------------------------------------------------------------------
 
 def _fill(text: str) -> str:
     return (text * (SIZE // len(text) + 1))[:SIZE]
 
 
 def clean_events(rng: random.Random) -> dict[str, list[str]]:
-    files = stdlib_files()
     code = []
-    for path in rng.sample(files, 200):
+    for path in rng.sample(stdlib_files(), 200):
         source = path.read_text(encoding="utf-8", errors="replace")
         if len(source) > SIZE:
             start = rng.randrange(len(source) - SIZE)
@@ -83,46 +175,95 @@ def with_secrets(events: list[str], rng: random.Random) -> list[str]:
     return out
 
 
-def per_event_us(fn: Callable[[object], object], events: list, repeat: int) -> float:
-    """Median over `repeat` runs of the mean time per event, in microseconds."""
-    runs = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for event in events:
-            fn(event)
-        runs.append((time.perf_counter() - start) / len(events) * 1e6)
-    return statistics.median(runs)
-
-
 def payloads(texts: list[str]) -> list[dict]:
     return [{"session_id": "bench", "hook_event_name": "PostToolUse", "cwd": "/home/dev/acme-api",
              "tool_name": "Read", "tool_input": {"file_path": "/home/dev/acme-api/src/auth/session.py"},
              "tool_response": {"file": {"content": text, "numLines": text.count("\n")}}} for text in texts]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=7)
-    args = parser.parse_args(argv)
+def paired_costs(fns: dict[str, Callable[[object], object]], events: list, repeat: int) -> dict[str, float]:
+    """Mean over events of each event's best time, old and new timed back to back on every event
+    (a burst of another process's work lands on both, and the best of ``repeat`` discards it)."""
+    clock = time.perf_counter_ns
+    best = {name: [float("inf")] * len(events) for name in fns}
+    for _ in range(repeat):
+        for i, event in enumerate(events):
+            for name, fn in fns.items():
+                started = clock()
+                fn(event)
+                best[name][i] = min(best[name][i], clock() - started)
+    return {name: sum(times) / len(times) / 1e3 for name, times in best.items()}
+
+
+def costs(repeat: int) -> list[dict]:
     rng = random.Random(2025)
     clean = clean_events(rng)
-    rows = []
+    shapes: list[tuple[str, str, list]] = []
     for shape, events in clean.items():
-        dirty = with_secrets(events, rng)
-        rows.append((f"{shape} (2 KB)", per_event_us(lambda t: sanitize(t, TextKind.TOOL_IO), events, args.repeat),
-                     per_event_us(lambda t: sanitize(t, TextKind.TOOL_IO), dirty, args.repeat)))
-    json_clean, json_dirty = payloads(clean["code"]), payloads(with_secrets(clean["code"], rng))
-    rows.append(("hook payload, sanitize_json", per_event_us(sanitize_json, json_clean, args.repeat),
-                 per_event_us(sanitize_json, json_dirty, args.repeat)))
-    print(f"{'event':32} {'clean µs':>9} {'with secrets µs':>16}")
-    for name, clean_us, dirty_us in rows:
-        print(f"{name:32} {clean_us:9.1f} {dirty_us:16.1f}")
-    yardstick = [re.compile(r"(?i)(?:password|passwd|pwd|secret|token|api_?key)\s*[:=]\s*\S+"),
-                 re.compile(r"(?i)\b(?:bearer|basic)\s+[a-z0-9._~+/=-]+"),
-                 re.compile(r"(?i)[a-z][a-z0-9+.-]*://[^\s:@/]+:[^\s@/]+@")]
-    us = per_event_us(lambda t: [p.findall(t) for p in yardstick], clean["code"], args.repeat)
-    print(f"{'yardstick: 3 unanchored (?i) res':32} {us:9.1f}   (the brief measured ~97 µs on its machine)")
-    print(json.dumps({name: {"clean_us": round(c, 1), "secrets_us": round(d, 1)} for name, c, d in rows}))
+        shapes += [(f"{shape} (2 KB)", "text", events), (f"{shape} (2 KB) + secrets", "text", with_secrets(events, rng))]
+    shapes += [("hook payload (sanitize_json)", "json", payloads(clean["code"])),
+               ("hook payload + secrets", "json", payloads(with_secrets(clean["code"], rng)))]
+    rows = []
+    for name, how, events in shapes:
+        fns = {rules: (lambda t, m=module: m.sanitize(t, m.TextKind.TOOL_IO)) if how == "text" else module.sanitize_json
+               for rules, module in RULES.items()}
+        best = paired_costs(fns, events, repeat)
+        rows.append({"event": name, "efd2560_us": round(best["efd2560"], 1), "today_us": round(best["today"], 1),
+                     "ratio": round(best["today"] / best["efd2560"], 2)})
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--max-files", type=int, default=0, help="site-packages files to read (0: all)")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    report: dict[str, object] = {}
+
+    samples = secret_samples()
+    formats = format_ids()
+    print(f"corpus: {len(set(formats))} formats, {len(samples)} samples")
+    report["corpus"] = {"formats": len(set(formats)), "samples": len(samples)}
+    for name, module in RULES.items():
+        rate, missed = recall(module, samples)
+        print(f"  recall, rules of {name:8} {rate:8.2%}  ({len(missed)} missed)")
+        report["corpus"][f"recall_{name}"] = round(rate, 4)
+        if name == "today":
+            for s in missed[:10]:
+                print(f"    missed {s.context}: {s.text[:100]!r}")
+    for seed in (7, 8):
+        others = secret_samples(seed=seed)
+        rate, _ = recall(new, others)
+        print(f"  recall, rules of today, corpus seed {seed}: {rate:.2%} of {len(others)}")
+        report["corpus"][f"recall_today_seed_{seed}"] = round(rate, 4)
+    split = split_payloads(random.Random(5))
+    for name, module in RULES.items():
+        rate = split_recall(module, split)
+        print(f"  token split across two JSON fields, rules of {name:8} {rate:8.2%} of {len(split)}")
+        report["corpus"][f"split_fields_{name}"] = round(rate, 4)
+
+    files = source_files(args.max_files or None)
+    print(f"false positives: {len(files)} .py files of {sysconfig.get_paths()['purelib']}")
+    fp = false_positives(files)
+    for name, row in fp.items():
+        print(f"  rules of {name:8} {row['flagged']:6} of {row['lines']} lines = {row['rate']:.4%}"
+              f"  (scanned in {row['seconds']} s)")
+    for path, i, kind, line in fp["today"]["examples"]:
+        print(f"    {kind:22} {path.name}:{i + 1}: {line.strip()[:90]!r}")
+    report["false_positives"] = {k: {x: v for x, v in row.items() if x != "examples"} for k, row in fp.items()}
+
+    rows = costs(args.repeat)
+    print(f"per-event cost, each event's best of {args.repeat} rounds, old and new back to back:")
+    print(f"  {'event':34} {'efd2560 µs':>11} {'today µs':>9} {'ratio':>6}")
+    for row in rows:
+        print(f"  {row['event']:34} {row['efd2560_us']:11.1f} {row['today_us']:9.1f} {row['ratio']:6.2f}")
+    mean = statistics.geometric_mean(row["ratio"] for row in rows)
+    print(f"  geometric mean of the ratios: {mean:.2f}")
+    report["cost"] = {"rows": rows, "geometric_mean_ratio": round(mean, 2)}
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2, default=str))
+    print(json.dumps(report["corpus"]))
     return 0
 
 

@@ -10,21 +10,17 @@ from __future__ import annotations
 
 import base64
 import json
-import random
 import string
 import sysconfig
 import urllib.parse
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-ALNUM = string.ascii_letters + string.digits
-B64URL = ALNUM + "-_"
-B64 = ALNUM + "+/"
-HEX = "0123456789abcdef"
-UPPER_NUM = string.ascii_uppercase + string.digits
-PASSWORD_SYMBOLS = "!%^*-_+=.~#&"
+from sanitizer_formats import (
+    ALNUM, B64, B64URL, EVASIONS, HEX, NAMED, PREFIXED, UPPER_NUM, Draw, Format,
+)
+
 SKIPPED_DIRS = {"test", "tests", "idlelib", "lib2to3", "site-packages", "dist-packages"}
 CHUNK_LINES = 30
 
@@ -39,38 +35,12 @@ class SecretSample:
     context: str  # which template, for failure messages
 
 
-class _Draw:
-    """Random strings in vendor alphabets."""
-
-    def __init__(self, seed: int) -> None:
-        self.rng = random.Random(seed)
-
-    def s(self, alphabet: str, n: int) -> str:
-        return "".join(self.rng.choice(alphabet) for _ in range(n))
-
-    def digits(self, n: int) -> str:
-        return str(self.rng.randint(1, 9)) + self.s(string.digits, n - 1)
-
-    def password(self) -> str:
-        if self.rng.random() < 0.3:  # the human kind: Summer2024!
-            word = self.rng.choice(["Summer", "Winter", "Dragon", "Monkey", "Falcon", "Orchid", "Granite"])
-            return word + self.digits(4) + self.rng.choice("!%*#.")
-        chars = self.s(ALNUM + PASSWORD_SYMBOLS, self.rng.randint(11, 19))
-        return chars + self.rng.choice(string.digits)
-
-    def uuid(self) -> str:
-        return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
-
-    def b64bytes(self, n: int) -> str:
-        return base64.b64encode(self.rng.randbytes(n)).decode()
-
-
 def _b64url_json(obj: object) -> str:
     return base64.urlsafe_b64encode(json.dumps(obj, separators=(",", ":")).encode()).decode().rstrip("=")
 
 
 # Each kind: a secret factory and templates; {s} is the secret.
-_Factory = Callable[[_Draw], str]
+_Factory = Callable[[Draw], str]
 KINDS: dict[str, tuple[list[_Factory], list[str]]] = {
     "aws_access_key": (
         [lambda d: d.rng.choice(["AKIA", "ASIA", "AKIA", "AGPA", "AIDA", "AROA"]) + d.s(UPPER_NUM, 16)],
@@ -235,7 +205,7 @@ WRAPPERS: list[tuple[str, Callable[[str], str]]] = [
     ("fence", lambda t: f"```bash\n{t}\n```"),
     ("prompt", lambda t: f"Here is the config I used:\n{t}\nWhy does it fail?"),
     ("crlf", lambda t: f"$ {t}\r\nok\r\n"),
-    ("json", lambda t: json.dumps({"tool_response": {"stdout": t, "exit_code": 0}})),
+    ("json", lambda t: json.dumps({"tool_response": {"stdout": t, "exit_code": 0}}, ensure_ascii=False)),
     ("quote", lambda t: f"> {t}."),
 ]
 
@@ -243,7 +213,7 @@ _PEM_KINDS = ["RSA PRIVATE KEY", "EC PRIVATE KEY", "PRIVATE KEY", "OPENSSH PRIVA
               "DSA PRIVATE KEY"]
 
 
-def _pem_samples(d: _Draw) -> Iterator[SecretSample]:
+def _pem_samples(d: Draw) -> Iterator[SecretSample]:
     for i, label in enumerate(_PEM_KINDS * 2):
         body = "\n".join(d.s(B64, 64) for _ in range(d.rng.randint(4, 25))) + "\n" + d.s(B64, 20) + "=="
         block = f"-----BEGIN {label}-----\n{body}\n-----END {label}-----"
@@ -267,15 +237,29 @@ def _pem_samples(d: _Draw) -> Iterator[SecretSample]:
                        "-----END PGP PRIVATE KEY BLOCK-----", "pgp")
 
 
+FORMATS: list[Format] = PREFIXED + NAMED + EVASIONS
+
+
+def format_ids() -> list[str]:
+    """Every credential format of the corpus: each factory of KINDS, each key block, each Format."""
+    first = [f"{kind}/{i}" for kind, (factories, _) in KINDS.items() for i in range(len(factories))]
+    blocks = [f"private_key/{label}" for label in _PEM_KINDS] + ["private_key/pgp"]
+    return first + blocks + [f.id for f in FORMATS]
+
+
 def secret_samples(seed: int = 20251130, per_template: int = 2) -> list[SecretSample]:
     """Every kind, several formats each, each template filled with fresh secrets and set in a context."""
-    d = _Draw(seed)
+    d = Draw(seed)
     raw = list(_pem_samples(d))
     for kind, (factories, templates) in KINDS.items():
         for t, template in enumerate(templates):
             for n in range(per_template):
                 secret = factories[(t + n) % len(factories)](d)
                 raw.append(SecretSample(kind, secret, template.format(s=secret, id=d.digits(18)), f"{kind}#{t}"))
+    for fmt in FORMATS:
+        for t, template in enumerate(fmt.contexts):
+            secret = fmt.make(d)
+            raw.append(SecretSample(fmt.kind, secret, template.replace("{s}", secret), f"{fmt.id}#{t}"))
     samples = []
     for i, sample in enumerate(raw):
         name, wrap = WRAPPERS[i % len(WRAPPERS)]

@@ -2,7 +2,9 @@
 member with its size and SHA-256. Writing one, verifying one, and extracting a verified one.
 
 Only names under ``TOP_LEVEL`` are ever accepted, only regular files, each exactly once and
-each listed in the manifest: an archive is never trusted to say where its files go.
+each listed in the manifest: an archive is never trusted to say where its files go. Nothing
+under ``wiki/.git`` is accepted (the repository is rebuilt from the bundle alone: hooks and
+config from an archive would run), and no member keeps an executable bit.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from tqdm import tqdm
 
 from ai_memory.core.errors import BackupError, CorruptArchive
 from ai_memory.store.raw_log import fsync_dir
+from ai_memory.wiki.files import unsafe_part
 
 FORMAT = 1
 MANIFEST = "manifest.json"
@@ -71,6 +74,8 @@ def check_name(name: str) -> PurePosixPath:
     path = PurePosixPath(name)
     if path.is_absolute() or ".." in path.parts or not path.parts or path.parts[0] not in TOP_LEVEL:
         raise CorruptArchive("the archive holds a member outside the data dir layout", detail=name)
+    if unsafe_part(name) is not None:  # wiki/.git/hooks/..., wiki/a/.GIT/config: code, not data
+        raise CorruptArchive("the archive holds a member ai-memory never writes", detail=f"{name}: {unsafe_part(name)}")
     return path
 
 
@@ -89,15 +94,20 @@ def write_archive(staging: Path, manifest: Manifest, target: Path, show_progress
     partial = target.with_name(target.name + ".partial")
     total = sum(int(e["size"]) for e in manifest.files.values())
     try:
-        with tarfile.open(partial, "w:gz", compresslevel=6, format=tarfile.PAX_FORMAT) as tar, \
+        # 0600 from its first byte (the whole memory, perhaps the token): never readable by others,
+        # not even between creation and a chmod; "x" never follows nor reuses what is there
+        partial.unlink(missing_ok=True)  # a crash's leftover (a link is removed, never followed)
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as raw, \
+                tarfile.open(fileobj=raw, mode="w:gz", compresslevel=6, format=tarfile.PAX_FORMAT) as tar, \
                 _bar(total, "archive", show_progress) as bar:
             _add_bytes(tar, MANIFEST, manifest.to_json())
             for name in sorted(manifest.files):
                 tar.add(staging / name, arcname=name, recursive=False)
                 bar.update(int(manifest.files[name]["size"]))
-        os.chmod(partial, 0o600)  # the whole memory, perhaps the token: owner only
-        with partial.open("rb") as fh:
-            os.fsync(fh.fileno())
+            tar.close()  # the gzip trailer, before the fsync
+            raw.flush()
+            os.fsync(raw.fileno())
     except OSError as exc:
         partial.unlink(missing_ok=True)
         raise BackupError(f"cannot write the archive {target}", detail=str(exc)) from exc
@@ -131,7 +141,8 @@ def extract_verified(path: Path, dest: Path, show_progress: bool = False) -> Man
     manifest: Manifest | None = None
     for manifest, info in _verified_members(path, show_progress, copy_to=dest):
         target = dest / info.name
-        mode = 0o600 if info.name in SECRET_MEMBERS or info.name == "config.toml" else (info.mode & 0o755) or 0o600
+        # never an executable bit from an archive, and never more than owner-write
+        mode = 0o600 if info.name in SECRET_MEMBERS or info.name == "config.toml" else (info.mode & 0o644) or 0o600
         os.chmod(target, mode)
         os.utime(target, (info.mtime, info.mtime))
     if manifest is None:

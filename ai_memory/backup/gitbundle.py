@@ -3,7 +3,9 @@
 libgit2 (pygit2) has no bundle support, and a bundle is what we want: one file holding every
 ref and object, taken from a consistent set of refs while the daemon keeps committing, which
 stock git can verify and clone anywhere. Every call names ``--git-dir`` (and ``--work-tree``)
-explicitly, so a ``GIT_DIR`` in the caller's environment cannot point git elsewhere.
+explicitly, so a ``GIT_DIR`` in the caller's environment cannot point git elsewhere, and runs
+with ``gitcli.HARDENED``: a bundle from an archive is checked by fsck as it is fetched, and no
+hook runs (not even one a git template dir would install in the new repository).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ai_memory.core.errors import BackupError
+from ai_memory.wiki.gitcli import HARDENED
 
 GIT_TIMEOUT_S = 600.0
 
@@ -30,7 +33,7 @@ def _git(*args: str) -> str:
         raise BackupError("the git command is needed for the wiki's history", detail="install git and retry")
     verb = next((a for a in args if not a.startswith("-")), "")
     try:
-        done = subprocess.run([exe, *args], capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False)
+        done = subprocess.run([exe, *HARDENED, *args], capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise BackupError(f"git {verb} failed", detail=str(exc)) from exc
     if done.returncode != 0:
@@ -61,9 +64,9 @@ def restore_bundle(bundle: Path, wiki_dir: Path, head: WikiHead) -> None:
     not yet committed at backup time show as changes, which the daemon commits on its next pass.
     """
     git_dir, work_tree = f"--git-dir={wiki_dir / '.git'}", f"--work-tree={wiki_dir}"
-    _git("init", "--quiet", str(wiki_dir))
+    _git("init", "--quiet", "--template=", "--", str(wiki_dir))  # no template: no sample hooks either
     # --update-head-ok: HEAD of the fresh repository names a branch the fetch is about to create
-    _git(git_dir, work_tree, "fetch", "--quiet", "--update-head-ok", str(bundle), "refs/*:refs/*")
+    _git(git_dir, work_tree, "fetch", "--quiet", "--update-head-ok", "--", str(bundle), "refs/*:refs/*")
     if head.ref:
         _git(git_dir, "symbolic-ref", "HEAD", head.ref)
     else:

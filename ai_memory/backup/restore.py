@@ -23,7 +23,7 @@ from ai_memory.core.page import parse_page
 from ai_memory.store.connection import open_write_connection
 from ai_memory.store.migrations import MIGRATIONS, migrate
 from ai_memory.store.pages import file_states, index_page_rows, remove_page_rows
-from ai_memory.wiki.files import iter_pages
+from ai_memory.wiki.files import iter_pages, read_file
 from ai_memory.wiki.reindex import RebuildReport, replay_journal
 
 DB_RELATIVE = Path("db") / "memory.sqlite"
@@ -126,12 +126,12 @@ def _sync_pages(conn: sqlite3.Connection, wiki_dir: Path) -> int:
     states = file_states(conn)
     on_disk = dict(iter_pages(wiki_dir))
     changed = 0
-    for rel, path in sorted(on_disk.items()):
-        st = path.stat()
+    for rel in sorted(on_disk):
+        data, st = read_file(wiki_dir, rel)
         known = states.get(rel)
         if known is not None and (known.mtime_ns, known.size) == (st.st_mtime_ns, st.st_size):
             continue
-        page = parse_page(rel, path.read_bytes())
+        page = parse_page(rel, data)
         if page.generated:  # a generated index.md is derived, not a page
             continue
         if known is not None and known.content_hash == page.content_hash:

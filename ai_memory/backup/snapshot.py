@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from ai_memory.core.errors import BackupError
 from ai_memory.store.connection import open_read_connection
-from ai_memory.wiki.files import TEMP_PREFIX
+from ai_memory.wiki.files import TEMP_PREFIX, unsafe_part
 
 PAGES_PER_STEP = 1024  # 4 MiB at the default page size: progress without a step per page
 TAIL_CHUNK = 1 << 16
@@ -94,12 +94,12 @@ def _last_line_end(fd: int, size: int) -> int:
 
 
 def copy_wiki_files(wiki_dir: Path, dest: Path) -> int:
-    """Copy the wiki's work tree (not ``.git``: the bundle holds history); return the file count."""
+    """Copy the wiki's work tree (no ``.git`` at any depth: the bundle holds history, and restore
+    refuses such members); return the file count."""
     count = 0
     for root, dirs, files in os.walk(wiki_dir):
         here = Path(root)
-        if here == wiki_dir:
-            dirs[:] = [d for d in dirs if d != ".git"]
+        dirs[:] = [d for d in dirs if unsafe_part(d) is None]
         for name in files:
             src = here / name
             if name.startswith(TEMP_PREFIX) or src.is_symlink():

@@ -131,6 +131,32 @@ def check_git(config: Config) -> Check:
     return Check("wiki git", True, f"{result.method} clean{walked}")
 
 
+def check_commits(config: Config, status: dict | None) -> Check:
+    """Whether page writes reach git: the daemon's committer when it runs, else the repository."""
+    from ai_memory.wiki.git_repair import index_readable, stale_lock
+
+    wiki = config.sub("wiki")
+    git = ((status or {}).get("wiki") or {}).get("git")
+    if git and git.get("failing"):
+        return Check("wiki commits", False, f"failing since {git['failing_since']} ({git['uncommitted_writes']} page"
+                     f" writes not in git yet): {git['last_error']}",
+                     "a lock another git holds clears by itself; otherwise stop the daemon and run doctor again"
+                     " (it names the lock or index to repair); every waiting page is committed once git can")
+    if not (wiki / ".git").exists():
+        return Check("wiki commits", False, "no repository", "run: ai-memory serve")
+    if status is None and (wiki / ".git" / "index.lock").exists():
+        lock = wiki / ".git" / "index.lock"
+        stale = "left by a process that is gone" if stale_lock(wiki) else "held by a git command right now"
+        return Check("wiki commits", False, f"{lock} exists ({stale}): no commit can be made",
+                     f"if no git command runs in {wiki}: rm {lock} (ai-memory serve removes a stale one itself)")
+    if not index_readable(wiki):
+        return Check("wiki commits", False, f"{wiki / '.git' / 'index'} cannot be read",
+                     "run: ai-memory serve (it moves it aside and rebuilds it from HEAD)")
+    if git:
+        return Check("wiki commits", True, f"{git['commits']} commits since start, none failing")
+    return Check("wiki commits", True, "the repository takes commits")
+
+
 def check_drift(config: Config) -> Check:
     from ai_memory.wiki.lint import persistent_drift
 
@@ -176,7 +202,8 @@ def run(args: argparse.Namespace) -> int:
     checks = [daemon, check_token(config)]
     checks += [check_hooks(config, agent) for agent in ("claude", "codex", "gemini")]
     checks += [check_spool(config), check_agents(status)]
-    checks += [check_database(config), check_git(config), check_drift(config), check_disk(config),
+    checks += [check_database(config), check_git(config), check_commits(config, status), check_drift(config),
+               check_disk(config),
                check_backup(config)]
     # Hooks for every agent are not expected: one installed agent is enough.
     hook_checks = [c for c in checks if c.name.startswith("hooks:")]

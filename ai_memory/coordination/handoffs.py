@@ -39,9 +39,11 @@ def _items(value: object, key: str) -> list[str]:
         return []
     if isinstance(value, str):
         value = [value]
+    if isinstance(value, list) and len(value) > MAX_ITEMS:
+        raise InputError(f"too many {key}", detail=f"at most {MAX_ITEMS}")
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise InputError(f"{key} must be a list of strings")
-    return [sanitize(v, TextKind.NOTIFICATION).text for v in value[:MAX_ITEMS] if v.strip()]
+    return [sanitize(v, TextKind.NOTIFICATION).text for v in value if v.strip()]
 
 
 def parse_manual(body: object, *, project: str | None, owner: str, now: datetime) -> dict[str, Any]:

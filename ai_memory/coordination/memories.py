@@ -17,7 +17,9 @@ import numpy as np
 from ai_memory.core.chunks import chunk_text, text_hash
 from ai_memory.core.errors import Conflict, NotFound
 from ai_memory.core.ids import new_id
-from ai_memory.core.memory import MemoryDraft, mark_superseded, memory_page, normalized_hash, page_path
+from ai_memory.core.memory import (
+    MemoryDraft, correction_hides, mark_superseded, memory_page, normalized_hash, page_path,
+)
 from ai_memory.core.observation import utc_iso
 from ai_memory.core.page import render_page, split_frontmatter
 from ai_memory.embed.model import Embedder
@@ -106,7 +108,7 @@ class Memories:
         meta, body = memory_page(draft, uid, moment, supersedes_uid=old_ref)
         rel = page_path(draft, uid)
         pages = [(rel, render_page(meta, body))]  # the new page first: a crash then leaves no gap
-        if old is not None:
+        if old is not None and correction_hides(old["scope"], old["owner"], draft.scope, draft.owner):
             old_meta, old_body = await self._read_page(old["path"])
             marked = mark_superseded(old_meta, uid, draft.supersede_reason, moment)
             pages.append((old["path"], render_page(marked, old_body)))
@@ -119,7 +121,7 @@ class Memories:
     async def _read_page(self, rel: str) -> tuple[dict[str, Any], str]:
         """The file as it is now (files win over the index)."""
         try:
-            text = await asyncio.to_thread((self._wiki.dir / rel).read_text, encoding="utf-8")
+            text = (await asyncio.to_thread(self._wiki.read, rel)).decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise NotFound("the page to supersede cannot be read", detail=f"{rel}: {exc}") from exc
         meta, body, problems = split_frontmatter(text)

@@ -21,8 +21,9 @@ from ai_memory.core.page import GLOBAL_PROJECT, MEMORY_KINDS, SCOPES
 from ai_memory.core.sanitizer import TextKind, sanitize
 
 MAX_LIST = 32
+KEY_CHARS = 80  # longer keys are stored as their hash (a title's cap would cut them)
 _SLUG = re.compile(r"[^a-z0-9]+")
-_PROJECT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_PROJECT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")  # fullmatch: "$" would allow "acme\n"
 _WORDS = re.compile(r"\w+")
 
 
@@ -67,10 +68,10 @@ def _strings(body: dict[str, Any], key: str) -> tuple[str, ...]:
     value = body.get(key) or []
     if isinstance(value, str):
         value = [value]
+    if isinstance(value, list) and len(value) > MAX_LIST:  # before reading them: the count is the bound
+        raise InputError(f"too many {key}", detail=f"at most {MAX_LIST}")
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise InputError(f"{key} must be a list of strings")
-    if len(value) > MAX_LIST:
-        raise InputError(f"too many {key}", detail=f"at most {MAX_LIST}")
     cleaned = (sanitize(v, TextKind.TITLE).text.strip() for v in value)
     return tuple(dict.fromkeys(v for v in cleaned if v))
 
@@ -78,7 +79,7 @@ def _strings(body: dict[str, Any], key: str) -> tuple[str, ...]:
 def check_project(project: object) -> str:
     if not isinstance(project, str) or not project.strip():
         raise InputError("missing project", detail="every memory belongs to a project (or \"_global\")")
-    if project != GLOBAL_PROJECT and not _PROJECT.match(project):
+    if project != GLOBAL_PROJECT and not _PROJECT.fullmatch(project):
         raise InputError("bad project name", detail="letters, digits, '.', '_' and '-', up to 128 characters")
     return project
 
@@ -91,12 +92,13 @@ def parse_draft(body: object, owner: str) -> MemoryDraft:
     if not isinstance(text, str) or not text.strip():
         raise InputError("missing text", detail="text is what to remember")
     kind = body.get("kind")
-    if kind not in MEMORY_KINDS:
-        raise InputError(f"unknown kind {kind!r}" if kind else "missing kind", detail="one of " + ", ".join(MEMORY_KINDS))
+    if not isinstance(kind, str) or kind not in MEMORY_KINDS:
+        raise InputError(f"unknown kind {str(kind)[:40]!r}" if kind else "missing kind",
+                         detail="one of " + ", ".join(MEMORY_KINDS))
     project = check_project(body.get("project"))
     scope = body.get("scope") or ("_global" if project == GLOBAL_PROJECT else "project")
-    if scope not in SCOPES:
-        raise InputError(f"unknown scope {scope!r}", detail="one of " + ", ".join(SCOPES))
+    if not isinstance(scope, str) or scope not in SCOPES:
+        raise InputError(f"unknown scope {str(scope)[:40]!r}", detail="one of " + ", ".join(SCOPES))
     clean = sanitize(text.strip(), TextKind.BODY).text
     expires = _string(body, "expires_at")
     return MemoryDraft(
@@ -105,8 +107,21 @@ def parse_draft(body: object, owner: str) -> MemoryDraft:
         entities=_strings(body, "entities"), source=_string(body, "source"),
         expires_at=_timestamp(expires) if expires else None, supersedes=_string(body, "supersedes"),
         supersede_reason=_string(body, "supersede_reason", TextKind.SUMMARY),
-        idempotency_key=_string(body, "idempotency_key"),
+        idempotency_key=opaque_key(body.get("idempotency_key")),
     )
+
+
+def opaque_key(value: object) -> str | None:
+    """An idempotency key as stored: opaque, so never cut nor redacted (two keys that share their
+    first 80 characters, or both look like a secret, must not become one). A short printable key
+    the sanitizer leaves alone is kept as it is; any other is replaced by its SHA-256."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise InputError("idempotency_key must be a string")
+    if len(value) <= KEY_CHARS and value.isprintable() and sanitize(value, TextKind.TITLE).text == value:
+        return value
+    return "sha256:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _timestamp(text: str) -> str:
@@ -161,6 +176,19 @@ def memory_page(draft: MemoryDraft, uid: str, now: datetime, supersedes_uid: str
     }
     meta.update({k: v for k, v in optional.items() if v})
     return meta, f"\n{draft.text}\n"
+
+
+def correction_hides(old_scope: str | None, old_owner: str | None, new_scope: str | None,
+                     new_owner: str | None) -> bool:
+    """Whether a correction supersedes the page it names for everyone who can see that page.
+
+    A correction is visible to exactly the readers of the new page, so a private one supersedes
+    only its author's own private page; a page others can read is never hidden nor annotated
+    by a correction they cannot see (it stays the author's own note, naming what it corrects).
+    """
+    if new_scope != "private":
+        return True
+    return old_scope == "private" and old_owner is not None and old_owner == new_owner
 
 
 def mark_superseded(meta: dict[str, Any], by_uid: str, reason: str | None, now: datetime) -> dict[str, Any]:

@@ -33,8 +33,9 @@ FIELD_CAPS: dict[str, TextKind] = {
     "message": TextKind.NOTIFICATION,
     "last_assistant_message": TextKind.TOOL_IO,
 }
-_AGENT_RE = re.compile(r"^[A-Za-z0-9._-]{1,32}$")
-_KEY_RE = re.compile(r"^[\x21-\x7e]{1,128}$")
+# fullmatch, never ^...$: "$" also matches before a trailing newline
+_AGENT_RE = re.compile(r"[A-Za-z0-9._-]{1,32}")
+_KEY_RE = re.compile(r"[\x21-\x7e]{1,128}")
 _SESSION_KEYS = ("session_id", "sessionId", "sessionID", "conversation_id", "conversationId")
 _CWD_KEYS = ("cwd", "current_dir", "working_dir", "directory")
 
@@ -146,8 +147,10 @@ def build_observation(
     """Validate, normalize and sanitize one raw hook payload. InputError says what is wrong."""
     if not isinstance(payload, dict):
         raise InputError("payload must be a JSON object", detail=f"got {type(payload).__name__}")
-    if not _AGENT_RE.match(agent):
+    if not _AGENT_RE.fullmatch(agent):
         raise InputError("invalid agent name", detail="1-32 characters of A-Z a-z 0-9 . _ -")
+    if event_hint is not None and not isinstance(event_hint, str):
+        raise InputError("invalid event", detail="the event name is a string")
     source_event = _first_str(payload, ("hook_event_name", "hookEventName", "event")) or event_hint
     if not source_event:
         raise InputError("missing event", detail="send hook_event_name in the body or ?event=")
@@ -155,7 +158,7 @@ def build_observation(
     if session_id is None:
         raise InputError("missing session_id", detail="every hook payload needs a session_id")
     key = idempotency_key or _first_str(payload, ("idempotency_key",))
-    if key is not None and not _KEY_RE.match(key):
+    if key is not None and (not isinstance(key, str) or not _KEY_RE.fullmatch(key)):
         raise InputError("invalid idempotency key", detail="1-128 printable ASCII characters")
     stamp = payload.get("timestamp")
     occurred_at = parse_timestamp(stamp) if stamp is not None else _capture_time(captured_at, received_at)

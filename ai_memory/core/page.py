@@ -31,6 +31,7 @@ MEMORY_KINDS = {
 }
 SCOPES = ("project", GLOBAL_PROJECT, "private")
 MAX_PAGE_BYTES = 1024 * 1024
+MAX_FRONTMATTER_BYTES = 64 * 1024
 DEFAULT_TIER = {"Session Summary": "episodic", "Episode": "episodic", "Procedure": "procedural",
                 "Rule": "procedural"}
 
@@ -69,16 +70,34 @@ def content_hash(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
+class _NoAliasLoader(yaml.SafeLoader):
+    """Safe YAML without anchors' aliases: ``*a`` repeated in nested lists expands a 340-byte
+    page into megabytes (a "billion laughs"); frontmatter never needs one. Without aliases the
+    parsed value grows with the text, which MAX_FRONTMATTER_BYTES bounds."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(None, None, "YAML aliases (*name) are not allowed in frontmatter",
+                                              event.start_mark)
+        return super().compose_node(parent, index)
+
+
 def split_frontmatter(text: str) -> tuple[dict[str, Any], str, list[str]]:
     """(frontmatter, body, problems); a page without frontmatter has an empty dict."""
     match = _FRONTMATTER.match(text)
     if not match:
         return {}, text, []
     body = text[match.end():]
+    source = match.group(1)
+    if len(source.encode("utf-8", "surrogatepass")) > MAX_FRONTMATTER_BYTES:
+        return {}, body, [f"bad frontmatter: larger than {MAX_FRONTMATTER_BYTES} bytes (not read)"]
     try:
-        meta = yaml.safe_load(match.group(1))
+        meta = yaml.load(source, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader, without aliases
     except yaml.YAMLError as exc:
         return {}, body, [f"bad frontmatter: {str(exc).splitlines()[0]}"]
+    except RecursionError:  # [[[[... nested past the parser's stack
+        return {}, body, ["bad frontmatter: nested too deeply"]
     if meta is None:
         return {}, body, []
     if not isinstance(meta, dict):

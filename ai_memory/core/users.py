@@ -17,12 +17,18 @@ from ai_memory.core.errors import InputError
 
 ADMIN = "local"  # the data dir's own token: the admin, and the single user of a local daemon
 TOKEN_PREFIX = "aim_"  # tells a user token from the admin token at a glance (and to secret scanners)
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+# fullmatch, never ^...$: "$" also matches before a trailing newline ("alice\n")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
+
+
+def valid_name(name: object) -> bool:
+    """Whether ``name`` is a user's (an owner's) name as ai-memory writes them."""
+    return isinstance(name, str) and _NAME.fullmatch(name) is not None
 
 
 def check_name(name: object) -> str:
     """A user name: the owner of pages, handoffs and messages; ``local`` is the admin's."""
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not valid_name(name):
         raise InputError("bad user name", detail="letters, digits, '.', '_', '@' and '-', up to 64 characters")
     if name == ADMIN:
         raise InputError("the name 'local' is the admin token's", detail="choose another user name")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ai_memory.core.errors import InputError
+from ai_memory.core.errors import AiMemoryError, InputError
 from ai_memory.ingest.hooks import ingest_event
 from ai_memory.store.observations import InsertResult
 from ai_memory.store.writer import Writer
@@ -107,6 +107,13 @@ async def _deliver(writer: Writer, path: Path, stats: SpoolStats,
     except InputError as exc:
         stats.rejected += 1
         _quarantine(path, exc.message, stats)
+        return False
+    except AiMemoryError:
+        raise  # storage trouble (full queue, full disk): the file stays for the next drain
+    except Exception as exc:  # a file we cannot process must not fail again every drain
+        log.exception("spool: %s could not be processed", path.name)
+        stats.rejected += 1
+        _quarantine(path, f"could not be processed: {type(exc).__name__}: {exc}"[:300], stats)
         return False
     path.unlink(missing_ok=True)
     if on_stored is not None:

@@ -1,28 +1,43 @@
 """Short text renderings of tool results: what a model reads when it ignores structured content.
 
 Each names the ids and paths an agent needs for its next call, and stays small (hosts warn
-above ~10,000 tokens of tool output).
+above ~10,000 tokens of tool output). A text that quotes recorded data (pages, snippets,
+handoffs, messages, observations, the briefing) comes labelled and fenced as data
+(``core.fence.recorded``), every quoted value on one line with fence markers neutralised.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
+from ai_memory.core.fence import one_line, recorded
+
 SNIPPET = 240
+Render = Callable[[dict[str, Any]], str]
 
 
 def _one_line(text: object, limit: int = SNIPPET) -> str:
-    flat = " ".join(str(text or "").split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
+def _recorded(render: Render) -> Render:
+    """The rendering quotes recorded text: label and fence it."""
+    @functools.wraps(render)
+    def labelled(data: dict[str, Any]) -> str:
+        return recorded(render(data))
+    return labelled
+
+
+@_recorded
 def query(data: dict[str, Any]) -> str:
     hits, raw = data["hits"], data["raw_hits"]
     if data.get("fallback") == "local":
         return _local_query(data)
     if not hits and not raw:
         return "no matches"
-    lines = [f"{i}. {h['title']} [{h['type']}, {h['project']}, score {h['score']}]\n   {h['path']}\n"
+    lines = [f"{i}. {_one_line(h['title'])} [{h['type']}, {h['project']}, score {h['score']}]\n   {h['path']}\n"
              f"   {_one_line(h['snippet'])}" for i, h in enumerate(hits, 1)]
     if raw:
         lines.append("no page matched; observations:" if not hits else "observations:")
@@ -36,14 +51,15 @@ def _local_query(data: dict[str, Any]) -> str:
     lines = [f"[fallback: local, lexical] {data.get('note', '')}"]
     for i, h in enumerate(data["hits"], 1):
         pending = ", pending (not on the server yet)" if h.get("pending") else ""
-        lines.append(f"{i}. {h['title']} [{h['type']}, {h['project']}{pending}]\n   {h['path'] or h.get('id')}\n"
+        lines.append(f"{i}. {_one_line(h['title'])} [{h['type']}, {h['project']}{pending}]\n   {h['path'] or h.get('id')}\n"
                      f"   {_one_line(h['snippet'])}")
     return "\n".join(lines if data["hits"] else [*lines, "no local matches"])
 
 
+@_recorded
 def page(data: dict[str, Any]) -> str:
     fm = data.get("frontmatter") or {}
-    head = [f"# {data['title']}", f"path: {data['path']}", f"type: {data['type']}, project: {data['project']}"]
+    head = [f"# {_one_line(data['title'])}", f"path: {data['path']}", f"type: {data['type']}, project: {data['project']}"]
     if data.get("uid"):
         head.append(f"id: {data['uid']}")
     if fm.get("superseded_by"):
@@ -54,8 +70,9 @@ def page(data: dict[str, Any]) -> str:
     return "\n".join([*head, "", data["body"].strip(), *tail])
 
 
+@_recorded
 def recent(data: dict[str, Any]) -> str:
-    lines = ["pages:"] + [f"- {str(p.get('updated') or '')[:16]} {p['title']} [{p['type']}] {p['path']}"
+    lines = ["pages:"] + [f"- {str(p.get('updated') or '')[:16]} {_one_line(p['title'])} [{p['type']}] {p['path']}"
                           for p in data["pages"]]
     lines += ["sessions:"] + [f"- {str(s.get('last_event_at') or '')[:16]} {s['id']} ({s.get('agent')}, "
                               f"{s.get('events')} events) {s.get('cwd') or ''}".rstrip() for s in data["sessions"]]
@@ -81,10 +98,12 @@ def meta(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+@_recorded
 def briefing(data: dict[str, Any]) -> str:
     return data["text"].strip() or f"nothing to brief for {data['project']} yet"
 
 
+@_recorded
 def observations(data: dict[str, Any]) -> str:
     lines = [f"session {data['session_id']}: {data['total']} observations"
              + (f", first {len(data['observations'])} shown" if data["truncated"] else "")]
@@ -95,6 +114,7 @@ def observations(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+@_recorded
 def lint(data: dict[str, Any]) -> str:
     if data["clean"]:
         return f"no findings in {data['pages']} pages"
@@ -122,7 +142,12 @@ def feedback(data: dict[str, Any]) -> str:
             f"{data['salience']:.2f}")
 
 
+@_recorded
 def handoff(h: dict[str, Any]) -> str:
+    return _handoff(h)
+
+
+def _handoff(h: dict[str, Any]) -> str:
     lines = [f"handoff {h['id']} [{h['state']}] project {h.get('project')}, from {h.get('from_agent') or 'an agent'} "
              f"at {str(h.get('created_at') or '')[:16]}", f"summary: {_one_line(h.get('summary'), 1500)}"]
     for title, key in (("next steps", "next_steps"), ("open questions", "open_questions"),
@@ -133,6 +158,7 @@ def handoff(h: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+@_recorded
 def handoffs(data: dict[str, Any]) -> str:
     found = data["handoffs"]
     if not found:
@@ -141,15 +167,22 @@ def handoffs(data: dict[str, Any]) -> str:
                      for h in found)
 
 
+@_recorded
 def accepted(data: dict[str, Any]) -> str:
-    return handoff(data["handoff"]) if data["handoff"] else "no open handoff for this directory"
+    return _handoff(data["handoff"]) if data["handoff"] else "no open handoff for this directory"
 
 
+@_recorded
 def message(m: dict[str, Any]) -> str:
+    return _message(m)
+
+
+def _message(m: dict[str, Any]) -> str:
     origin = " / ".join(x for x in (m.get("from_project"), m.get("from_agent")) if x) or "another project"
     return (f"message {m['id']} [{m['state']}] to {m['to_project']} from {origin} "
             f"at {str(m.get('created_at') or '')[:16]}: {_one_line(m['body'], 1500)}")
 
 
+@_recorded
 def messages(data: dict[str, Any]) -> str:
-    return "\n".join(message(m) for m in data["messages"]) or "no messages"
+    return "\n".join(_message(m) for m in data["messages"]) or "no messages"

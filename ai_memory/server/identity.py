@@ -9,15 +9,13 @@ several people; without one it is ``local``.
 
 from __future__ import annotations
 
-import re
 
 from aiohttp import web
 
 from ai_memory.core.errors import AuthError, InputError
-from ai_memory.core.users import ADMIN
+from ai_memory.core.users import ADMIN, valid_name
 
 LOCAL_OWNER = ADMIN
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 
 
 def token_user(request: web.Request) -> str:
@@ -33,7 +31,7 @@ def caller(request: web.Request, body: object = None) -> str:
     named = named or request.query.get("owner")
     if named is None:
         return LOCAL_OWNER
-    if not isinstance(named, str) or not _NAME.match(named):
+    if not valid_name(named):
         raise InputError("bad owner", detail="letters, digits, '.', '_', '@' and '-', up to 64 characters")
     return named
 

@@ -8,6 +8,7 @@ from aiohttp import web
 
 from ai_memory.coordination import handoffs, messages
 from ai_memory.core.errors import InputError
+from ai_memory.core.memory import check_project
 from ai_memory.core.observation import utc_iso
 from ai_memory.ingest.hooks import project_of
 from ai_memory.server.audit import audit
@@ -47,7 +48,8 @@ async def begin_handoff(request: web.Request) -> web.Response:
     """Leave a handoff on purpose; the next matching session (or ``to_agent``) takes it first."""
     body = _object(await read_json(request), '{"summary": "...", "cwd": "/repo", "next_steps": ["..."]}')
     cwd = _opt(body, "cwd")
-    project = _opt(body, "project") or (project_of(cwd) if cwd else None)
+    named = _opt(body, "project")
+    project = check_project(named) if named else (project_of(cwd) if cwd else None)
     record = handoffs.parse_manual(body, project=project, owner=caller(request, body), now=datetime.now(timezone.utc))
     record["idempotency_key"] = _idempotency_key(request, body)
     handoff, created = await handoffs.begin(request.app[RUNTIME].writer, record)
@@ -115,9 +117,7 @@ async def get_messages(request: web.Request) -> web.Response:
 async def pop_messages(request: web.Request) -> web.Response:
     """{project, session_id?, limit?} → the oldest open messages, each delivered to one caller only."""
     body = _object(await read_json(request), '{"project": "web", "limit": 1}')
-    project = _opt(body, "project")
-    if not project:
-        raise InputError("missing project", detail="the project whose messages to take")
+    project = check_project(_opt(body, "project"))
     limit = body.get("limit", 1)
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= messages.MAX_POP:
         raise InputError(f"limit must be an integer from 1 to {messages.MAX_POP}")

@@ -25,6 +25,9 @@ from ai_memory.store.users import hidden_page_paths
 from ai_memory.wiki.files import is_page_path
 
 routes = web.RouteTableDef()
+# Bounds on what one search may carry: 100,000 projects once cost 13-23 s of CPU.
+MAX_QUERY_PROJECTS = 64
+MAX_QUERY_CHARS = 8192
 
 
 def _opt_str(body: dict, key: str) -> str | None:
@@ -34,10 +37,12 @@ def _opt_str(body: dict, key: str) -> str | None:
     return value
 
 
-def _str_list(body: dict, key: str) -> tuple[str, ...]:
+def _str_list(body: dict, key: str, limit: int) -> tuple[str, ...]:
     value = body.get(key) or []
     if isinstance(value, str):
         value = [value]
+    if isinstance(value, list) and len(value) > limit:
+        raise InputError(f"too many {key}", detail=f"at most {limit}")
     if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
         raise InputError(f"{key} must be a list of strings")
     return tuple(value)
@@ -49,6 +54,8 @@ def parse_query(body: object) -> Query:
     q = body.get("q")
     if not isinstance(q, str) or not q.strip():
         raise InputError("missing q", detail="q is the text to search for")
+    if len(q) > MAX_QUERY_CHARS:
+        raise InputError("q is too long", detail=f"at most {MAX_QUERY_CHARS} characters")
     k = body.get("k", 10)
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 100:
         raise InputError("k must be an integer from 1 to 100")
@@ -58,7 +65,7 @@ def parse_query(body: object) -> Query:
     as_of = _opt_str(body, "as_of")
     if as_of is not None:
         as_of = parse_timestamp(as_of) if "T" in as_of else _check_date(as_of)
-    kinds = _str_list(body, "kind")
+    kinds = _str_list(body, "kind", len(KIND_TYPES))
     unknown = [k for k in kinds if k not in KIND_TYPES]
     if unknown:
         raise InputError(f"unknown kind {unknown[0]!r}", detail="one of " + ", ".join(KIND_TYPES))
@@ -66,7 +73,7 @@ def parse_query(body: object) -> Query:
     if scope is not None and scope not in ("project", "_global", "private"):
         raise InputError("scope must be project, _global or private")
     return Query(
-        q=q, project=_opt_str(body, "project"), projects=_str_list(body, "projects"),
+        q=q, project=_opt_str(body, "project"), projects=_str_list(body, "projects", MAX_QUERY_PROJECTS),
         all_projects=bool(body.get("all")), k=k, explain=bool(body.get("explain")), as_of=as_of,
         include_superseded=bool(body.get("include_superseded")), kinds=kinds, scope=scope,
         min_score=float(min_score) if min_score is not None else None, profile=bool(body.get("profile")),

@@ -44,7 +44,8 @@ async def status(request: web.Request) -> web.Response:
         "agents": agents,
         "embeddings": await _embedding_status(runtime),
         "wiki": {"broken_pages": broken, "blocked_indexes": blocked, "commits": runtime.wiki.committer.commits,
-                 "sessions_compiled": runtime.sessions.compiled},
+                 "sessions_compiled": runtime.sessions.compiled, "symlinks": runtime.wiki.symlinks,
+                 "git": runtime.wiki.committer.describe()},
         "spool": runtime.spool.as_dict(),
         "query_workers": runtime.query_workers.describe() if runtime.query_workers else {"configured": 0},
         "writer": {

@@ -16,6 +16,21 @@ from ai_memory.store.connection import open_read_connection
 MAX_PROBLEMS = 20
 
 
+def quick_problems(db_path: Path) -> list[str]:
+    """[] when the file opens as a database and ``PRAGMA quick_check`` passes: the check at each
+    start (it skips matching indexes to tables, so it reads the file once)."""
+    try:
+        conn = open_read_connection(db_path)
+        try:
+            rows = conn.execute("PRAGMA quick_check(5)").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:  # "file is not a database", "database disk image is malformed"
+        return [str(exc)]
+    messages = [str(r[0]) for r in rows]
+    return [] if messages == ["ok"] else messages
+
+
 def integrity_problems(db_path: Path) -> list[str]:
     """[] when the database is sound; otherwise SQLite's messages (at most ``MAX_PROBLEMS``)."""
     if not db_path.exists():

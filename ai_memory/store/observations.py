@@ -41,12 +41,21 @@ def insert_observation(obs: Observation) -> Any:
     return job
 
 
+def scoped_key(key: str | None, owner: str | None) -> str | None:
+    """An event's idempotency key within its owner's: bob's key K says nothing about alice's
+    events. The admin's (``local``) keys stay bare, as every key was before users existed; the
+    separator is a character no key and no user name may hold."""
+    if not key:
+        return None
+    return key if (owner or "local") == "local" else f"{owner}\x1f{key}"
+
+
 def store_record(conn: sqlite3.Connection, r: dict[str, Any], payload_json: str | None = None) -> str | None:
     """Insert one journal record; return the original id instead when it is a duplicate.
 
     Used by the live path and by reindex alike, so a rebuilt database equals the live one.
     """
-    key = r.get("idempotency_key")
+    key = scoped_key(r.get("idempotency_key"), r.get("owner"))
     if key:
         row = conn.execute("SELECT observation_id FROM idempotency_keys WHERE key = ?", (key,)).fetchone()
         if row is not None:

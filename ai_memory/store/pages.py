@@ -14,7 +14,7 @@ from typing import Any
 
 from ai_memory.core.chunks import chunk_text, text_hash
 from ai_memory.core.entities import extract_entities, normalize_entity
-from ai_memory.core.memory import normalized_hash
+from ai_memory.core.memory import correction_hides, normalized_hash
 from ai_memory.core.page import GLOBAL_PROJECT, ParsedPage
 from ai_memory.store.fts_rows import index_page
 from ai_memory.store.writer import WriteTx
@@ -81,16 +81,21 @@ def _set_memory_columns(conn: sqlite3.Connection, page_id: int, page: ParsedPage
         (stem, uid, scope, _text(meta.get("owner")), normalized_hash(page.body),
          _text(meta.get("idempotency_key")), page_id),
     )
+    owner = _text(meta.get("owner"))
     if not meta.get("superseded_by"):
         refs = [r for r in (uid, page.path) if r]
-        newer = conn.execute(
-            f"SELECT COALESCE(uid, path) FROM pages WHERE supersedes IN ({','.join('?' * len(refs))})"
-            " AND id != ? ORDER BY created DESC LIMIT 1", (*refs, page_id)).fetchone()
-        if newer is not None:
-            conn.execute("UPDATE pages SET superseded_by = ? WHERE id = ?", (newer[0], page_id))
+        newer = [r for r in conn.execute(
+            f"SELECT COALESCE(uid, path), scope, owner FROM pages WHERE supersedes IN ({','.join('?' * len(refs))})"
+            " AND id != ? ORDER BY created DESC", (*refs, page_id)) if correction_hides(scope, owner, r[1], r[2])]
+        if newer:
+            conn.execute("UPDATE pages SET superseded_by = ? WHERE id = ?", (newer[0][0], page_id))
     if meta.get("supersedes"):
-        conn.execute("UPDATE pages SET superseded_by = ? WHERE (uid = ? OR path = ?) AND superseded_by IS NULL"
-                     " AND id != ?", (uid or page.path, str(meta["supersedes"]), str(meta["supersedes"]), page_id))
+        ref = str(meta["supersedes"])
+        for old_id, old_scope, old_owner in conn.execute(
+                "SELECT id, scope, owner FROM pages WHERE (uid = ? OR path = ?) AND superseded_by IS NULL AND id != ?",
+                (ref, ref, page_id)).fetchall():
+            if correction_hides(old_scope, old_owner, scope, owner):
+                conn.execute("UPDATE pages SET superseded_by = ? WHERE id = ?", (uid or page.path, old_id))
 
 
 def _insert_entities(conn: sqlite3.Connection, page_id: int, page: ParsedPage) -> None:

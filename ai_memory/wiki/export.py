@@ -17,6 +17,7 @@ from typing import Any
 from ai_memory.core.errors import InputError
 from ai_memory.core.page import content_hash
 from ai_memory.store.export import page_rows, tombstone_rows
+from ai_memory.wiki.files import read_file
 
 PAGE, TOMBSTONE = "page", "tombstone"
 MAX_LIMIT = 1000
@@ -61,7 +62,7 @@ def _entry(kind: str, row: sqlite3.Row, wiki_dir: Path) -> dict[str, Any] | None
         return {**common, "deleted_at": row["removed_at"], "reason": row["reason"],
                 "git_commit": row["git_commit"], "content_hash": row["content_hash"]}
     try:
-        data = (wiki_dir / row["path"]).read_bytes()
+        data = read_file(wiki_dir, row["path"])[0]  # never through a symlink
     except OSError:  # removed since it was indexed: its tombstone comes in a later export
         return None
     return {**common, "updated": row["updated"], "content": data.decode("utf-8", "replace"),

@@ -2,7 +2,8 @@
 
 Only the wiki layer writes pages. A write goes to a temp file in the same directory (a name the
 watcher ignores), is fsynced, renamed over the target, and the directory is fsynced: a crash
-leaves either the old file or the new one, never a torn page.
+leaves either the old file or the new one, never a torn page. Every read, write and removal of
+a wiki file goes through the functions here, which never follow a symbolic link.
 """
 
 from __future__ import annotations
@@ -11,17 +12,37 @@ import errno
 import os
 import re
 import secrets
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from ai_memory.core.errors import DiskFull
-from ai_memory.store.raw_log import fsync_dir
+from ai_memory.core.errors import Conflict, DiskFull
+from ai_memory.store.raw_log import fsync_dir  # noqa: F401  (re-exported for the wiki)
 
 TEMP_PREFIX = ".ai-memory-tmp-"
 IGNORED_DIRS = frozenset({".git", ".obsidian", ".trash", ".stfolder", "node_modules"})
 GENERATED = frozenset({"index.md"})  # names ai-memory generates; its files say so (generated: true)
 # Editor scratch: vim's .swp/.swx/.swo, backup~ files and its 4913 probe; Obsidian and others' temp names.
 _SCRATCH = re.compile(r"(^\.~|^~|~$|\.sw[a-p]$|^4913$|\.tmp$|^\.#|\.crswap$|^\.goutputstream)")
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\\]")
+
+
+def unsafe_part(rel: str) -> str | None:
+    """Why ``rel`` (from outside: a remote's tree, an archive) may not be written under the wiki,
+    or None: it must be relative, '/'-separated, without '.', '..', empty or control-character
+    parts, and nothing under ``.git`` (nor the spellings other file systems fold to it)."""
+    if not rel or rel.startswith("/"):
+        return "not a relative path"
+    if _CONTROL.search(rel):
+        return "control character or backslash"
+    for part in rel.split("/"):
+        if part in ("", ".", ".."):
+            return f"{part or 'empty'!r} segment"
+        if part.casefold().rstrip(". ") == ".git" or part.casefold() == "git~1":
+            return "inside .git"
+    return None
 
 
 def is_page_path(rel: str) -> bool:
@@ -44,36 +65,140 @@ def relative(wiki_dir: Path, path: Path) -> str | None:
         return None
 
 
-def iter_pages(wiki_dir: Path) -> Iterator[tuple[str, Path]]:
-    """Every page file under the wiki, as (relative path, absolute path)."""
-    for root, dirs, files in os.walk(wiki_dir):
-        dirs[:] = [d for d in dirs if d not in IGNORED_DIRS and not d.startswith(".")]
-        for name in files:
-            path = Path(root) / name
-            rel = path.relative_to(wiki_dir).as_posix()
-            if is_page_path(rel):
-                yield rel, path
+def iter_pages(wiki_dir: Path, links: list[str] | None = None) -> Iterator[tuple[str, Path]]:
+    """Every page file under the wiki, as (relative path, absolute path). Symbolic links (to a
+    file or a folder) are never followed nor yielded; their paths go to ``links`` when given."""
+    stack = [(wiki_dir, "")]
+    while stack:
+        folder, prefix = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            rel = prefix + entry.name
+            if entry.is_symlink():
+                if links is not None and not (prefix == "" and entry.name == ".git"):
+                    links.append(rel)
+            elif entry.is_dir(follow_symlinks=False):
+                if entry.name not in IGNORED_DIRS and not entry.name.startswith("."):
+                    stack.append((Path(entry.path), rel + "/"))
+            elif entry.is_file(follow_symlinks=False) and is_page_path(rel):
+                yield rel, Path(entry.path)
 
 
-def atomic_write(path: Path, data: bytes) -> os.stat_result:
-    """Write ``data`` to ``path`` atomically and durably; return the new file's stat."""
-    tmp = path.parent / f"{TEMP_PREFIX}{secrets.token_hex(6)}"
+# -- reading and writing without ever following a symlink -------------------------------------
+# Each path is opened one segment at a time from the wiki's own folder, every segment with
+# O_NOFOLLOW: a symlinked folder or file anywhere on the way is ELOOP (or ENOTDIR), never a read
+# of /etc/passwd nor a write into someone's home. No check-then-open race: the descriptors are
+# the check.
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_ROOT_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+def is_link_refusal(exc: OSError) -> bool:
+    """True for the errors a symlink on the way gives (ELOOP, or ENOTDIR for a linked folder)."""
+    return exc.errno in (errno.ELOOP, errno.ENOTDIR)
+
+
+def _open_parent(wiki_dir: Path, rel: str, create: bool) -> tuple[int, str]:
+    """A descriptor of the folder holding ``rel`` (walked without following links) and its name."""
+    *folders, name = rel.split("/")
+    fd = os.open(wiki_dir, _ROOT_FLAGS)  # the wiki folder itself may be a link the user made
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        for part in folders:
+            if create:
+                try:
+                    os.mkdir(part, 0o755, dir_fd=fd)
+                except FileExistsError:
+                    pass
+            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, name
+
+
+def read_file(wiki_dir: Path, rel: str) -> tuple[bytes, os.stat_result]:
+    """The bytes of a wiki file and its stat; OSError (ELOOP for a link) as open() would raise."""
+    parent, name = _open_parent(wiki_dir, rel, create=False)
+    try:
+        # O_NONBLOCK: a FIFO dropped into the wiki must not hang the reader (it is refused below)
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=parent)
+    finally:
+        os.close(parent)
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "not a regular file", rel)
+        return fh.read(), st
+
+
+def lstat_file(wiki_dir: Path, rel: str) -> os.stat_result:
+    parent, name = _open_parent(wiki_dir, rel, create=False)
+    try:
+        return os.stat(name, dir_fd=parent, follow_symlinks=False)
+    finally:
+        os.close(parent)
+
+
+def file_kind(wiki_dir: Path, rel: str) -> str:
+    """"file", "missing", "link" (a symlink at ``rel`` or on the way) or "other" (a folder, ...)."""
+    try:
+        mode = lstat_file(wiki_dir, rel).st_mode
+    except FileNotFoundError:
+        return "missing"
+    except OSError as exc:
+        return "link" if is_link_refusal(exc) else "other"
+    return "file" if stat.S_ISREG(mode) else "link" if stat.S_ISLNK(mode) else "other"
+
+
+def unlink_file(wiki_dir: Path, rel: str) -> None:
+    """Remove a wiki file (a link on the way is an error; a link at the end is removed itself)."""
+    parent, name = _open_parent(wiki_dir, rel, create=False)
+    try:
+        os.unlink(name, dir_fd=parent)
+    finally:
+        os.close(parent)
+
+
+def atomic_write(wiki_dir: Path, rel: str, data: bytes) -> os.stat_result:
+    """Write ``data`` to the wiki file ``rel`` atomically and durably; return the new file's stat.
+
+    Folders are created as needed, and none on the way may be a link; a link at ``rel`` itself is
+    replaced by the file, so whatever it pointed at is never written."""
+    tmp = f"{TEMP_PREFIX}{secrets.token_hex(6)}"
+    parent = -1
+    try:
+        parent, name = _open_parent(wiki_dir, rel, create=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
+                     dir_fd=parent)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+        os.fsync(parent)
+        return os.stat(name, dir_fd=parent, follow_symlinks=False)
     except BaseException as exc:
-        tmp.unlink(missing_ok=True)
+        if parent >= 0:
+            try:
+                os.unlink(tmp, dir_fd=parent)
+            except OSError:
+                pass
         if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
             # typed, so callers answer 503 (the client keeps its copy) instead of a bare 500
             raise DiskFull("disk is full; the page was not written", detail=str(exc)) from exc
+        if isinstance(exc, OSError) and is_link_refusal(exc):
+            raise Conflict("a symlink in the wiki stands where the page goes; nothing was written",
+                           detail=f"{rel}: ai-memory never writes through a link (see lint: symlink)") from exc
         raise
-    fsync_dir(path.parent)
-    return path.stat()
+    finally:
+        if parent >= 0:
+            os.close(parent)
 
 
 def safe_segment(text: str, fallback: str = "untitled") -> str:

@@ -18,7 +18,7 @@ from ai_memory.config import Config
 from ai_memory.core.page import content_hash
 from ai_memory.core.retention import RetentionParams, Verdict, judge
 from ai_memory.store import forgetting as rows
-from ai_memory.wiki.files import is_page_path
+from ai_memory.wiki.files import is_page_path, unlink_file
 from ai_memory.wiki.git import committed, removal_commit
 from ai_memory.wiki.service import Wiki
 
@@ -125,7 +125,7 @@ class Forgetter:
         for removal in plan:
             cand = removal.candidate
             try:
-                data = (self.wiki.dir / cand.facts.path).read_bytes()
+                data = self.wiki.read(cand.facts.path)
             except OSError:  # deleted by hand meanwhile: the reconciler records that as an external edit
                 continue
             if content_hash(data) == cand.content_hash:
@@ -133,7 +133,7 @@ class Forgetter:
         gone = []
         for path in sorted(committed(self.wiki.dir, current)):
             try:
-                (self.wiki.dir / path).unlink()
+                unlink_file(self.wiki.dir, path)
             except OSError as exc:
                 log.warning("forget sweep cannot remove %s: %s", path, exc)
                 continue

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from datetime import datetime, timezone
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -16,12 +17,15 @@ from typing import TypeVar
 
 import pygit2
 
-from ai_memory.wiki.files import is_page_path
+from ai_memory.core.errors import StorageError
+from ai_memory.wiki.files import file_kind, is_page_path
+from ai_memory.wiki.git_repair import repair
 from ai_memory.wiki.repo import ensure_repo, signature
 
 log = logging.getLogger(__name__)
 TIME_TRAILER = "ai-memory-at"
-MAX_RETRIES = 40  # at one window apart: about 20 s of another process holding the index lock
+MAX_BACKOFF_S = 30.0  # the longest wait between two tries of a failing commit
+MAX_UNCOMMITTED_WRITES = 50  # page writes that may wait for a failing commit before more get 503
 T = TypeVar("T")
 
 
@@ -35,10 +39,13 @@ def commit_all(wiki_dir: Path, message: str) -> str | None:
     index = repo.index
     index.read()
     for path in changed:
-        if (wiki_dir / path).exists():
+        kind = file_kind(wiki_dir, path)
+        if kind == "file":
             index.add(path)
-        else:
+        elif kind == "missing":
             index.remove(path)
+        # a symlink (at the path or on the way) is never committed: git would read through a
+        # linked folder, and a pushed link would become one on every other machine
     index.write()
     tree = index.write_tree()
     parents = [] if repo.head_is_unborn else [repo.head.target]
@@ -78,7 +85,14 @@ def committed(wiki_dir: Path, files: dict[str, bytes]) -> set[str]:
 
 
 class Committer:
-    """Collects commit requests and makes one commit per quiet window, off the event loop."""
+    """Collects commit requests and makes one commit per quiet window, off the event loop.
+
+    A commit that fails is retried, with a growing wait (at most ``MAX_BACKOFF_S``), until it
+    succeeds: a page write is acknowledged once its file and rows are durable, and it reaches
+    git's history as soon as git can take it. After each failure what is safe to repair is
+    repaired (``git_repair``). While commits fail, ``describe()`` says so (status, doctor) and,
+    past ``MAX_UNCOMMITTED_WRITES`` page writes, ``check_backlog`` refuses more (503).
+    """
 
     def __init__(self, wiki_dir: Path, window_s: float = 0.5) -> None:
         self._wiki = wiki_dir
@@ -88,6 +102,10 @@ class Committer:
         self._lock = threading.Lock()  # one git writer at a time (the CLI may commit too)
         self._failures = 0
         self.commits = 0
+        self.uncommitted_writes = 0  # page writes acknowledged since the last commit that succeeded
+        self.failing_since: float | None = None
+        self.last_error: str | None = None
+        self.repairs: list[str] = []
         # called after each commit made: the page history reads what it changed
         self.on_commit: Callable[[], Awaitable[None]] | None = None
 
@@ -102,11 +120,28 @@ class Committer:
             self._reasons.append(reason)
         self._event.set()
 
+    def note_written(self, pages: int) -> None:
+        self.uncommitted_writes += pages
+
+    def check_backlog(self) -> None:
+        """StorageError (503) while commits fail and too many writes wait for one."""
+        if self._failures and self.uncommitted_writes >= MAX_UNCOMMITTED_WRITES:
+            raise StorageError("the wiki's git commits keep failing; page writes wait until they succeed",
+                               detail=f"{self.uncommitted_writes} writes not committed; last error: {self.last_error}"
+                                      " (see ai-memory doctor)")
+
+    def describe(self) -> dict[str, object]:
+        since = self.failing_since
+        return {"commits": self.commits, "failing": bool(self._failures), "failures": self._failures,
+                "failing_since": None if since is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(since)),
+                "last_error": self.last_error, "uncommitted_writes": self.uncommitted_writes,
+                "repairs": self.repairs[-5:]}
+
     async def run(self) -> None:
-        """The background task: wait for requests, let the window pass, commit."""
+        """The background task: wait for requests, let the window pass (longer after failures), commit."""
         while True:
             await self._event.wait()
-            await asyncio.sleep(self._window)
+            await asyncio.sleep(min(MAX_BACKOFF_S, self._window * 2 ** min(self._failures, 10)))
             await self.flush()
 
     async def commit_now(self, reason: str) -> str | None:
@@ -125,17 +160,11 @@ class Committer:
         try:
             oid = await asyncio.to_thread(self._commit, message)
         except (pygit2.GitError, OSError) as exc:
-            # Most often another git process holds .git/index.lock (a `git status` in the wiki
-            # refreshes the index): keep the reasons and try again after the next window.
-            self._failures += 1
-            self._reasons = reasons + [r for r in self._reasons if r not in reasons]
-            if self._failures <= MAX_RETRIES:
-                log.warning("git commit failed (%s); retrying", exc)
-                self._event.set()
-            else:
-                log.error("git commit keeps failing (%s); will retry with the next change", exc)
+            # Most often another git process holds .git/index.lock for a moment (a `git status`
+            # in the wiki refreshes the index); a lock or index a dead process left is repaired.
+            self._failed(exc, reasons)
             return None
-        self._failures = 0
+        self._failures, self.failing_since, self.last_error, self.uncommitted_writes = 0, None, None, 0
         if oid:
             self.commits += 1
             await self._after_commit()
@@ -148,10 +177,25 @@ class Committer:
             await self.on_commit()
         except Exception:  # the history is derived: the next commit or reconcile reads it again
             log.exception("could not read the page history of the new commit")
+    def _failed(self, exc: Exception, reasons: list[str]) -> None:
+        self._failures += 1
+        self.failing_since = self.failing_since or time.time()
+        self.last_error = str(exc)
+        self._reasons = reasons + [r for r in self._reasons if r not in reasons]
+        log_at = log.warning if self._failures <= 3 else log.error
+        log_at("git commit failed %d times (%s); retrying", self._failures, exc)
+        self._event.set()
 
     def _commit(self, message: str) -> str | None:
         with self._lock:
-            return commit_all(self._wiki, message)
+            try:
+                return commit_all(self._wiki, message)
+            except (pygit2.GitError, OSError):
+                repaired = repair(self._wiki)
+                if not repaired:
+                    raise
+                self.repairs += repaired
+                return commit_all(self._wiki, message)
 
     def exclusively(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` on this thread while no commit can start: a sync's merge needs HEAD,

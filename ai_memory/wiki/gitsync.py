@@ -17,12 +17,18 @@ The merge is a three-way merge at file granularity over (merge base, ours, their
 
 History is only ever added to: a merge commit with both parents, or a fast-forward when ours
 is already in theirs. Nothing is force-pushed (no ``+`` in any push refspec, no ``--force``).
+
+The remote is not trusted. git's fsck checks every object fetched (``gitcli.HARDENED``), and
+before anything is written every path of their tree must be a plain file at a wiki path: no
+``..``, no absolute path, nothing under ``.git``, no symlink (mode 120000) and no submodule
+(160000). One bad entry refuses the whole merge and nothing is written.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -31,8 +37,9 @@ from pathlib import Path
 import pygit2
 
 from ai_memory.core.errors import SyncError
-from ai_memory.wiki.files import GENERATED, atomic_write
+from ai_memory.wiki.files import GENERATED, atomic_write, lstat_file, read_file, unlink_file, unsafe_part
 from ai_memory.wiki.git import commit_all
+from ai_memory.wiki.gitcli import HARDENED, check_remote
 from ai_memory.wiki.repo import ensure_repo, signature
 
 TRACKING_REF = "refs/remotes/ai-memory-sync/{branch}"
@@ -59,7 +66,7 @@ class WorkTreeRaced(Exception):
 def _git(wiki_dir: Path, args: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
     """Run git on the wiki's repository, in its own session: no terminal to prompt on (a
     password prompt would hang a daemon), and on timeout the whole group (ssh too) is killed."""
-    cmd = ["git", f"--git-dir={wiki_dir / '.git'}", *args]
+    cmd = ["git", *HARDENED, f"--git-dir={wiki_dir / '.git'}", *args]
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, start_new_session=True)
@@ -78,8 +85,9 @@ def fetch(wiki_dir: Path, url: str, branch: str, timeout_s: float) -> str | None
     """Fetch the remote branch into our tracking ref; its commit id, or None when the remote
     has no such branch yet (a new, empty remote)."""
     ref = TRACKING_REF.format(branch=branch)
+    url = check_remote(url)
     # '+' only on our own tracking ref: it mirrors the remote, our branch is never touched here
-    done = _git(wiki_dir, ["fetch", "--quiet", "--no-tags", url, f"+refs/heads/{branch}:{ref}"], timeout_s)
+    done = _git(wiki_dir, ["fetch", "--quiet", "--no-tags", "--", url, f"+refs/heads/{branch}:{ref}"], timeout_s)
     if done.returncode != 0:
         if "couldn't find remote ref" in done.stderr:
             return None
@@ -90,7 +98,8 @@ def fetch(wiki_dir: Path, url: str, branch: str, timeout_s: float) -> str | None
 def push(wiki_dir: Path, url: str, branch: str, commit: str, timeout_s: float) -> bool:
     """Push ``commit`` to the remote branch, never forced. False when the remote refused it
     because it moved on meanwhile (fetch and merge again); other failures raise."""
-    done = _git(wiki_dir, ["push", "--porcelain", url, f"{commit}:refs/heads/{branch}"], timeout_s)
+    done = _git(wiki_dir, ["push", "--porcelain", "--", check_remote(url), f"{commit}:refs/heads/{branch}"],
+                timeout_s)
     if done.returncode == 0:
         return True
     text = done.stdout + done.stderr
@@ -121,6 +130,8 @@ def commit_and_merge(wiki_dir: Path, theirs: str | None, now: datetime | None = 
     base_id = repo.merge_base(ours.id, other.id)
     base = _flatten(repo, repo[base_id].tree) if base_id else {}
     mine, their = _flatten(repo, ours.tree), _flatten(repo, other.tree)
+    for path, (_, mode) in their.items():
+        check_entry(path, mode)  # before anything is written: one bad entry refuses the merge
     stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%d-%H%M%S")
     merged, conflicts = merge_files(base, mine, their, f"{str(other.id)[:8]}-{stamp}")
     outcome = _apply(repo, wiki_dir, mine, merged)
@@ -172,6 +183,20 @@ def _free_name(name: str, *taken: dict[str, Entry]) -> str:
     return candidate
 
 
+SAFE_MODES = frozenset({pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE})
+
+
+def check_entry(path: str, mode: int) -> None:
+    """SyncError unless ``path`` is a plain file at a path inside the wiki, outside ``.git``."""
+    if mode not in SAFE_MODES:
+        kind = {pygit2.GIT_FILEMODE_LINK: "a symlink", pygit2.GIT_FILEMODE_COMMIT: "a submodule"}.get(mode, "no file")
+        raise SyncError(f"the remote's tree holds {kind}; nothing was merged", detail=f"{path!r} (mode {mode:o})")
+    bad = unsafe_part(path)
+    if bad is not None:
+        raise SyncError("the remote's tree holds a path outside the wiki; nothing was merged",
+                        detail=f"{path!r}: {bad}")
+
+
 def _flatten(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = "") -> dict[str, Entry]:
     """Every file of a tree by its path (sub-trees walked, not listed)."""
     files: dict[str, Entry] = {}
@@ -190,37 +215,47 @@ def _apply(repo: pygit2.Repository, wiki_dir: Path, ours: dict[str, Entry],
     touched still holds what we committed, then write or remove each."""
     changed = sorted(p for p in set(ours) | set(merged) if ours.get(p) != merged.get(p))
     for path in changed:
-        if _disk_id(wiki_dir / path) != (ours[path][0] if path in ours else None):
+        if _disk_id(wiki_dir, path) != (ours[path][0] if path in ours else None):
             raise WorkTreeRaced(path)
     outcome = MergeOutcome(head="")
     for path in changed:
-        target = wiki_dir / path
         # again just before replacing it: a page written meanwhile must not be overwritten
-        if _disk_id(target) != (ours[path][0] if path in ours else None):
+        if _disk_id(wiki_dir, path) != (ours[path][0] if path in ours else None):
             raise WorkTreeRaced(path)
         if path in merged:
-            atomic_write(target, repo[merged[path][0]].data)
+            atomic_write(wiki_dir, path, repo[merged[path][0]].data)
             outcome.written.append(path)
         else:
             outcome.removed[path] = repo[ours[path][0]].data
-            target.unlink(missing_ok=True)
-            _prune_empty_dirs(target.parent, wiki_dir)
+            try:
+                unlink_file(wiki_dir, path)
+            except FileNotFoundError:
+                pass
+            _prune_empty_dirs(wiki_dir, path)
     return outcome
 
 
-def _disk_id(path: Path) -> pygit2.Oid | None:
+def _disk_id(wiki_dir: Path, rel: str) -> pygit2.Oid | None:
     try:
-        return pygit2.hash(path.read_bytes())
+        return pygit2.hash(read_file(wiki_dir, rel)[0])
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise SyncError("cannot read a wiki file before merging", detail=f"{path}: {exc}") from exc
+        raise SyncError("cannot read a wiki file before merging", detail=f"{rel}: {exc}") from exc
 
 
-def _prune_empty_dirs(folder: Path, wiki_dir: Path) -> None:
-    while folder != wiki_dir and folder.is_dir() and not any(folder.iterdir()):
-        folder.rmdir()
-        folder = folder.parent
+def _prune_empty_dirs(wiki_dir: Path, rel: str) -> None:
+    """Remove the folders of ``rel`` that are now empty, deepest first (never a linked one)."""
+    parts = rel.split("/")[:-1]
+    while parts:
+        folder = "/".join(parts)
+        try:
+            if not stat.S_ISDIR(lstat_file(wiki_dir, folder).st_mode) or any((wiki_dir / folder).iterdir()):
+                return
+            os.rmdir(wiki_dir / folder)
+        except OSError:
+            return
+        parts.pop()
 
 
 def _advance(repo: pygit2.Repository, ours: pygit2.Commit, theirs: pygit2.Commit,

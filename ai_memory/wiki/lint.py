@@ -27,6 +27,8 @@ index; it never changes a page or a row. Rules, in the order they are reported:
 - ``conflict-copy``: a sync tool's conflict copy (``x.conflict-*.md``, ``x.sync-conflict-*.md``).
 - ``index-blocked``: a project folder's ``index.md`` that ai-memory did not write, so the
   generated index is not written there (it never replaces a file it did not write).
+- ``symlink``: a symbolic link in the wiki (to a file or a folder). ai-memory never follows one:
+  what it points at is not indexed, served nor written.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from ai_memory.wiki.project_index import blocked_indexes
 from ai_memory.wiki.reindex import check
 
 RULES = ("contradiction", "broken-link", "orphan", "duplicate-title", "expired", "broken-frontmatter",
-         "oversized", "index-drift", "conflict-copy", "index-blocked")
+         "oversized", "index-drift", "conflict-copy", "index-blocked", "symlink")
 # Larger than this, a page is no longer one piece of knowledge: agents read pages whole
 # (memory_read_page cuts at 20,000 characters by default) and retrieval ranks it by its best chunk.
 OVERSIZED_BYTES = 100_000
@@ -128,8 +130,10 @@ def lint(wiki_dir: Path, raw_dir: Path, db_path: Path, now: str | None = None) -
     report.findings += [_broken(p) for p in pages if p.problems]
     report.findings += [_oversized(p) for p in pages if p.size > OVERSIZED_BYTES]
     report.findings += [_drift_finding(d) for d in persistent_drift(wiki_dir, raw_dir, db_path)]
-    report.findings += _conflict_copies(wiki_dir)
+    links: list[str] = []
+    report.findings += _conflict_copies(wiki_dir, links)
     report.findings += [_blocked(rel) for rel in blocked]
+    report.findings += [_symlink(wiki_dir, rel) for rel in links]
     report.findings.sort(key=lambda f: (RULES.index(f.rule), f.path, f.detail))
     return report
 
@@ -296,9 +300,20 @@ def _drift_finding(difference: str) -> Finding:
                    "run: ai-memory reindex (or wait for the next reconcile, every wiki.reconcile_interval_s)")
 
 
-def _conflict_copies(wiki_dir: Path) -> list[Finding]:
+def _symlink(wiki_dir: Path, rel: str) -> Finding:
+    try:
+        target = os.readlink(wiki_dir / rel)
+    except OSError:
+        target = "?"
+    return Finding("symlink", rel, f"a symbolic link (to {target}); ai-memory never reads, serves or writes"
+                   " through one", f"put the file itself at {rel} (or remove the link): what it points at is"
+                   " ignored until then")
+
+
+def _conflict_copies(wiki_dir: Path, links: list[str]) -> list[Finding]:
+    """Conflict copies among the pages; the walk also collects the symlinks into ``links``."""
     found = []
-    for rel, _ in iter_pages(wiki_dir):
+    for rel, _ in iter_pages(wiki_dir, links):
         if CONFLICT_COPY.search(rel):
             original = CONFLICT_COPY.sub(".md", rel)
             found.append(Finding("conflict-copy", rel, f"a sync conflict copy of {original}",

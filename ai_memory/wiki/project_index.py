@@ -14,6 +14,7 @@ import sqlite3
 from pathlib import Path
 
 from ai_memory.core.page import parse_page, render_page
+from ai_memory.wiki.files import read_file
 
 INDEX_NAME = "index.md"
 
@@ -63,13 +64,12 @@ def blocked_indexes(conn: sqlite3.Connection, wiki_dir: Path) -> list[str]:
     blocked = []
     for folder in owned_folders(conn):
         rel = f"{folder}/{INDEX_NAME}"
-        path = wiki_dir / rel
-        if path.is_symlink():  # never followed, never replaced
-            blocked.append(rel)
-            continue
         try:
-            data = path.read_bytes()
-        except OSError:
+            data = read_file(wiki_dir, rel)[0]
+        except FileNotFoundError:
+            continue
+        except OSError:  # a link (never followed, never replaced), a folder, a FIFO
+            blocked.append(rel)
             continue
         if not written_by_us(data, rel):
             blocked.append(rel)

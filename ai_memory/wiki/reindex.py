@@ -19,12 +19,13 @@ from tqdm import tqdm
 
 from ai_memory.core.page import parse_page
 from ai_memory.store.connection import open_read_connection, open_write_connection
+from ai_memory.store import ledger
 from ai_memory.store.history import history_rows, record_versions, replay
 from ai_memory.store.migrations import migrate
-from ai_memory.store.observations import store_record
+from ai_memory.store.observations import scoped_key, store_record
 from ai_memory.store.pages import index_page_rows
 from ai_memory.store.raw_log import iter_records
-from ai_memory.wiki.files import fsync_dir, iter_pages
+from ai_memory.wiki.files import fsync_dir, iter_pages, read_file
 from ai_memory.wiki.history import all_versions, new_commits, versions
 
 log = logging.getLogger(__name__)
@@ -36,6 +37,7 @@ class RebuildReport:
     broken_pages: int = 0
     observations: int = 0
     duplicates: int = 0
+    ledger: int = 0  # user and audit records replayed
     handoffs_kept: int = 0
     path: str = ""
 
@@ -45,8 +47,10 @@ def _progress(iterable, desc: str, show: bool):
                 disable=not show, leave=False)
 
 
-def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool = False) -> RebuildReport:
-    """Build ``<db>.rebuild`` from files and journal; the live database is only read."""
+def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool = False,
+            carry_from: Path | None = None) -> RebuildReport:
+    """Build ``<db>.rebuild`` from files and journal; the live database (or ``carry_from``, a
+    damaged one moved aside) is only read, for the state that is in no file."""
     new = db_path.with_name(db_path.name + ".rebuild")
     for stale in (new, new.with_name(new.name + "-wal"), new.with_name(new.name + "-shm")):
         stale.unlink(missing_ok=True)
@@ -57,8 +61,8 @@ def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool
         conn.execute("BEGIN IMMEDIATE")
         for rel, path in _progress(list(iter_pages(wiki_dir)), "pages", show_progress):
             try:
-                st = path.stat()
-                page = parse_page(rel, path.read_bytes())
+                data, st = read_file(wiki_dir, rel)
+                page = parse_page(rel, data)
             except OSError as exc:
                 log.warning("reindex: cannot read %s: %s", rel, exc)
                 continue
@@ -76,16 +80,21 @@ def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool
             " AND p.type = 'Session Summary' LIMIT 1)")
         conn.execute("UPDATE sessions SET compiled_at = last_event_at WHERE page_path IS NOT NULL")
         conn.execute("COMMIT")
-        report.handoffs_kept = _copy_state(conn, db_path)
+        report.handoffs_kept = _copy_state(conn, carry_from or db_path)
     finally:
         conn.close()
     return report
 
 
 def replay_journal(conn: sqlite3.Connection, raw_dir: Path, report: RebuildReport, show: bool = False) -> None:
-    """Insert every journaled observation not yet present (ids and idempotency keys dedupe)."""
+    """Insert every journaled observation not yet present (ids and idempotency keys dedupe), and
+    replay the ledger of users and audit rows in order."""
     for record in _progress(iter_records(raw_dir), "observations", show):
         try:
+            if ledger.is_ledger(record):
+                ledger.replay(conn, record)
+                report.ledger += 1
+                continue
             duplicate = store_record(conn, record)
         except (KeyError, sqlite3.Error) as exc:
             log.warning("reindex: skipped a journal record: %s", exc)
@@ -177,8 +186,8 @@ def check(wiki_dir: Path, raw_dir: Path, db_path: Path) -> Drift:
         return drift
     conn.close()
     on_disk = dict(iter_pages(wiki_dir))
-    for rel, path in sorted(on_disk.items()):
-        page = parse_page(rel, path.read_bytes())
+    for rel in sorted(on_disk):
+        page = parse_page(rel, _bytes_or_empty(wiki_dir, rel))
         if page.generated:
             on_disk.pop(rel)
         elif rel not in indexed:
@@ -200,6 +209,11 @@ def _history_drift(indexed: set, derived: set) -> list[str]:
     """Pages whose versions in the index differ from those git's history gives."""
     paths = sorted({row[0] for row in indexed ^ derived})
     return [f"page history differs from git: {path}" for path in paths[:1000]]
+def _bytes_or_empty(wiki_dir: Path, rel: str) -> bytes:
+    try:
+        return read_file(wiki_dir, rel)[0]
+    except OSError:  # removed (or replaced by a link) since the listing
+        return b""
 
 
 def _journal_ids(raw_dir: Path) -> set[str]:
@@ -207,7 +221,9 @@ def _journal_ids(raw_dir: Path) -> set[str]:
     keys: set[str] = set()
     ids: set[str] = set()
     for record in iter_records(raw_dir):
-        key = record.get("idempotency_key")
+        if ledger.is_ledger(record):
+            continue
+        key = scoped_key(record.get("idempotency_key"), record.get("owner"))
         if key:
             if key in keys:
                 continue

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pygit2
 
+from ai_memory.wiki.files import file_kind
+
 AUTHOR_NAME = "ai-memory"
 AUTHOR_EMAIL = "ai-memory@localhost"
 
@@ -34,7 +36,9 @@ def ensure_repo(wiki_dir: Path) -> pygit2.Repository:
     for name, text in (("README.md", _README), (".gitignore", _GITIGNORE)):
         if not (wiki_dir / name).exists() and not (wiki_dir / name).is_symlink():
             (wiki_dir / name).write_text(text)
-    repo.index.add_all()
+    for path, flags in repo.status().items():  # not add_all: it would take symlinks along (see git.commit_all)
+        if flags != pygit2.GIT_STATUS_IGNORED and file_kind(wiki_dir, path) == "file":
+            repo.index.add(path)
     repo.index.write()
     tree = repo.index.write_tree()
     sig = signature()

@@ -23,7 +23,7 @@ from ai_memory.store.history import history_cursor, record_versions
 from ai_memory.store.pages import FileState, file_states, index_page_rows, remove_page
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer, WriteTx
-from ai_memory.wiki.files import atomic_write, is_page_path, iter_pages
+from ai_memory.wiki.files import atomic_write, is_link_refusal, is_page_path, iter_pages, read_file, unlink_file
 from ai_memory.wiki.git import Committer, committed
 from ai_memory.wiki.history import new_commits, versions
 from ai_memory.wiki.project_index import INDEX_NAME, owns, project_pages, render_index, written_by_us
@@ -55,6 +55,11 @@ class Wiki:
         self._refused: set[str] = set()  # index.md files not ours, each logged once
         self._history_lock = asyncio.Lock()
         committer.on_commit = self.read_history
+        self.symlinks: list[str] = []  # links found by the last reconcile: never read, listed in status
+
+    def read(self, rel: str) -> bytes:
+        """A wiki file's bytes, never through a symlink (OSError as open() raises it)."""
+        return read_file(self.dir, rel)[0]
 
     async def write_page(self, rel: str, text: str, reason: str, extra: ExtraRows | None = None) -> ParsedPage:
         """Write a page atomically, then its index rows (and ``extra`` rows) in one transaction."""
@@ -67,11 +72,12 @@ class Wiki:
         ``extra`` runs in that transaction with the first page's id. ``commit_now`` commits before
         returning (deliberate memories) instead of within the commit window.
         """
+        self.committer.check_backlog()  # 503 while git keeps failing and too much waits for it
         await self.commit_changes_outside(await asyncio.to_thread(_existing, self.dir, [rel for rel, _ in pages]))
         written = []
         for rel, text in pages:
             data = text.encode("utf-8")
-            st = await asyncio.to_thread(atomic_write, self.dir / rel, data)
+            st = await asyncio.to_thread(atomic_write, self.dir, rel, data)
             written.append((parse_page(rel, data), st))
 
         def job(tx: WriteTx) -> None:
@@ -80,6 +86,7 @@ class Wiki:
                 extra(tx, ids[0])
 
         await self.writer.submit_wait(job)
+        self.committer.note_written(len(written))
         await self.refresh_indexes({page.path.split("/", 1)[0] for page, _ in written if "/" in page.path})
         self.committer.request(reason)
         if commit_now:
@@ -90,9 +97,8 @@ class Wiki:
         """Remove a page file and its index rows, committed at once. The bytes removed are
         committed first, so git history always holds what was deleted (an edit made a moment
         ago, or still inside the commit window, included)."""
-        path = self.dir / rel
         try:
-            data = await asyncio.to_thread(path.read_bytes)
+            data = await asyncio.to_thread(self.read, rel)
         except FileNotFoundError:
             return False
         if not await asyncio.to_thread(committed, self.dir, {rel: data}):
@@ -132,9 +138,13 @@ class Wiki:
             if not owned:
                 continue
             rel = f"{folder}/{INDEX_NAME}"
-            path = self.dir / rel
-            current = await asyncio.to_thread(_read_or_none, path)
-            if path.is_symlink() or not written_by_us(current, rel):
+            try:
+                current: bytes | None = await asyncio.to_thread(self.read, rel)
+            except FileNotFoundError:
+                current = None
+            except OSError:  # a link, a folder, a FIFO: not a file ai-memory wrote
+                current = b""
+            if not written_by_us(current, rel):
                 if rel not in self._refused:
                     self._refused.add(rel)
                     log.warning("not writing %s: ai-memory did not write the file there", rel)
@@ -147,11 +157,11 @@ class Wiki:
                 await self.committer.flush()
             await self.commit_changes_outside({rel: current} if current is not None else {})
             try:
-                await asyncio.to_thread(atomic_write, path, text)
-            except DiskFull as exc:
+                await asyncio.to_thread(atomic_write, self.dir, rel, text)
+            except (DiskFull, Conflict) as exc:
                 # index.md is derived: the page itself is already written and indexed, so its
                 # caller must not see a failure; the next change to the project rewrites it.
-                log.warning("could not rewrite %s: %s", path, exc.detail)
+                log.warning("could not rewrite %s: %s", rel, exc.detail)
 
     async def commit_changes_outside(self, files: dict[str, bytes]) -> None:
         """Before ai-memory replaces files: one that changed outside and is not in git yet
@@ -166,18 +176,17 @@ class Wiki:
         if lookup:
             states = await self.reader.run(lambda c: _state_of(c, rel))
             known = states
-        path = self.dir / rel
         try:
-            st = path.stat()
-            data = await asyncio.to_thread(path.read_bytes)
-        except (FileNotFoundError, NotADirectoryError):
+            data, st = await asyncio.to_thread(read_file, self.dir, rel)
+        except OSError as exc:
+            # gone, or a symlink now (never read through one): either way no page is there
+            if not isinstance(exc, FileNotFoundError) and not is_link_refusal(exc):
+                log.warning("cannot read %s: %s", rel, exc)
+                return "unchanged"
             if known is None:
                 return "unchanged"
             await self.writer.submit_wait(remove_page(rel))
             return "removed"
-        except OSError as exc:
-            log.warning("cannot read %s: %s", rel, exc)
-            return "unchanged"
         page = parse_page(rel, data)
         if page.generated:  # a generated index is derived, never a page
             if known is None:
@@ -200,7 +209,9 @@ class Wiki:
         async with self._sync_lock:
             report = ReconcileReport()
             states = await self.reader.run(file_states)
-            on_disk = await asyncio.to_thread(lambda: {rel: p for rel, p in iter_pages(self.dir)})
+            links: list[str] = []
+            on_disk = await asyncio.to_thread(lambda: {rel: p for rel, p in iter_pages(self.dir, links)})
+            self.symlinks = links
             for rel, path in on_disk.items():
                 known = states.get(rel)
                 if known is not None and _same_stat(path, known):
@@ -221,39 +232,33 @@ class Wiki:
         return report
 
 
-def _read_or_none(path: Path) -> bytes | None:
-    try:
-        return None if path.is_symlink() else path.read_bytes()
-    except OSError:
-        return None
-
-
 def _existing(wiki_dir: Path, rels: list[str]) -> dict[str, bytes]:
-    """The current bytes of those of ``rels`` that exist (about to be replaced)."""
+    """The current bytes of those of ``rels`` that exist (about to be replaced), never read
+    through a link."""
     found = {}
     for rel in rels:
-        data = _read_or_none(wiki_dir / rel)
-        if data is not None:
-            found[rel] = data
+        try:
+            found[rel] = read_file(wiki_dir, rel)[0]
+        except OSError:
+            continue
     return found
 
 
 def _unlink_if_committed(wiki_dir: Path, rel: str) -> bool | None:
     """Under the git lock: remove the file only if HEAD holds exactly its bytes (None: already gone)."""
-    path = wiki_dir / rel
     try:
-        data = path.read_bytes()
+        data = read_file(wiki_dir, rel)[0]
     except FileNotFoundError:
         return None
     if not committed(wiki_dir, {rel: data}):
         return False
-    path.unlink()
+    unlink_file(wiki_dir, rel)
     return True
 
 
 def _same_stat(path: Path, known: FileState) -> bool:
     try:
-        st = path.stat()
+        st = path.lstat()
     except OSError:
         return False
     return st.st_mtime_ns == known.mtime_ns and st.st_size == known.size

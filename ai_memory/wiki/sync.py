@@ -18,13 +18,14 @@ from typing import Any
 import pygit2
 
 from ai_memory.config import Config
-from ai_memory.core.errors import InputError, SyncError
+from ai_memory.core.errors import SyncError
 from ai_memory.core.page import parse_page
 from ai_memory.store.forgetting import bury_pages, stamp
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer
 from ai_memory.wiki.files import is_page_path
 from ai_memory.wiki.git import Committer, removal_commit
+from ai_memory.wiki.gitcli import check_remote
 from ai_memory.wiki.gitsync import MergeOutcome, WorkTreeRaced, commit_and_merge, fetch, push
 from ai_memory.wiki.repo import ensure_repo
 from ai_memory.wiki.service import Wiki
@@ -65,10 +66,8 @@ class Syncer:
         self._lock = asyncio.Lock()
 
     async def sync(self, remote: str | None = None) -> SyncReport:
-        url = (remote or self.remote).strip()
-        if not url:
-            # the caller's to fix (config or argument), not the remote's: a 400, not a 502
-            raise InputError("no git remote to sync with", detail="set sync.remote in config.toml or pass --remote URL")
+        # the caller's to fix (config or argument), not the remote's: a 400, not a 502
+        url = check_remote(remote or self.remote)
         async with self._lock:
             report = SyncReport(url, self.branch)
             for report.rounds in range(1, MAX_ROUNDS + 1):

@@ -1,0 +1,87 @@
+"""What stops the wiki's commits, and its repair where that is safe.
+
+Two things make every commit fail until someone acts: an ``index.lock`` left by a git process
+that died (a crash, a kill -9, a full disk), and an index file that cannot be read. Both are
+repaired here, and only when it is safe:
+
+- the lock is removed only once no process holds it open (a live git keeps its lock file open
+  from creation to rename, milliseconds as a rule) and it is ``STALE_LOCK_S`` old;
+- git's index is derived (HEAD plus what was staged); an unreadable one is moved aside and
+  rebuilt from HEAD, after which every change in the work tree shows again and is committed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pygit2
+
+log = logging.getLogger(__name__)
+STALE_LOCK_S = 10.0
+
+
+def _held_open(path: Path) -> bool:
+    """True when a process we can see has ``path`` open (Linux /proc; elsewhere: assume so)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True
+    target = str(path)
+    for pid in (p for p in proc.iterdir() if p.name.isdigit()):
+        try:
+            fds = list((pid / "fd").iterdir())
+        except OSError:  # gone, or another user's (who cannot write our 0700 data dir)
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(fd) == target:
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+def stale_lock(wiki_dir: Path, now: float | None = None) -> Path | None:
+    """The wiki's ``.git/index.lock`` when it is left over (old, and no process holds it)."""
+    lock = wiki_dir / ".git" / "index.lock"
+    try:
+        age = (now or time.time()) - lock.lstat().st_mtime
+    except FileNotFoundError:
+        return None
+    return lock if age >= STALE_LOCK_S and not _held_open(lock) else None
+
+
+def index_readable(wiki_dir: Path) -> bool:
+    try:
+        pygit2.Repository(str(wiki_dir)).index.read(force=True)
+    except pygit2.GitError:
+        return False
+    return True
+
+
+def repair(wiki_dir: Path) -> list[str]:
+    """Repair what is safe to repair; what was done, one line each (empty: nothing was)."""
+    done = []
+    lock = stale_lock(wiki_dir)
+    if lock is not None:
+        lock.unlink(missing_ok=True)
+        done.append(f"removed a stale {lock.name} (no process held it)")
+    if not index_readable(wiki_dir):
+        done.append(_rebuild_index(wiki_dir))
+    for line in done:
+        log.warning("wiki git: %s", line)
+    return done
+
+
+def _rebuild_index(wiki_dir: Path) -> str:
+    index = wiki_dir / ".git" / "index"
+    aside = index.with_name(f"index.unreadable-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S')}")
+    os.replace(index, aside)
+    repo = pygit2.Repository(str(wiki_dir))
+    if not repo.head_is_unborn:
+        repo.index.read_tree(repo.head.peel(pygit2.Commit).tree)
+    repo.index.write()
+    return f"rebuilt the unreadable index from HEAD (the old one is {aside.name})"
