@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import socket
 import subprocess
@@ -187,20 +188,32 @@ def test_spool_files_are_private_and_bad_ones_are_quarantined(data_dir: Path) ->
 
 
 def test_hook_client_import_path_is_standard_library_only(tmp_path: Path) -> None:
+    """``ai-memory hook`` execs the shell client having imported only its own few modules (no
+    argparse, typing or pathlib); where it cannot exec, the Python client stays light too."""
     probe = (
-        "import sys, io, runpy\n"
-        "sys.argv = ['ai-memory', 'hook', '--agent', 'codex']\n"
+        "import sys, io, os\n"
+        "seen = []\n"
+        "def no_exec(path, argv):\n"
+        "    seen.append(sorted(m for m in sys.modules if m.startswith('ai_memory')"
+        " or m in ('argparse', 'typing', 'pathlib', 'json', 'socket')))\n"
+        "    raise OSError('this probe stays in process')\n"
+        "os.execv = no_exec\n"
         "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{}'))\n"
         "from ai_memory.cli.main import main\n"
         "main(['hook', '--agent', 'codex'])\n"
         "heavy = [m for m in sys.modules if m.split('.')[0] in ('aiohttp', 'torch', 'pygit2', 'sqlite3',"
         " 'numpy', 'sentence_transformers', 'yaml', 'frontmatter', 'watchdog')"
         " or m.startswith(('ai_memory.store', 'ai_memory.server', 'ai_memory.wiki'))]\n"
+        "print('AT_EXEC', seen[0], file=sys.stderr)\n"
         "print('HEAVY', heavy, file=sys.stderr)\n"
     )
     env = cli_env(tmp_path / "data", AI_MEMORY_PORT=str(free_port()))
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=30)
     assert "HEAVY []" in done.stderr, done.stderr
+    at_exec = set(ast.literal_eval(done.stderr.split("AT_EXEC ", 1)[1].splitlines()[0]))
+    assert at_exec == {"ai_memory", "ai_memory.cli", "ai_memory.cli.main", "ai_memory.cli.hook",
+                       "ai_memory.client", "ai_memory.client.hook_script", "ai_memory.core",
+                       "ai_memory.core.errors"}, at_exec
 
 
 def test_spool_caps_drop_old_and_excess_files_and_count_them(data_dir: Path) -> None:

@@ -1,4 +1,4 @@
-"""Showing and applying planned file changes for install-rules and install-mcp: a diff per file
+"""Showing and applying planned file changes for the install verbs: a diff per file
 on ``--dry-run``, else one line per file saying what was done (and where the backup went)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ Apply = Callable[[Iterable[FileChange], str], list[tuple[FileChange, Path | None
 def print_diffs(changes: list[FileChange]) -> None:
     for change in changes:
         if change.changed:
-            sys.stdout.write(unified_diff(change))
+            sys.stdout.write(unified_diff(change) or f"changes {change.path}: the token's value only\n")
         else:
             print(f"{'absent' if change.before is None else 'unchanged'} {change.path}")
         for note in change.notes:
@@ -24,8 +24,10 @@ def print_diffs(changes: list[FileChange]) -> None:
 
 
 def apply_and_report(changes: list[FileChange], apply: Apply) -> None:
-    written = dict((c.path, backup) for c, backup in apply(changes, time.strftime("%Y%m%dT%H%M%S")))
-    for change in changes:
+    applied = apply(changes, time.strftime("%Y%m%dT%H%M%S"))
+    written = dict((c.path, backup) for c, backup in applied)
+    done = {c.path: c for c, _ in applied}  # as applied: with the notes the writing added
+    for change in (done.get(c.path, c) for c in changes):
         if change.path not in written:
             print(f"{'absent' if change.before is None else 'unchanged'} {change.path}")
         elif change.before is None:

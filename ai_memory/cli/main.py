@@ -7,52 +7,48 @@ Exit codes: 0 success, 1 failure, 2 usage or configuration error.
 
 from __future__ import annotations
 
-import argparse
+import importlib
 import sys
-from collections.abc import Sequence
+from types import ModuleType
 
-from ai_memory import __version__
-from ai_memory.cli import (
-    correct, delete, doctor, finalize_session, handoff, hook, import_transcripts, install_hooks, install_mcp,
-    install_rules, mcp_server, message, meta, read, recent, reindex, search, serve, status, write,
-)
-from ai_memory.cli import feedback, forget_sweep
-from ai_memory.cli import lint
-from ai_memory.cli import backup, restore
-from ai_memory.cli import sync
-from ai_memory.cli import audit, user
-from ai_memory.cli import breaker, outbox
 from ai_memory.core.errors import AiMemoryError, ConfigError
 
+TYPE_CHECKING = False  # not typing's: importing typing costs the hook's fast path ~10 ms
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+
 # Help lists verbs in this order: the daemon, memory for people, coordination, wiring agents, operations.
+# Modules, by name under ai_memory.cli: each is imported only when the parser needs it.
 VERBS = (
-    serve, status, search, read, recent, write, correct, delete, feedback, meta, handoff, message, mcp_server,
-    install_hooks, install_mcp, install_rules, hook, import_transcripts, doctor, lint, reindex, forget_sweep,
-    finalize_session, backup, restore, sync, user, audit, breaker, outbox,
+    "serve", "status", "search", "read", "recent", "write", "correct", "delete", "feedback", "meta", "handoff",
+    "message", "mcp_server", "install_hooks", "install_mcp", "install_rules", "hook", "import_transcripts",
+    "doctor", "service", "lint", "reindex", "forget_sweep", "finalize_session", "backup", "restore", "sync", "user",
+    "audit", "breaker", "outbox",
 )
+# Verbs an agent runs on every event or at every start: their parser holds only themselves, so
+# no other verb module is imported (``ai-memory hook`` must answer in a few tens of ms).
+FAST_VERBS = {"hook": "hook", "mcp": "mcp_server"}
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # usage errors: one line, exit 2
-        self.print_usage(sys.stderr)
-        print(f"ai-memory: error: {message}", file=sys.stderr)
-        raise SystemExit(2)
+def verb_module(name: str) -> ModuleType:
+    return importlib.import_module(f"ai_memory.cli.{name}")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--data-dir", help="data directory (default: $AI_MEMORY_DATA_DIR or ~/.local/share/ai-memory)")
-    common.add_argument("--url", help="daemon URL (default: from config, http://127.0.0.1:49374)")
-    parser = _Parser(prog="ai-memory", description="Local-first memory daemon for AI coding agents.")
-    parser.add_argument("--version", action="version", version=f"ai-memory {__version__}")
-    sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
-    for verb in VERBS:
-        verb.register(sub, common)
-    return parser
+def build_parser(only: str | None = None) -> "argparse.ArgumentParser":
+    """The whole command line, or (``only``) one verb's part of it."""
+    from ai_memory.cli.parser import build
+
+    return build([only] if only else list(VERBS), verb_module)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["hook"]:  # before argparse: the plain form is exec'd into the shell client
+        from ai_memory.cli.hook import exec_shell_client
+
+        exec_shell_client(argv[1:])
+    parser = build_parser(FAST_VERBS.get(argv[0]) if argv else None)
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):
         parser.print_help(sys.stderr)

@@ -1,0 +1,41 @@
+"""Where the shell hook client lives: the script shipped with ai-memory, and its installed copy.
+
+Kept apart from the settings-file code, and free of pathlib, so that ``ai-memory hook`` can find
+the script and hand the event to it with nothing imported but ``os``.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # not typing's: nothing on the hook's fast path imports typing
+if TYPE_CHECKING:
+    from pathlib import Path
+
+HOOK_CLIENT = "ai-memory-hook"
+SHELL = "/bin/sh"
+_SOURCE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))),
+                       "hooks", HOOK_CLIENT)
+
+
+def hook_source() -> str:
+    """The shell client shipped with this installation."""
+    return _SOURCE
+
+
+def hook_client_path(data_dir: Path) -> Path:
+    """The copy ``install-hooks`` puts in the data dir, which agents' settings run."""
+    return data_dir / "bin" / HOOK_CLIENT
+
+
+def shell_argv(agent: str, event: str | None, data_dir: str | None, url: str | None,
+               script: str = _SOURCE) -> list[str] | None:
+    """The argv that runs the shell client for one event; None where it cannot run here."""
+    if not (os.path.exists(SHELL) and os.path.isfile(script)):
+        return None
+    argv = [SHELL, script]
+    if data_dir:
+        argv += ["--data-dir", data_dir]
+    if url:
+        argv += ["--url", url]
+    return argv + [agent] + ([event] if event else [])
