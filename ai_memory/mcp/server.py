@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Any
+from io import TextIOWrapper
+from typing import Any, BinaryIO
+
+import anyio
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -70,12 +73,24 @@ def build_server(ctx: ToolContext) -> MCPServer:
     return server
 
 
-def serve(ctx: ToolContext) -> int:
-    """Serve on stdio until the host closes stdin; 0 on a clean end."""
+def serve(ctx: ToolContext, stdin: BinaryIO, stdout: BinaryIO) -> int:
+    """Serve one session on these streams (the front's pipes, see ``fast_start``) until the
+    input ends; 0 on a clean end."""
+    from mcp.server.stdio import stdio_server
+
     server = build_server(ctx)
     log.info("ai-memory MCP server for project %s, daemon at %s", ctx.project, ctx.api.url)
+
+    async def session() -> None:
+        reader = anyio.wrap_file(TextIOWrapper(stdin, encoding="utf-8", errors="replace"))
+        writer = anyio.wrap_file(TextIOWrapper(stdout, encoding="utf-8"))
+        async with stdio_server(reader, writer) as (read_stream, write_stream):
+            # What MCPServer.run("stdio") does, on our streams instead of fds 0 and 1.
+            lowlevel = server._lowlevel_server
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
     try:
-        server.run("stdio")
+        anyio.run(session)
     except KeyboardInterrupt:  # the host stopped us: not an error worth a traceback
         pass
     sys.stderr.flush()
