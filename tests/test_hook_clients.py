@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, Daemon, cli_env, free_port
+from proc_scan import ProcScanner
 
 SHELL_CLIENT = REPO / "hooks" / "ai-memory-hook"
 BUDGET_MS = 150
@@ -242,39 +243,6 @@ def test_spool_caps_drop_old_and_excess_files_and_count_them(data_dir: Path) -> 
         daemon.stop()
     log = "".join(p.read_text() for p in (data_dir / "logs").glob("ai-memory.log*"))
     assert "older than the age cap" in log and "beyond the 5-file cap" in log
-
-
-class ProcScanner:
-    """Reads every process's command line (and environment) while it runs, looking for a secret."""
-
-    def __init__(self, secret: str) -> None:
-        self.secret = secret.encode()
-        self.found: list[str] = []
-        self.scans = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-
-    def __enter__(self) -> "ProcScanner":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            for proc in Path("/proc").iterdir():
-                if not proc.name.isdigit():
-                    continue
-                for what in ("cmdline", "environ"):
-                    try:
-                        data = (proc / what).read_bytes()
-                    except OSError:
-                        continue
-                    if self.secret in data:
-                        self.found.append(f"{proc.name}/{what}: {data[:200]!r}")
-            self.scans += 1
 
 
 @pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")

@@ -54,12 +54,14 @@ server.start()
 init = ask(json.loads(sys.argv[-1]))
 os.write(to_server, b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
 tools = ask({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+prompts = ask({"jsonrpc": "2.0", "id": 4, "method": "prompts/list"})
 sdk_loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("mcp", "mcp_types", "pydantic"))
 release.set()
 status = ask({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "memory_status", "arguments": {}}})
 os.close(to_server)
 server.join(timeout=60)
-sys.stderr.write(json.dumps({"init": init, "tools": tools, "sdk_loaded": sdk_loaded, "status": status}) + "\n")
+sys.stderr.write(json.dumps({"init": init, "tools": tools, "prompts": prompts, "sdk_loaded": sdk_loaded,
+                             "status": status}) + "\n")
 """
 
 
@@ -72,6 +74,7 @@ def test_the_handshake_is_answered_before_the_sdk_is_imported(daemon: Daemon) ->
     assert result["init"]["result"]["protocolVersion"] == "2025-06-18"
     assert result["init"]["result"]["serverInfo"]["name"] == "ai-memory"
     assert [t["name"] for t in result["tools"]["result"]["tools"]][0] == "memory_query"
+    assert result["prompts"]["result"] == {"prompts": []}
     # once the SDK is in, a tool call is answered by it, against the daemon
     assert result["status"]["id"] == 3 and result["status"]["result"]["isError"] is False
 

@@ -3,8 +3,9 @@
 Every agent nests hooks the same way: event → matcher groups → handlers. Every handler we
 install runs the spool-first shell client (``<data_dir>/bin/ai-memory-hook --data-dir D AGENT
 EVENT``), so capture never depends on the daemon being up; Claude Code's capture handlers are
-``async`` (it never waits for them), its SessionStart and SessionEnd run in the foreground
-(the briefing must be printed; nothing comes after the end). No setting carries the port (the
+``async`` (it never waits for them), its SessionStart, Stop and SessionEnd run in the
+foreground (the briefing must be printed; a ``-p`` run kills async hooks as it ends, and Stop
+and SessionEnd are what end it). No setting carries the port (the
 client finds the daemon through the data dir's endpoint record) or the token (the client reads
 the data dir's token file).
 
@@ -47,7 +48,9 @@ CLAUDE_EVENTS = (
     "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PreCompact",
     "PostCompact", "Notification", "Stop", "SubagentStart", "SubagentStop", "SessionEnd",
 )
-CLAUDE_FOREGROUND = ("SessionStart", "SessionEnd")  # every other Claude handler is async
+# Every other Claude handler is async. SessionStart prints the briefing; Stop and SessionEnd end
+# a `claude -p` run, which kills async hooks still running (a real run lost every async Stop).
+CLAUDE_FOREGROUND = ("SessionStart", "Stop", "SessionEnd")
 CODEX_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact",
                 "PostCompact", "Stop", "SessionEnd")
 # No PreCompress: Gemini CLI fires it before every model turn, with nothing but a trigger, so it

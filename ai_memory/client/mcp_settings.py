@@ -30,8 +30,7 @@ from ai_memory.client.agent_settings import (
     FileChange, check_agent_and_scope, read_settings, render, scoped_file,
 )
 from ai_memory.core.errors import ConfigError
-
-SERVER_NAME = "ai-memory"
+from ai_memory.core.own_tools import SERVER_NAME
 OWNED_KEYS = ("type", "command", "args", "env")
 CLAUDE_LOCAL = ".claude/settings.local.json"
 APPROVED_KEY, DENIED_KEY = "enabledMcpjsonServers", "disabledMcpjsonServers"

@@ -1,8 +1,9 @@
 """``python -m ai_memory.mcp.catalog``: rewrite ``catalog.json``, the handshake the front serves.
 
 The catalog is what the SDK server itself answers to ``initialize`` (without the negotiated
-``protocolVersion``) and to ``tools/list``, taken from a real session on pipes, plus the
-protocol versions the SDK negotiates by handshake. A test compares it with a fresh one, so a
+``protocolVersion``) and to the lists a host asks for right after it (``LISTS``: Claude Code
+takes a server's tools only once its prompts and resources are listed too), taken from a real
+session on pipes, plus the protocol versions the SDK negotiates by handshake. A test compares it with a fresh one, so a
 change to a tool, its schema, the instructions or the SDK cannot go unnoticed.
 """
 
@@ -14,11 +15,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ai_memory.mcp.fast_start import CATALOG
+from ai_memory.mcp.fast_start import CATALOG, LISTS
 
 
 def _session(version: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(initialize result, tools/list result) of one handshake session with the real server."""
+    """(initialize result, {list method: result}) of one handshake session with the real server."""
     from ai_memory.client.api import MemoryAPI
     from ai_memory.client.http import DaemonClient
     from ai_memory.mcp.context import ToolContext
@@ -38,22 +39,22 @@ def _session(version: str) -> tuple[dict[str, Any], dict[str, Any]]:
         init = ask({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "catalog", "version": "1"}}})
         to_server.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
-        tools = ask({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})
+        lists = {method: ask({"jsonrpc": "2.0", "id": n, "method": method, "params": {}})["result"]
+                 for n, method in enumerate(LISTS, start=2)}
     worker.join(timeout=30)
-    return init["result"], tools["result"]
+    return init["result"], lists
 
 
 def generate() -> dict[str, Any]:
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
     sessions = {version: _session(version) for version in HANDSHAKE_PROTOCOL_VERSIONS}
-    init, tools = sessions[HANDSHAKE_PROTOCOL_VERSIONS[-1]]
-    for version, (other_init, other_tools) in sessions.items():
-        if other_tools != tools or {**other_init, "protocolVersion": None} != {**init, "protocolVersion": None}:
+    init, lists = sessions[HANDSHAKE_PROTOCOL_VERSIONS[-1]]
+    for version, (other_init, other_lists) in sessions.items():
+        if other_lists != lists or {**other_init, "protocolVersion": None} != {**init, "protocolVersion": None}:
             raise RuntimeError(f"the SDK answers protocol {version} differently: the front needs a catalog per version")
     return {"handshake_versions": list(HANDSHAKE_PROTOCOL_VERSIONS),
-            "initialize": {k: v for k, v in init.items() if k != "protocolVersion"},
-            "tools": tools["tools"]}
+            "initialize": {k: v for k, v in init.items() if k != "protocolVersion"}, "lists": lists}
 
 
 def render(catalog: dict[str, Any]) -> str:

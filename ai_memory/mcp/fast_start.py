@@ -3,7 +3,8 @@
 Hosts do not wait long for a server: Codex and Claude Code send their first model request as
 soon as their servers are up or late, and a server that has not listed its tools by then is
 missing from it. The official SDK takes seconds of CPU to import, so ``serve_fast`` answers
-``initialize`` and ``tools/list`` from ``catalog.json`` (what the SDK itself answers, checked
+``initialize`` and the lists that follow it (tools, prompts, resources: Claude Code takes a
+server's tools only once all three are listed) from ``catalog.json`` (what the SDK itself answers, checked
 by a test and rewritten by ``python -m ai_memory.mcp.catalog``) while the SDK loads.
 
 Every line from the host still goes to the SDK server, which runs in this process on a pipe
@@ -25,16 +26,17 @@ from collections.abc import Callable
 from typing import Any, BinaryIO
 
 CATALOG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "catalog.json")
+LISTS = ("tools/list", "prompts/list", "resources/list", "resources/templates/list")
 
 
 def load_catalog(path: str = CATALOG) -> dict[str, Any] | None:
-    """``{"handshake_versions": [...], "initialize": {...}, "tools": [...]}``; None if unreadable."""
+    """``{"handshake_versions": [...], "initialize": {...}, "lists": {method: result}}``; None if unreadable."""
     try:
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
     except (OSError, ValueError):
         return None
-    return doc if isinstance(doc, dict) and {"handshake_versions", "initialize", "tools"} <= set(doc) else None
+    return doc if isinstance(doc, dict) and {"handshake_versions", "initialize", "lists"} <= set(doc) else None
 
 
 def _key(message_id: Any) -> str:
@@ -83,8 +85,9 @@ class Front:
             versions = self.catalog["handshake_versions"]
             version = requested if requested in versions else versions[-1]
             return {**self.catalog["initialize"], "protocolVersion": version}
-        if method == "tools/list" and self._initialized and not (message.get("params") or {}).get("cursor"):
-            return {"tools": self.catalog["tools"]}
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        if method in self.catalog["lists"] and self._initialized and not params.get("cursor"):
+            return self.catalog["lists"][method]
         return None
 
     def _inbound(self) -> None:

@@ -21,15 +21,10 @@ from pydantic import ValidationError
 
 import ai_memory
 from ai_memory.core.guidance import GUIDANCE
+from ai_memory.core.own_tools import SERVER_NAME, TOOL_NAMES
 from ai_memory.mcp import tools_coordination, tools_read, tools_write
 from ai_memory.mcp.context import ToolContext
 
-TOOL_NAMES = (
-    "memory_query", "memory_read_page", "memory_recent", "memory_status", "memory_meta", "memory_briefing",
-    "memory_read_session_observations", "memory_lint", "memory_write_page", "memory_correct", "memory_delete_page",
-    "memory_feedback", "memory_handoff_begin", "memory_handoff_list", "memory_handoff_accept", "memory_handoff_cancel",
-    "memory_message_send", "memory_message_list", "memory_message_pop", "memory_message_cancel",
-)
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +61,7 @@ def _problems(exc: ValidationError) -> str:
 def build_server(ctx: ToolContext) -> MCPServer:
     # log_level WARNING: the SDK logs every handled request at INFO, which only fills the
     # host's stderr capture; its handler writes to stderr, never stdout.
-    server = MemoryServer(name="ai-memory", title="ai-memory", version=ai_memory.__version__,
+    server = MemoryServer(name=SERVER_NAME, title=SERVER_NAME, version=ai_memory.__version__,
                           instructions=GUIDANCE, log_level="WARNING")
     for module in (tools_read, tools_write, tools_coordination):
         module.register(server, ctx)

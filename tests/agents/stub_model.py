@@ -223,8 +223,13 @@ class StubModel:
     # ---- OpenAI Responses ---------------------------------------------------------------
 
     def _openai(self, handler: Any, body: dict[str, Any]) -> None:
-        tools = [str(t.get("name") or t.get("server_label") or "") for t in body.get("tools") or []
-                 if isinstance(t, dict)]
+        # Codex offers an MCP server's tools inside a "namespace" tool: they are "<namespace>/<name>" here.
+        tools = []
+        for tool in body.get("tools") or []:
+            if isinstance(tool, dict) and tool.get("type") == "namespace":
+                tools += [f"{tool.get('name')}/{t.get('name')}" for t in tool.get("tools") or [] if isinstance(t, dict)]
+            elif isinstance(tool, dict):
+                tools.append(str(tool.get("name") or tool.get("type") or ""))
         main = bool(tools)
         self._record(handler, body, main)
         items = body.get("input") if isinstance(body.get("input"), list) else []
@@ -233,8 +238,11 @@ class StubModel:
         step = self._step("openai", done, tools) if main else "ok"
         rid = f"resp_{int(time.time() * 1e6)}"
         if isinstance(step, Call):
-            item = {"type": "function_call", "id": f"fc_{rid}", "call_id": f"call_{rid}", "name": step.tool,
+            namespace, _, name = step.tool.rpartition("/")
+            item = {"type": "function_call", "id": f"fc_{rid}", "call_id": f"call_{rid}", "name": name,
                     "arguments": json.dumps(step.args), "status": "completed"}
+            if namespace:
+                item["namespace"] = namespace
         else:
             item = {"type": "message", "id": f"msg_{rid}", "role": "assistant", "status": "completed",
                     "content": [{"type": "output_text", "text": step, "annotations": []}]}
