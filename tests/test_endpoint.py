@@ -79,7 +79,7 @@ def test_a_stale_record_is_ignored_and_the_url_variable_still_wins(data_dir: Pat
         daemon.stop()
 
 
-def test_both_hook_clients_deliver_to_the_recorded_port(data_dir: Path) -> None:
+def test_events_of_both_hook_clients_reach_the_daemon_of_the_record(data_dir: Path) -> None:
     proc, url = serve_any_port(data_dir)
     token = (data_dir / "token").read_text().strip()
     try:
@@ -96,7 +96,7 @@ def test_both_hook_clients_deliver_to_the_recorded_port(data_dir: Path) -> None:
             with urllib.request.urlopen(req, timeout=5) as resp:
                 return json.load(resp)["counts"]["observations"]
 
-        # delivered directly, not by the daemon's spool drain (5 s): the spool empties at once
+        # taken from the spool at once by the daemon that the record names (its watcher, not the 5 s drain)
         wait_for(lambda: stored() == 2 and not list((data_dir / "spool").glob("*.json")), timeout=4)
     finally:
         proc.send_signal(signal.SIGTERM)

@@ -103,3 +103,35 @@ def test_a_broken_catalog_reads_as_none(tmp_path: Path) -> None:
     """Then the front answers nothing itself and every request waits for the SDK."""
     (tmp_path / "catalog.json").write_text("{not json")
     assert load_catalog(str(tmp_path / "catalog.json")) is None
+
+
+LISTS_ONLY = r"""
+import json, os, sys, threading
+host_r, to_server = os.pipe()
+from_server, host_w = os.pipe()
+os.dup2(host_r, 0)
+os.dup2(host_w, 1)
+from ai_memory.cli.main import main
+server = threading.Thread(target=main, args=(["mcp"] + sys.argv[1:],), daemon=True)
+server.start()
+lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+          "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+         {"jsonrpc": "2.0", "method": "notifications/initialized"},
+         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, {"jsonrpc": "2.0", "id": 3, "method": "resources/list"},
+         {"jsonrpc": "2.0", "id": 4, "method": "ping"}]
+os.write(to_server, b"".join(json.dumps(m).encode() + b"\n" for m in lines))
+replies = os.fdopen(from_server, "rb")
+ids = [json.loads(replies.readline())["id"] for _ in range(4)]
+os.close(to_server)
+server.join(timeout=20)
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("mcp", "mcp_types", "pydantic", "anyio"))
+sys.stderr.write(json.dumps({"ids": ids, "finished": not server.is_alive(), "loaded": loaded}) + "\n")
+"""
+
+
+def test_a_session_that_only_lists_never_loads_the_sdk(tmp_path: Path) -> None:
+    """Beside an agent on the same cores, a server nobody calls costs no SDK import (1-2 s of CPU)."""
+    done = subprocess.run([sys.executable, "-c", LISTS_ONLY, "--data-dir", str(tmp_path / "data")],
+                          capture_output=True, text=True, env=cli_env(tmp_path / "data"), timeout=60, cwd=REPO)
+    result = json.loads(done.stderr.strip().splitlines()[-1])
+    assert result == {"ids": [1, 2, 3, 4], "finished": True, "loaded": []}, result

@@ -67,7 +67,8 @@ def _exec(agent: str, event: str | None, data_dir: str | None, url: str | None) 
 
     from ai_memory.client.hook_script import shell_argv
 
-    argv = shell_argv(agent, event, data_dir, url)
+    beside = os.path.join(os.path.dirname(sys.executable), "ai-memory")  # this installation's command
+    argv = shell_argv(agent, event, data_dir, url, beside if os.path.exists(beside) else None)
     if argv is None:
         return
     sys.stdout.flush()

@@ -44,19 +44,20 @@ AGENTS = ("claude", "codex", "gemini")
 SCOPES = ("user", "project")
 TOKEN_ENV = "AI_MEMORY_TOKEN"
 
+# One hook per tool call, after it: the Post event carries the input as well as the result, and
+# each hook is a process the agent starts (a Pre hook doubled that cost for the start time alone).
 CLAUDE_EVENTS = (
-    "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PreCompact",
+    "SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "PreCompact",
     "PostCompact", "Notification", "Stop", "SubagentStart", "SubagentStop", "SessionEnd",
 )
 # Every other Claude handler is async. SessionStart prints the briefing; Stop and SessionEnd end
 # a `claude -p` run, which kills async hooks still running (a real run lost every async Stop).
 CLAUDE_FOREGROUND = ("SessionStart", "Stop", "SessionEnd")
-CODEX_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact",
-                "PostCompact", "Stop", "SessionEnd")
+CODEX_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "PostCompact", "Stop",
+                "SessionEnd")
 # No PreCompress: Gemini CLI fires it before every model turn, with nothing but a trigger, so it
 # says nothing about a compression having happened.
-GEMINI_EVENTS = ("SessionStart", "SessionEnd", "BeforeAgent", "AfterAgent", "BeforeTool",
-                 "AfterTool", "Notification")
+GEMINI_EVENTS = ("SessionStart", "SessionEnd", "BeforeAgent", "AfterAgent", "AfterTool", "Notification")
 CAPTURE_TIMEOUT_S = 5
 START_TIMEOUT_S = 10
 CODEX_END_TIMEOUT_S = 3  # Codex caps SessionEnd hooks at 3 s and warns about a longer timeout

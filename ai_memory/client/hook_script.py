@@ -28,14 +28,14 @@ def hook_client_path(data_dir: Path) -> Path:
     return data_dir / "bin" / HOOK_CLIENT
 
 
-def shell_argv(agent: str, event: str | None, data_dir: str | None, url: str | None,
+def shell_argv(agent: str, event: str | None, data_dir: str | None, url: str | None, cli: str | None = None,
                script: str = _SOURCE) -> list[str] | None:
-    """The argv that runs the shell client for one event; None where it cannot run here."""
+    """The argv that runs the shell client for one event; None where it cannot run here.
+    ``cli``: the ``ai-memory`` command that drains the spool to a remote daemon."""
     if not (os.path.exists(SHELL) and os.path.isfile(script)):
         return None
     argv = [SHELL, script]
-    if data_dir:
-        argv += ["--data-dir", data_dir]
-    if url:
-        argv += ["--url", url]
+    for flag, value in (("--data-dir", data_dir), ("--url", url), ("--cli", cli)):
+        if value:
+            argv += [flag, value]
     return argv + [agent] + ([event] if event else [])

@@ -7,14 +7,15 @@ missing from it. The official SDK takes seconds of CPU to import, so ``serve_fas
 server's tools only once all three are listed) from ``catalog.json`` (what the SDK itself answers, checked
 by a test and rewritten by ``python -m ai_memory.mcp.catalog``) while the SDK loads.
 
-Every line from the host still goes to the SDK server, which runs in this process on a pipe
-pair: it sees the whole session, handshake included, and answers everything else. Its own
-answers to the requests the front already answered are dropped, so the host gets exactly one
-answer per request. The real stdout is taken over at once (fd 1 then points at stderr), so a
-stray print anywhere can never corrupt the protocol stream.
+The SDK is loaded only when the session needs it: at the first request the front cannot
+answer (a tool call, say). A session that never uses a memory tool never pays for it, which
+matters beside an agent that runs on the same two cores. The SDK server then runs in this
+process on a pipe pair; it is handed the handshake the front answered (whose second answer is
+dropped, so the host gets exactly one answer per request) and every later line. The real
+stdout is taken over at once (fd 1 then points at stderr), so a stray print anywhere can never
+corrupt the protocol stream.
 
-Standard library only at import; the SDK is imported by the caller's ``load`` after the front
-is up.
+Standard library only at import; the SDK is imported by the caller's ``load``.
 """
 
 from __future__ import annotations
@@ -53,6 +54,10 @@ class Front:
         self._answered: set[str] = set()  # ids the front answered: the SDK's answers to them are dropped
         self._lock = threading.Lock()  # one writer of host_out at a time
         self._initialized = False
+        self.needed = threading.Event()  # set at the first line only the SDK can answer, or at EOF
+        self.sdk_wanted = catalog is None
+        if catalog is None:
+            self.needed.set()
         self._threads = [threading.Thread(target=self._inbound, name="mcp-in", daemon=True),
                          threading.Thread(target=self._outbound, name="mcp-out", daemon=True)]
 
@@ -88,7 +93,17 @@ class Front:
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
         if method in self.catalog["lists"] and self._initialized and not params.get("cursor"):
             return self.catalog["lists"][method]
+        if method == "ping":
+            return {}
         return None
+
+    def _to_sdk(self, line: bytes) -> bool:
+        try:
+            self.to_sdk.write(line if line.endswith(b"\n") else line + b"\n")
+            self.to_sdk.flush()
+        except (OSError, ValueError):
+            return False
+        return True
 
     def _inbound(self) -> None:
         try:
@@ -99,19 +114,22 @@ class Front:
                     message = None
                 result = self._early_answer(message)
                 if result is not None:
-                    self._answered.add(_key(message["id"]))
                     reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
                     self._send_host(json.dumps(reply, separators=(",", ":"), ensure_ascii=False).encode() + b"\n")
-                try:
-                    self.to_sdk.write(line if line.endswith(b"\n") else line + b"\n")
-                    self.to_sdk.flush()
-                except (OSError, ValueError):
+                    if message.get("method") != "initialize":
+                        continue  # answered for good; the SDK never needs to see it
+                    self._answered.add(_key(message["id"]))  # the SDK must see it: drop its answer
+                elif isinstance(message, dict) and "id" in message and "method" in message:
+                    self.sdk_wanted = True
+                    self.needed.set()
+                if not self._to_sdk(line):
                     return
         finally:
             try:
                 self.to_sdk.close()  # EOF: the SDK server ends its session
             except OSError:
                 pass
+            self.needed.set()
 
     def _outbound(self) -> None:
         for line in self.from_sdk:
@@ -142,7 +160,8 @@ def serve_fast(load: Callable[[BinaryIO, BinaryIO], int]) -> int:
     sdk_in, sdk_out = os.fdopen(sdk_in_r, "rb"), os.fdopen(sdk_out_w, "wb")
     front = Front(catalog, host_in, host_out, to_sdk, from_sdk).start()
     try:
-        code = load(sdk_in, sdk_out)
+        front.needed.wait()
+        code = load(sdk_in, sdk_out) if front.sdk_wanted else 0
     finally:
         sdk_out.close()  # the outbound pump drains what the SDK wrote, then ends
         front.join(timeout=5)

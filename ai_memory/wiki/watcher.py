@@ -36,6 +36,22 @@ class _Handler(FileSystemEventHandler):
                 self._loop.call_soon_threadsafe(self._queue.put_nowait, rel)
 
 
+def stop_observer(observer: Observer, timeout: float = 3.0) -> None:
+    """Stop a watchdog observer, waiting at most ``timeout``: its inotify teardown can block on
+    a race with its reader thread, and shutdown must stay bounded. The observer's threads are
+    daemons, so one left behind does not keep the process alive."""
+
+    def teardown() -> None:
+        observer.stop()
+        observer.join(timeout=timeout)
+
+    worker = threading.Thread(target=teardown, name="watcher-stop", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        log.warning("a file watcher did not stop within %.0f s; leaving it behind", timeout)
+
+
 class WikiWatcher:
     """Owns the watchdog observer and the debouncing consumer task."""
 
@@ -54,22 +70,9 @@ class WikiWatcher:
         self._observer.start()
 
     def stop(self, timeout: float = 3.0) -> None:
-        """Stop the observer, waiting at most ``timeout``: watchdog's inotify teardown can block
-        on a race with its reader thread, and shutdown must stay bounded. The observer's threads
-        are daemons, so one left behind does not keep the process alive."""
         observer, self._observer = self._observer, None
-        if observer is None:
-            return
-
-        def teardown() -> None:
-            observer.stop()
-            observer.join(timeout=timeout)
-
-        worker = threading.Thread(target=teardown, name="watcher-stop", daemon=True)
-        worker.start()
-        worker.join(timeout)
-        if worker.is_alive():
-            log.warning("the file watcher did not stop within %.0f s; leaving it behind", timeout)
+        if observer is not None:
+            stop_observer(observer, timeout)
 
     async def run(self) -> None:
         """Consume paths: gather a burst, wait until it is quiet, then sync each path once."""

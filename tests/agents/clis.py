@@ -17,8 +17,6 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 REQUIRE_ENV = "AI_MEMORY_REQUIRE_AGENTS"
 INSTALL_TIMEOUT_S = 900
 
@@ -51,11 +49,20 @@ def cache_root() -> Path:
     return Path(base) / "ai-memory" / "agents"
 
 
-def unavailable(reason: str) -> None:
-    """Skip, or fail where the agent suite is required."""
-    if os.environ.get(REQUIRE_ENV) == "1":
-        pytest.fail(f"the real-agent suite is required here ({REQUIRE_ENV}=1) but {reason}", pytrace=False)
-    pytest.skip(f"real-agent suite skipped: {reason}")
+class CliUnavailable(Exception):
+    """The CLI cannot be had here (no node/npm, or the install failed); the message says why."""
+
+
+def ensure_or_skip(cli: Cli) -> Path:
+    """``ensure`` for the test suite: skip with the reason, or fail where the suite is required."""
+    import pytest
+
+    try:
+        return ensure(cli)
+    except CliUnavailable as exc:
+        if os.environ.get(REQUIRE_ENV) == "1":
+            pytest.fail(f"the real-agent suite is required here ({REQUIRE_ENV}=1) but {exc}", pytrace=False)
+        pytest.skip(f"real-agent suite skipped: {exc}")
 
 
 def ensure(cli: Cli) -> Path:
@@ -64,7 +71,7 @@ def ensure(cli: Cli) -> Path:
         return cli.path
     npm = shutil.which("npm")
     if npm is None or shutil.which("node") is None:
-        unavailable("node and npm are not installed (the CLIs come from the npm registry)")
+        raise CliUnavailable("node and npm are not installed (the CLIs come from the npm registry)")
     root = cache_root()
     root.mkdir(parents=True, exist_ok=True)
     with open(root / ".install.lock", "w") as lock:
@@ -74,13 +81,17 @@ def ensure(cli: Cli) -> Path:
         staging = root / f".{cli.home.name}.installing"
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()
-        done = subprocess.run(
-            [npm, "install", "--prefix", str(staging), "--no-audit", "--no-fund", "--loglevel=error",
-             f"{cli.package}@{cli.version}"],
-            capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
+        try:
+            done = subprocess.run(
+                [npm, "install", "--prefix", str(staging), "--no-audit", "--no-fund", "--loglevel=error",
+                 f"{cli.package}@{cli.version}"],
+                capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise CliUnavailable(f"npm install {cli.package}@{cli.version} failed: {exc}") from exc
         if done.returncode != 0 or not (staging / "node_modules" / ".bin" / cli.binary).exists():
             shutil.rmtree(staging, ignore_errors=True)
-            unavailable(f"npm install {cli.package}@{cli.version} failed: {done.stderr.strip()[-500:]}")
+            raise CliUnavailable(f"npm install {cli.package}@{cli.version} failed: {done.stderr.strip()[-500:]}")
         os.replace(staging, cli.home)
     return cli.path
 
