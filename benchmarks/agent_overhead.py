@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -26,18 +25,14 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests" / "agents"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from clis import PINNED, CliUnavailable, ensure  # noqa: E402
+from hook_latency import free_port, wait_healthy  # noqa: E402
 from stub_model import Call, Script, StubModel  # noqa: E402
 
 TARGET_RATIO = 1.10
 CONDITIONS = ("no hooks", "daemon up", "daemon stopped", "daemon hung")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Daemon:
@@ -48,16 +43,7 @@ class Daemon:
     def start(self) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "ai_memory.cli", "serve", "--port", str(self.port)],
                                      env=self.env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
-                    s.sendall(b"GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
-                    if b"200" in s.recv(100):
-                        return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError("the daemon did not start")
+        wait_healthy(self.port)
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -7,21 +7,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from conftest import REPO, Daemon, cli_env, free_port, run_cli
+from wiki_helpers import wait_until as wait_for
 
 SHELL_CLIENT = REPO / "hooks" / "ai-memory-hook"
-
-
-def wait_for(predicate, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError("condition not met in time")
 
 
 def record(data_dir: Path) -> dict | None:

@@ -15,9 +15,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
-from watchdog.observers import Observer
 
-from ai_memory.wiki.watcher import stop_observer
+from ai_memory.wiki.watcher import ObservedDir
 
 
 def is_spool_file(path: str) -> bool:
@@ -38,27 +37,19 @@ class _Handler(FileSystemEventHandler):
             self._loop.call_soon_threadsafe(self._arrived.set)
 
 
-class SpoolWatcher:
+class SpoolWatcher(ObservedDir):
     """Owns the observer of ``spool/`` and the task that drains when a file arrives."""
 
     def __init__(self, spool_dir: Path, debounce_s: float = 0.02) -> None:
+        super().__init__()
         self._dir = spool_dir
         self._debounce = debounce_s  # a burst of hooks becomes one drain and one group commit
         self._arrived = asyncio.Event()
-        self._observer: Observer | None = None
         self.drains = 0
 
     def start(self) -> None:
         self._dir.mkdir(parents=True, exist_ok=True)
-        self._observer = Observer()
-        self._observer.schedule(_Handler(asyncio.get_running_loop(), self._arrived), str(self._dir), recursive=False)
-        self._observer.daemon = True
-        self._observer.start()
-
-    def stop(self, timeout: float = 3.0) -> None:
-        observer, self._observer = self._observer, None
-        if observer is not None:
-            stop_observer(observer, timeout)
+        self.observe(_Handler(asyncio.get_running_loop(), self._arrived), self._dir, recursive=False)
 
     async def run(self, drain: Callable[[], Awaitable[object]]) -> None:
         while True:

@@ -52,20 +52,15 @@ def stop_observer(observer: Observer, timeout: float = 3.0) -> None:
         log.warning("a file watcher did not stop within %.0f s; leaving it behind", timeout)
 
 
-class WikiWatcher:
-    """Owns the watchdog observer and the debouncing consumer task."""
+class ObservedDir:
+    """One directory under a watchdog observer (daemon threads), stopped within a bound."""
 
-    def __init__(self, wiki: Wiki, debounce_s: float = 0.15) -> None:
-        self._wiki = wiki
-        self._debounce = debounce_s
-        self._queue: asyncio.Queue[str] = asyncio.Queue()
+    def __init__(self) -> None:
         self._observer: Observer | None = None
-        self.synced = 0
 
-    def start(self) -> None:
-        handler = _Handler(self._wiki.dir, asyncio.get_running_loop(), self._queue)
+    def observe(self, handler: FileSystemEventHandler, path: Path, recursive: bool) -> None:
         self._observer = Observer()
-        self._observer.schedule(handler, str(self._wiki.dir), recursive=True)
+        self._observer.schedule(handler, str(path), recursive=recursive)
         self._observer.daemon = True
         self._observer.start()
 
@@ -73,6 +68,20 @@ class WikiWatcher:
         observer, self._observer = self._observer, None
         if observer is not None:
             stop_observer(observer, timeout)
+
+
+class WikiWatcher(ObservedDir):
+    """Owns the watchdog observer and the debouncing consumer task."""
+
+    def __init__(self, wiki: Wiki, debounce_s: float = 0.15) -> None:
+        super().__init__()
+        self._wiki = wiki
+        self._debounce = debounce_s
+        self._queue: asyncio.Queue[str] = asyncio.Queue()
+        self.synced = 0
+
+    def start(self) -> None:
+        self.observe(_Handler(self._wiki.dir, asyncio.get_running_loop(), self._queue), self._wiki.dir, recursive=True)
 
     async def run(self) -> None:
         """Consume paths: gather a burst, wait until it is quiet, then sync each path once."""
