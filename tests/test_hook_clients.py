@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import socket
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, Daemon, cli_env, free_port
+from proc_scan import ProcScanner
 
 SHELL_CLIENT = REPO / "hooks" / "ai-memory-hook"
 BUDGET_MS = 150
@@ -122,8 +124,8 @@ def test_hung_daemon_never_holds_the_agent(data_dir: Path, client: str) -> None:
 def test_hook_posts_to_the_host_the_daemon_is_bound_to(data_dir: Path, client: str, bound: str, reached: str) -> None:
     """A daemon bound to another loopback address ([server] host in config.toml) is where the
     hook goes, not 127.0.0.1; a wildcard bind ("::": as written, the IPv6 wildcard, where this
-    IPv4 listener is not) is reached on 127.0.0.1. The event reaches that address (the listener
-    there never answers, so the event stays spooled for the drain)."""
+    IPv4 listener is not) is reached on 127.0.0.1. The briefing request reaches that address (the
+    listener there never answers, so the hook prints nothing and the event stays spooled)."""
     port = free_port()
     data_dir.mkdir(parents=True, exist_ok=True)
     (data_dir / "config.toml").write_text(f'[server]\nhost = "{bound}"\nport = {port}\n')
@@ -132,9 +134,9 @@ def test_hook_posts_to_the_host_the_daemon_is_bound_to(data_dir: Path, client: s
     except OSError as e:  # 127.0.0.2 needs an alias on some systems (macOS)
         pytest.skip(f"cannot listen on {reached}: {e}")
     try:
-        cmd = [str(SHELL_CLIENT), "codex"] if client == "shell" else \
-            [sys.executable, "-m", "ai_memory.cli", "hook", "--agent", "codex"]
-        done = subprocess.run(cmd, input=json.dumps({"session_id": "bound", "hook_event_name": "Stop"}),
+        cmd = [str(SHELL_CLIENT), "codex", "SessionStart"] if client == "shell" else \
+            [sys.executable, "-m", "ai_memory.cli", "hook", "--agent", "codex", "--event", "SessionStart"]
+        done = subprocess.run(cmd, input=json.dumps({"session_id": "bound", "hook_event_name": "SessionStart"}),
                               capture_output=True, text=True, env=cli_env(data_dir), timeout=30)
         assert done.returncode == 0, done.stderr
         wait_for(lambda: len(listener.held) >= 1, timeout=10)
@@ -187,20 +189,32 @@ def test_spool_files_are_private_and_bad_ones_are_quarantined(data_dir: Path) ->
 
 
 def test_hook_client_import_path_is_standard_library_only(tmp_path: Path) -> None:
+    """``ai-memory hook`` execs the shell client having imported only its own few modules (no
+    argparse, typing or pathlib); where it cannot exec, the Python client stays light too."""
     probe = (
-        "import sys, io, runpy\n"
-        "sys.argv = ['ai-memory', 'hook', '--agent', 'codex']\n"
+        "import sys, io, os\n"
+        "seen = []\n"
+        "def no_exec(path, argv):\n"
+        "    seen.append(sorted(m for m in sys.modules if m.startswith('ai_memory')"
+        " or m in ('argparse', 'typing', 'pathlib', 'json', 'socket')))\n"
+        "    raise OSError('this probe stays in process')\n"
+        "os.execv = no_exec\n"
         "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{}'))\n"
         "from ai_memory.cli.main import main\n"
         "main(['hook', '--agent', 'codex'])\n"
         "heavy = [m for m in sys.modules if m.split('.')[0] in ('aiohttp', 'torch', 'pygit2', 'sqlite3',"
         " 'numpy', 'sentence_transformers', 'yaml', 'frontmatter', 'watchdog')"
         " or m.startswith(('ai_memory.store', 'ai_memory.server', 'ai_memory.wiki'))]\n"
+        "print('AT_EXEC', seen[0], file=sys.stderr)\n"
         "print('HEAVY', heavy, file=sys.stderr)\n"
     )
     env = cli_env(tmp_path / "data", AI_MEMORY_PORT=str(free_port()))
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=30)
     assert "HEAVY []" in done.stderr, done.stderr
+    at_exec = set(ast.literal_eval(done.stderr.split("AT_EXEC ", 1)[1].splitlines()[0]))
+    assert at_exec == {"ai_memory", "ai_memory.cli", "ai_memory.cli.main", "ai_memory.cli.hook",
+                       "ai_memory.client", "ai_memory.client.hook_script", "ai_memory.core",
+                       "ai_memory.core.errors"}, at_exec
 
 
 def test_spool_caps_drop_old_and_excess_files_and_count_them(data_dir: Path) -> None:
@@ -229,3 +243,41 @@ def test_spool_caps_drop_old_and_excess_files_and_count_them(data_dir: Path) -> 
         daemon.stop()
     log = "".join(p.read_text() for p in (data_dir / "logs").glob("ai-memory.log*"))
     assert "older than the age cap" in log and "beyond the 5-file cap" in log
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")
+@pytest.mark.parametrize("client", ["shell", "python"])
+def test_the_token_is_in_no_command_line_or_environment_during_a_hook(data_dir: Path, client: str) -> None:
+    """curl gets the Authorization header on stdin; a hung daemon keeps each briefing's curl
+    alive for its whole 1 s budget, so a scanner of /proc cannot miss an argument."""
+    daemon = Daemon(data_dir).start()
+    daemon.stop()
+    token = daemon.token
+    hung = HungListener(daemon.port)
+    try:
+        with ProcScanner(token) as scanner:
+            for event in ("SessionStart", "PostToolUse", "SessionStart"):
+                done, _ = fire(data_dir, daemon.port, {"session_id": "tok", "hook_event_name": event, "cwd": "/"},
+                               client=client, event=event)
+                assert done.returncode == 0
+            wait_for(lambda: len(hung.held) >= 2, timeout=10)  # the briefings: the only requests a hook sends
+        assert scanner.scans > 10 and scanner.found == []
+    finally:
+        hung.close()
+
+
+@pytest.mark.parametrize("client", ["shell", "python"])
+def test_a_spooled_event_is_taken_by_the_daemon_at_once(data_dir: Path, client: str) -> None:
+    """Hooks only spool; the daemon watches spool/ and does not wait for its periodic drain."""
+    data_dir.mkdir(parents=True)
+    (data_dir / "config.toml").write_text("[spool]\ndrain_interval_s = 3600.0\n")
+    daemon = Daemon(data_dir).start()
+    try:
+        wait_for(lambda: daemon.request("GET", "/status")[1]["spool"]["last_drain_at"] is not None)  # the start-up drain
+        t0 = time.monotonic()
+        fire(data_dir, daemon.port, {"session_id": "watched", "hook_event_name": "Stop", "last_assistant_message": "x"},
+             client=client)
+        wait_for(lambda: count(daemon) == 1 and not spooled(data_dir), timeout=10)
+        assert time.monotonic() - t0 < 10
+    finally:
+        daemon.stop()

@@ -80,17 +80,16 @@ def test_claude_install_keeps_every_user_setting(home: Path, data_dir: Path) -> 
         assert doc[key] == USER_CLAUDE[key]
     assert doc["hooks"]["PreToolUse"][0] == USER_CLAUDE["hooks"]["PreToolUse"][0]
     assert doc["hooks"]["Stop"][0] == USER_CLAUDE["hooks"]["Stop"][0]
-    assert doc["env"] == {"EDITOR": "vim", "AI_MEMORY_TOKEN": (data_dir / "token").read_text().strip()}
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600  # it now holds the token
-    for event in settings.CLAUDE_HTTP_EVENTS:
+    assert doc["env"] == {"EDITOR": "vim"}  # no token: the hook client reads the data dir's token file
+    assert "8765" not in path.read_text() and ":49374" not in path.read_text()  # nor the port
+    for event in settings.CLAUDE_EVENTS:
         [handler] = ours(doc, event)
-        assert handler["type"] == "http" and handler["url"] == f"{URL}/hook?agent=claude&quiet=1"
-        assert handler["headers"] == {"Authorization": "Bearer $AI_MEMORY_TOKEN"}
-        assert handler["allowedEnvVars"] == ["AI_MEMORY_TOKEN"] and handler["timeout"] <= 10
-    [start] = ours(doc, "SessionStart")
-    assert start["type"] == "command" and start["timeout"] == 10
-    assert start["command"].endswith(f"{data_dir}/bin/ai-memory-hook claude SessionStart")
-    assert f"AI_MEMORY_DATA_DIR={data_dir}" in start["command"]
+        assert handler["type"] == "command" and handler["timeout"] <= 10
+        assert handler["command"] == f"{data_dir}/bin/ai-memory-hook --data-dir {data_dir} claude {event}"
+        # capture never makes Claude wait; the briefing and a run's last events do (async ones die with it)
+        assert handler.get("async") is (None if event in ("SessionStart", "Stop", "SessionEnd") else True)
+    assert ours(doc, "SessionStart")[0]["timeout"] == 10
+    assert not (data_dir / "token").exists()  # installing hooks needs no token
     assert f"updated {path}" in result.stdout
 
 
@@ -125,7 +124,7 @@ def test_install_into_a_missing_file_and_uninstall_leaves_nothing(home: Path, da
     assert result.returncode == 0 and f"removed {path}" in result.stdout, result.stdout
     assert not path.exists() and not (home / ".claude").exists()  # nor the folder install made
     [backup] = settings_backups(path, data_dir)
-    assert "hooks" in load(backup) and stat.S_IMODE(backup.stat().st_mode) == 0o600  # it holds the token
+    assert "hooks" in load(backup) and stat.S_IMODE(backup.stat().st_mode) == 0o600  # every backup is private
 
 
 def test_an_empty_object_that_was_there_stays_after_uninstall(home: Path, data_dir: Path) -> None:
@@ -143,15 +142,14 @@ def test_dry_run_writes_nothing_and_prints_a_diff(home: Path, data_dir: Path) ->
     result = cli(data_dir, home, "install-hooks", "--agent", "claude", "--dry-run")
     assert result.returncode == 0, result.stderr
     assert f"--- {path}" in result.stdout and f"+++ {path}" in result.stdout
-    assert '+            "url": "http://127.0.0.1:49374/hook?agent=claude&quiet=1",' in result.stdout
+    assert f'+            "command": "{data_dir}/bin/ai-memory-hook --data-dir {data_dir} claude Stop",' in result.stdout
     assert path.read_bytes() == original and settings_backups(path, data_dir) == []
-    assert not data_dir.exists()  # not even the token or the hook client
-    # after a real install, an uninstall dry run shows the removal and the token stays hidden
+    assert not data_dir.exists()  # not even the hook client
+    # after a real install, an uninstall dry run shows the removal and changes nothing
     assert cli(data_dir, home, "install-hooks", "--agent", "claude").returncode == 0
     installed = path.read_bytes()
     undo = cli(data_dir, home, "uninstall-hooks", "--agent", "claude", "--dry-run")
-    token = (data_dir / "token").read_text().strip()
-    assert '-    "AI_MEMORY_TOKEN": "<redacted>"' in undo.stdout and token not in undo.stdout
+    assert f'-            "command": "{data_dir}/bin/ai-memory-hook --data-dir {data_dir} claude Stop",' in undo.stdout
     assert path.read_bytes() == installed
 
 
@@ -174,23 +172,35 @@ def test_claude_result_validates_against_the_schema(scope: str, home: Path, data
             assert errors == [], name
 
 
-def test_project_scope_keeps_the_token_out_of_the_committable_file(home: Path, data_dir: Path,
-                                                                   tmp_path: Path) -> None:
+def test_project_scope_writes_no_secret_and_moves_an_old_token_out_of_reach(home: Path, data_dir: Path,
+                                                                            tmp_path: Path) -> None:
+    """An older install wrote the token into .claude/settings.local.json: the new one removes it,
+    backs the file up in the data dir (not beside it) and lists it in .git/info/exclude."""
     project = tmp_path / "proj"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
     shared = project / ".claude" / "settings.json"
     write_json(shared, USER_CLAUDE)
+    local = project / ".claude" / "settings.local.json"
+    token = "old-install-token-0123456789abcdef"
+    write_json(local, {"env": {"AI_MEMORY_TOKEN": token}, "enabledMcpjsonServers": ["other"]})
     args = ("--agent", "claude", "--scope", "project", "--project-dir", str(project))
     result = cli(data_dir, home, "install-hooks", *args)
     assert result.returncode == 0, result.stderr
-    token = (data_dir / "token").read_text().strip()
-    assert token not in shared.read_text() and load(shared)["env"] == {"EDITOR": "vim"}
-    local = project / ".claude" / "settings.local.json"
-    assert load(local) == {"env": {"AI_MEMORY_TOKEN": token}}
-    assert stat.S_IMODE(local.stat().st_mode) == 0o600
+    assert load(shared)["env"] == {"EDITOR": "vim"} and load(local) == {"enabledMcpjsonServers": ["other"]}
+    [backup] = settings_backups(local, data_dir)  # in the data dir, beside the token file, never in the project
+    assert backup.is_relative_to(data_dir) and backup.stat().st_mode & 0o777 == 0o600
+    assert ".git/info/exclude" in result.stdout
+    added = subprocess.run(["git", "-C", str(project), "add", "-A", "--dry-run"], capture_output=True,
+                           text=True, check=True).stdout
+    assert "settings.local.json" not in added and ".claude/settings.json" in added
+    tracked_or_not_ignored = [p for p in project.rglob("*") if p.is_file() and ".git" not in p.parts
+                              and token in p.read_text(errors="replace")]
+    assert tracked_or_not_ignored == []
     assert not (home / ".claude").exists()
     assert cli(data_dir, home, "uninstall-hooks", *args).returncode == 0
-    assert load(shared) == USER_CLAUDE and not local.exists()
-    assert sorted(p.name for p in (project / ".claude").iterdir()) == ["settings.json"]  # no .bak-*
+    assert load(shared) == USER_CLAUDE
+    assert sorted(p.name for p in (project / ".claude").iterdir()) == ["settings.json", "settings.local.json"]
 
 
 def test_codex_gets_command_hooks_in_seconds_and_a_trust_note(home: Path, data_dir: Path) -> None:
@@ -199,11 +209,12 @@ def test_codex_gets_command_hooks_in_seconds_and_a_trust_note(home: Path, data_d
     assert "/hooks" in result.stdout and "trust" in result.stdout
     doc = load(home / ".codex" / "hooks.json")
     assert list(doc["hooks"]) == list(settings.CODEX_EVENTS)
-    assert "SessionEnd" not in doc["hooks"] and "Notification" not in doc["hooks"]
+    assert "Notification" not in doc["hooks"]
+    assert handlers(doc, "SessionEnd")[0]["timeout"] == 3  # codex exec fires it; Codex caps it at 3 s
     for event in settings.CODEX_EVENTS:
         [handler] = handlers(doc, event)
         assert handler["type"] == "command" and 1 <= handler["timeout"] <= 10  # seconds
-        assert handler["command"].endswith(f"bin/ai-memory-hook codex {event}")
+        assert handler["command"].endswith(f"bin/ai-memory-hook --data-dir {data_dir} codex {event}")
     assert cli(data_dir, home, "uninstall-hooks", "--agent", "codex").returncode == 0
     assert not (home / ".codex").exists()
 
@@ -217,11 +228,12 @@ def test_gemini_gets_its_own_events_in_milliseconds(home: Path, data_dir: Path) 
     assert doc["ui"] == USER_GEMINI["ui"]
     assert doc["hooksConfig"] == {"disabled": ["noisy"], "enabled": True}
     assert doc["hooks"]["BeforeTool"][0] == USER_GEMINI["hooks"]["BeforeTool"][0]
-    assert set(doc["hooks"]) == set(settings.GEMINI_EVENTS)
+    assert set(doc["hooks"]) == set(settings.GEMINI_EVENTS) | {"BeforeTool"}
+    assert "PreCompress" not in doc["hooks"]  # fired before every model turn, compressing or not
     for event in settings.GEMINI_EVENTS:
         [handler] = [h for h in handlers(doc, event) if h.get("name") == "ai-memory"]
         assert handler["type"] == "command" and handler["timeout"] >= 1000  # milliseconds
-        assert handler["command"].endswith(f"bin/ai-memory-hook gemini {event}")
+        assert handler["command"].endswith(f"bin/ai-memory-hook --data-dir {data_dir} gemini {event}")
     assert "tools" not in doc  # tools.enableHooks is gone from Gemini CLI and fails validation
     assert cli(data_dir, home, "uninstall-hooks", "--agent", "gemini").returncode == 0
     # the user's hooks are back exactly; the enable flag stays while they still have hooks
@@ -240,30 +252,30 @@ def test_gemini_uninstall_drops_the_flag_only_when_no_hooks_remain(home: Path, d
 def test_gemini_hooks_switched_off_are_switched_on_with_a_note(home: Path, data_dir: Path) -> None:
     path = home / ".gemini" / "settings.json"
     write_json(path, {"hooksConfig": {"enabled": False}})
-    [change] = settings.plan_install(target("gemini", home, data_dir), None)
+    [change] = settings.plan_install(target("gemini", home, data_dir))
     assert json.loads(change.after or "")["hooksConfig"] == {"enabled": True}
     assert any("hooksConfig.enabled" in note for note in change.notes)
 
 
-def test_reinstall_on_another_port_replaces_ours_in_place(home: Path, data_dir: Path) -> None:
+def test_reinstall_for_another_data_dir_replaces_ours_in_place(home: Path, data_dir: Path) -> None:
     path = home / ".claude" / "settings.json"
     write_json(path, USER_CLAUDE)
-    apply_changes(settings.plan_install(target("claude", home, data_dir), "t1"), SettingsBackups(data_dir, "s1"))
+    apply_changes(settings.plan_install(target("claude", home, data_dir)), SettingsBackups(data_dir, "s1"))
     moved = target("claude", home, data_dir / "elsewhere", url="http://127.0.0.1:50000")
-    apply_changes(settings.plan_install(moved, "t2"), SettingsBackups(data_dir, "s2"))
+    apply_changes(settings.plan_install(moved), SettingsBackups(data_dir, "s2"))
     doc = load(path)
     stop = doc["hooks"]["Stop"]
     assert stop[0] == USER_CLAUDE["hooks"]["Stop"][0] and len(stop) == 2
-    assert stop[1]["hooks"][0]["url"] == "http://127.0.0.1:50000/hook?agent=claude&quiet=1"
+    assert "elsewhere" in stop[1]["hooks"][0]["command"]
     [start] = handlers(doc, "SessionStart")
-    assert "elsewhere" in start["command"] and doc["env"]["AI_MEMORY_TOKEN"] == "t2"
+    assert "elsewhere" in start["command"] and "AI_MEMORY_TOKEN" not in doc.get("env", {})
     apply_changes(settings.plan_uninstall(moved), SettingsBackups(data_dir, "s3"))
     assert load(path) == USER_CLAUDE
 
 
 def test_users_handler_in_our_group_survives_uninstall(home: Path, data_dir: Path) -> None:
     path = home / ".claude" / "settings.json"
-    apply_changes(settings.plan_install(target("claude", home, data_dir), "t"), SettingsBackups(data_dir, "s1"))
+    apply_changes(settings.plan_install(target("claude", home, data_dir)), SettingsBackups(data_dir, "s1"))
     doc = load(path)
     mine = {"type": "command", "command": "notify-send done"}
     doc["hooks"]["Stop"][0]["hooks"].append(mine)  # the user edits our group by hand
@@ -272,15 +284,23 @@ def test_users_handler_in_our_group_survives_uninstall(home: Path, data_dir: Pat
     assert load(path) == {"hooks": {"Stop": [{"hooks": [mine]}]}}
 
 
-def test_an_allow_list_in_the_file_is_extended_and_restored(home: Path, data_dir: Path) -> None:
+def test_an_older_http_install_is_replaced_by_spooling_command_hooks(home: Path, data_dir: Path) -> None:
+    """Older installs posted Claude's events over http (lost while the daemon was down) with the
+    token in settings env and allow-list entries: install replaces all of it, keeping the user's."""
     path = home / ".claude" / "settings.json"
-    user = {"allowedHttpHookUrls": ["https://hooks.example.com/*"], "httpHookAllowedEnvVars": ["X"]}
-    write_json(path, user)
-    result = cli(data_dir, home, "install-hooks", "--agent", "claude")
+    user = {"allowedHttpHookUrls": ["https://hooks.example.com/*"], "httpHookAllowedEnvVars": ["X"],
+            "env": {"EDITOR": "vim"}}
+    http = {"type": "http", "url": "http://127.0.0.1:50000/hook?agent=claude&quiet=1",
+            "headers": {"Authorization": "Bearer $AI_MEMORY_TOKEN"}, "allowedEnvVars": ["AI_MEMORY_TOKEN"]}
+    old = {"allowedHttpHookUrls": [*user["allowedHttpHookUrls"], "http://127.0.0.1:50000/hook*"],
+           "httpHookAllowedEnvVars": ["X", "AI_MEMORY_TOKEN"], "env": {"EDITOR": "vim", "AI_MEMORY_TOKEN": "secret-1"},
+           "hooks": {"Stop": [{"hooks": [http]}], "PostToolUse": [{"hooks": [http]}]}}
+    write_json(path, old)
+    assert cli(data_dir, home, "install-hooks", "--agent", "claude").returncode == 0
     doc = load(path)
-    assert doc["allowedHttpHookUrls"] == ["https://hooks.example.com/*", f"{URL}/hook*"]
-    assert doc["httpHookAllowedEnvVars"] == ["X", "AI_MEMORY_TOKEN"]
-    assert "allowedHttpHookUrls" in result.stdout
+    assert all(h["type"] == "command" for event in doc["hooks"] for h in handlers(doc, event))
+    assert {k: doc[k] for k in user} == user and "secret-1" not in path.read_text()
+    assert settings_backups(path, data_dir)[0].stat().st_mode & 0o777 == 0o600  # the old token stays in the data dir
     assert cli(data_dir, home, "uninstall-hooks", "--agent", "claude").returncode == 0
     assert load(path) == user
 

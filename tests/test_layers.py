@@ -18,6 +18,8 @@ LAYERS: dict[str, int] = {
     "server": 5, "mcp": 5,
     "cli": 6,
 }
+# Package data (top-level folders installed inside the package, no code): any layer may locate them.
+PACKAGE_DATA = {"hooks", "data_template"}
 
 
 def _unit(module: str) -> str | None:
@@ -54,7 +56,7 @@ def test_imports_point_down() -> None:
             continue
         for module in _imports(path):
             target = _unit(module)
-            if target is None or target == own:
+            if target is None or target == own or target in PACKAGE_DATA:
                 continue
             if target not in LAYERS or LAYERS[target] >= LAYERS[own]:
                 violations.append(f"{rel} imports {module}")

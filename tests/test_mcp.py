@@ -357,7 +357,7 @@ def test_the_cli_verb_serves_with_data_dir_and_url(daemon: Daemon, project_dir: 
                 "common.add_argument('--data-dir'); common.add_argument('--url')\n"
                 "parser = argparse.ArgumentParser(); mcp_server.register(parser.add_subparsers(), common)\n"
                 "args = parser.parse_args(sys.argv[1:]); sys.exit(args.run(args))")
-    registered = any(v.__name__.endswith("mcp_server") for v in cli_main.VERBS)
+    registered = "mcp_server" in cli_main.VERBS
     command = ("-m", "ai_memory.cli") if registered else ("-c", launcher)
     unused = project_dir.parent / "no-data"
     env = cli_env(unused, PYTHONPATH=str(REPO))  # the flags must win over $AI_MEMORY_DATA_DIR

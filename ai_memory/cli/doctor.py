@@ -1,5 +1,13 @@
 """``ai-memory doctor``: find what stands between the agents and their memory, with a fix for each.
 
+Hooks are checked live: for each agent whose settings hold ai-memory's hooks, the script they
+run must exist and be executable, the daemon of the data dir they name must answer where the
+client will look for it (its endpoint record, else its configured port), and that data dir's
+token must be accepted: an authenticated ping, as the hook would send it. Hooks an older
+install left as ``type: "http"`` (they lose every event while the daemon is down) are a
+problem with the reinstall as its fix. Whether the daemon starts at login (``service``) is a
+warning.
+
 Beside the daemon, token, hooks and spool, it checks the data dir itself, with or without a
 running daemon: the database (SQLite ``integrity_check``), the wiki's git repository (``git
 fsck``), drift between files and index, free disk space (below ``DISK_FREE_MIN_BYTES`` writes are
@@ -11,12 +19,16 @@ does not fail the run: backups are the operator's choice.
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
 import shutil
+import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from ai_memory.cli.common import client_from, config_from, print_json
-from ai_memory.config import Config
+from ai_memory.config import Config, load_config
 from ai_memory.core.errors import DaemonUnavailable
 
 HELP = "check the daemon, token, hooks, spool, database, git, drift, disk space and backups; a fix for each"
@@ -32,6 +44,7 @@ class Check:
     detail: str
     fix: str = ""
     warning: bool = False  # a failed warning is shown with its fix but does not fail the run
+    absent: bool = False  # hooks not installed for this agent: a problem only when no agent has them
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -62,7 +75,8 @@ def check_daemon(config: Config) -> tuple[Check, dict | None]:
     return Check("daemon", True, f"{client.url}, version {reply.body['version']}"), reply.body
 
 
-def check_hooks(config: Config, agent: str) -> Check:
+def _our_handlers(agent: str, config: Config) -> list[tuple[str, Any]]:
+    """(scope and settings file, handler) for every ai-memory handler in the agent's settings."""
     from ai_memory.client.agent_settings import Target, is_ours, read_settings
 
     found = []
@@ -72,14 +86,81 @@ def check_hooks(config: Config, agent: str) -> Check:
             _, doc = read_settings(target.settings_path)
         except Exception:  # a broken settings file is reported as not installed
             continue
-        hooks = doc.get("hooks") if isinstance(doc, dict) else None
-        handlers = [h for groups in (hooks or {}).values() if isinstance(groups, list)
-                    for g in groups if isinstance(g, dict) for h in g.get("hooks", [])]
-        if any(is_ours(h, config.url) for h in handlers):
-            found.append(f"{scope} ({target.settings_path})")
-    if found:
-        return Check(f"hooks:{agent}", True, "installed in " + ", ".join(found))
-    return Check(f"hooks:{agent}", False, "not installed", f"run: ai-memory install-hooks --agent {agent}")
+        hooks = doc.get("hooks")
+        groups = [g for gs in hooks.values() if isinstance(gs, list) for g in gs] if isinstance(hooks, dict) else []
+        found += [(f"{scope} ({target.settings_path})", h) for g in groups if isinstance(g, dict)
+                  for h in g.get("hooks", []) if is_ours(h, config.url)]
+    return found
+
+
+def _hook_target(handler: dict[str, Any]) -> tuple[Path, Path] | None:
+    """(script, data dir) a command handler runs: ``<script> --data-dir DIR AGENT EVENT``, or an
+    older install's ``AI_MEMORY_DATA_DIR=DIR <script> AGENT EVENT``."""
+    try:
+        words = shlex.split(str(handler.get("command", "")))
+    except ValueError:
+        return None
+    assigned: dict[str, str] = {}
+    while words and "=" in words[0] and not words[0].startswith(("-", "/")):
+        name, _, value = words.pop(0).partition("=")
+        assigned[name] = value
+    if not words:
+        return None
+    named = words[words.index("--data-dir") + 1] if "--data-dir" in words[:-1] else assigned.get("AI_MEMORY_DATA_DIR")
+    return Path(words[0]), Path(named) if named else load_config(None).data_dir
+
+
+def _live(script: Path, data_dir: Path) -> str | None:
+    """Why hooks running ``script`` for ``data_dir`` would lose their events; None when they will not."""
+    if not script.is_file() or not os.access(script, os.X_OK):
+        return f"{script} is missing or not executable; fix: run ai-memory install-hooks again"
+    config = load_config(data_dir)
+    client = client_from(config)
+    try:
+        reply = client.get("/status")
+    except DaemonUnavailable:
+        return (f"nothing answers at {client.url} for {data_dir}; fix: run ai-memory serve --data-dir {data_dir}"
+                " (or ai-memory service install); events wait in the spool meanwhile")
+    if reply.status == 401:
+        return (f"the daemon at {client.url} refuses the token in {config.token_path}; fix: point the hooks at "
+                f"the data dir that daemon serves (ai-memory install-hooks --data-dir ...)")
+    if not reply.ok:
+        return f"the daemon at {client.url} answered {reply.status}; fix: see its log"
+    return None
+
+
+def check_hooks(config: Config, agent: str) -> Check:
+    from ai_memory.client.agent_settings import is_legacy_http
+
+    handlers = _our_handlers(agent, config)
+    if not handlers:
+        return Check(f"hooks:{agent}", False, "not installed", f"run: ai-memory install-hooks --agent {agent}", absent=True)
+    where = ", ".join(dict.fromkeys(place for place, _ in handlers))
+    if any(is_legacy_http(h, config.url) for _, h in handlers):
+        return Check(f"hooks:{agent}", False, f"installed in {where} as http hooks, which lose every event while "
+                     "the daemon is down", f"run: ai-memory install-hooks --agent {agent}")
+    targets = {t for _, h in handlers if (t := _hook_target(h)) is not None}
+    problems = [problem for script, data_dir in sorted(targets) if (problem := _live(script, data_dir))]
+    if problems:
+        detail, _, fix = problems[0].partition("; fix: ")
+        return Check(f"hooks:{agent}", False, f"installed in {where}, but {detail}", fix)
+    reached = ", ".join(f"{d} via {s}" for s, d in sorted(targets))
+    return Check(f"hooks:{agent}", True, f"installed in {where}; live (daemon answers, token accepted) for {reached}")
+
+
+def check_service(config: Config) -> Check | None:
+    """Whether the daemon starts at login; None where there is no service manager to ask."""
+    from ai_memory.cli.service import target_for
+    from ai_memory.client.service import status
+
+    if not sys.platform.startswith("linux") and sys.platform != "darwin":
+        return None
+    report = status(target_for(config.data_dir))
+    if report.installed and report.enabled is not False:
+        return Check("service", True, f"{report.manager}: {report.path} (enabled: {report.enabled})")
+    detail = f"{report.manager}: installed but not enabled" if report.installed else f"{report.manager}: not installed"
+    return Check("service", False, detail + " (the daemon does not start at login)", "run: ai-memory service install",
+                 warning=True)
 
 
 def check_spool(config: Config) -> Check:
@@ -205,11 +286,12 @@ def run(args: argparse.Namespace) -> int:
     checks += [check_database(config), check_git(config), check_commits(config, status), check_drift(config),
                check_disk(config),
                check_backup(config)]
-    # Hooks for every agent are not expected: one installed agent is enough.
-    hook_checks = [c for c in checks if c.name.startswith("hooks:")]
-    problems = [c for c in checks if not c.ok and not c.warning and not c.name.startswith("hooks:")]
-    if not any(c.ok for c in hook_checks):
-        problems += hook_checks
+    checks += [c for c in (check_service(config),) if c is not None]
+    # Hooks for every agent are not expected: one installed agent is enough; broken ones are a problem.
+    absent = [c for c in checks if c.absent]
+    problems = [c for c in checks if not c.ok and not c.warning and not c.absent]
+    if len(absent) == 3:
+        problems += absent
     if args.json:
         print_json({"ok": not problems, "checks": [asdict(c) for c in checks]})
     else:

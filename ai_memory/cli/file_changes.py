@@ -14,7 +14,7 @@ from ai_memory.client.agent_settings import FileChange, unified_diff
 def print_diffs(changes: list[FileChange]) -> None:
     for change in changes:
         if change.changed:
-            sys.stdout.write(unified_diff(change))
+            sys.stdout.write(unified_diff(change) or f"changes {change.path}: the token's value only\n")
         else:
             print(f"{'absent' if change.before is None else 'unchanged'} {change.path}")
         for note in change.notes:
@@ -26,8 +26,9 @@ def apply_and_report(changes: list[FileChange], data_dir: Path) -> None:
 
     backups = SettingsBackups(data_dir, time.strftime("%Y%m%dT%H%M%S"))
     done = {applied.change.path: applied for applied in apply_changes(changes, backups)}
-    for change in changes:
-        applied = done.get(change.path)
+    for planned in changes:
+        applied = done.get(planned.path)
+        change = planned if applied is None else applied.change  # as applied: with the notes writing added
         if applied is None:
             print(f"{'absent' if change.before is None else 'unchanged'} {change.path}")
         elif change.before is None:

@@ -1,7 +1,12 @@
 """``ai-memory hook --agent NAME [--event NAME]``: what an agent runs on each lifecycle event.
 
 Reads the payload on stdin, spools it, delivers it without making the agent wait, and prints
-what the agent expects. Always exits 0. Kept off argparse's full verb table: see cli/main.py.
+what the agent expects. Always exits 0. Its parser holds only this verb (see cli/main.py).
+
+The event is handed to the shell client (``hooks/ai-memory-hook``, exec'd in place of this
+process): one implementation of spool, delivery and briefing, and no Python start-up beyond
+the interpreter's own. Where no ``/bin/sh`` or script is found, the Python client in
+``client/hook_client.py`` does the same in process.
 
 Against a daemon on another machine (``client.resilient``), delivery is a detached drain of the
 spool under the circuit breaker; ``ai-memory hook --drain`` runs that drain in the foreground
@@ -10,12 +15,13 @@ spool under the circuit breaker; ``ai-memory hook --drain`` runs that drain in t
 
 from __future__ import annotations
 
-import argparse
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # not typing's: the fast path imports nothing it does not need
 if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+
     from ai_memory.config import Config
 
 HELP = "capture one agent hook event from stdin (used by installed hooks); --drain delivers the spool"
@@ -32,11 +38,50 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.drain:
+        return _drain_now(args)
+    _hand_to_shell_client(args)
+    return _run_in_process(args)
+
+
+_PLAIN_FLAGS = ("--agent", "--event", "--data-dir", "--url")
+
+
+def exec_shell_client(argv: list[str]) -> None:
+    """The fast path, before argparse is even imported: ``--agent A [--event E] [--data-dir D]
+    [--url U]`` in any order replaces this process with the shell client. Anything else
+    (``--help``, ``--drain``, ``--agent=A``, a typo) returns, for the full parser to handle."""
+    if len(argv) % 2 or any(flag not in _PLAIN_FLAGS for flag in argv[::2]):
+        return
+    flags = dict(zip(argv[::2], argv[1::2]))
+    _exec(flags.get("--agent", "unknown"), flags.get("--event"), flags.get("--data-dir"), flags.get("--url"))
+
+
+def _hand_to_shell_client(args: argparse.Namespace) -> None:
+    _exec(args.agent, args.event, args.data_dir, args.url)
+
+
+def _exec(agent: str, event: str | None, data_dir: str | None, url: str | None) -> None:
+    """Replace this process with the shell client; returns only when that cannot be done."""
+    import os
+
+    from ai_memory.client.hook_script import shell_argv
+
+    beside = os.path.join(os.path.dirname(sys.executable), "ai-memory")  # this installation's command
+    argv = shell_argv(agent, event, data_dir, url, beside if os.path.exists(beside) else None)
+    if argv is None:
+        return
+    sys.stdout.flush()
+    try:
+        os.execv(argv[0], argv)
+    except OSError:
+        return
+
+
+def _run_in_process(args: argparse.Namespace) -> int:
     from ai_memory.client.hook_client import run_hook
     from ai_memory.config import load_config
 
-    if args.drain:
-        return _drain_now(args)
     try:
         config = load_config(args.data_dir, {"client.url": args.url})
         token = config.token_path.read_text().strip() if config.token_path.exists() else ""

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import argparse
-
-from ai_memory.cli.common import config_from, settings_from
+from typing import BinaryIO
 
 HELP = "serve the memory tools to an agent over stdio (MCP; the daemon must be running)"
 EXAMPLE = ("example: claude mcp add ai-memory -- ai-memory mcp\n"
@@ -18,14 +17,20 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
-    from pathlib import Path
+    # The handshake is answered first; the SDK (pydantic, anyio) loads behind it (see fast_start).
+    from ai_memory.mcp.fast_start import serve_fast
 
-    # The SDK (pydantic, anyio) loads only when this verb runs, keeping other verbs fast.
-    from ai_memory.client.offline import open_api
-    from ai_memory.mcp.context import ToolContext, default_workdir
-    from ai_memory.mcp.server import serve
+    def load(sdk_in: BinaryIO, sdk_out: BinaryIO) -> int:
+        import os
+        from pathlib import Path
 
-    api = open_api(settings_from(config_from(args)))  # resilient (outbox, fallback) for a remote daemon
-    workdir = default_workdir(os.environ, Path.cwd())  # $CLAUDE_PROJECT_DIR, set by Claude Code for MCP servers
-    return serve(ToolContext.for_dir(api, workdir))
+        from ai_memory.cli.common import config_from, settings_from
+        from ai_memory.client.offline import open_api
+        from ai_memory.mcp.context import ToolContext, default_workdir
+        from ai_memory.mcp.server import serve
+
+        api = open_api(settings_from(config_from(args)))  # resilient (outbox, fallback) for a remote daemon
+        workdir = default_workdir(os.environ, Path.cwd())  # $CLAUDE_PROJECT_DIR, set by Claude Code for MCP servers
+        return serve(ToolContext.for_dir(api, workdir), sdk_in, sdk_out)
+
+    return serve_fast(load)

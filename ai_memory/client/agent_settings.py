@@ -1,12 +1,21 @@
 """Agent settings files: merge ai-memory's hooks into Claude Code, Codex and Gemini CLI settings.
 
-Every agent nests hooks the same way: event → matcher groups → handlers. We only ever touch
-*our* handlers (an http handler posting to the daemon's ``/hook`` or carrying
-``AI_MEMORY_TOKEN``; a command handler running ``ai-memory-hook``): install replaces them in
-place or appends one matcher group per event, uninstall removes them and whatever group, event
-or ``hooks`` object that removal left empty. Everything else — other keys, other groups,
-other handlers, key order — survives byte for byte in meaning, so a second install is a
-no-op and uninstall gives back the user's file.
+Every agent nests hooks the same way: event → matcher groups → handlers. Every handler we
+install runs the spool-first shell client (``<data_dir>/bin/ai-memory-hook --data-dir D AGENT
+EVENT``), so capture never depends on the daemon being up; Claude Code's capture handlers are
+``async`` (it never waits for them), its SessionStart, Stop and SessionEnd run in the
+foreground (the briefing must be printed; a ``-p`` run kills async hooks as it ends, and Stop
+and SessionEnd are what end it). No setting carries the port (the
+client finds the daemon through the data dir's endpoint record) or the token (the client reads
+the data dir's token file).
+
+We only ever touch *our* handlers (a command running ``ai-memory-hook``; an http handler that
+older versions installed, posting to ``/hook`` or carrying ``AI_MEMORY_TOKEN``): install
+replaces them in place or appends one matcher group per event, uninstall removes them and
+whatever group, event or ``hooks`` object that removal left empty, and both remove what older
+versions added for http hooks (the token in ``env``, allow-list entries). Everything else —
+other keys, other groups, other handlers, key order — survives byte for byte in meaning, so a
+second install is a no-op and uninstall gives back the user's file.
 
 Planning is pure (``plan_install``/``plan_uninstall`` return ``FileChange``s);
 ``settings_backup.apply_changes`` writes them, with backups in the data dir.
@@ -21,33 +30,40 @@ import re
 import shlex
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
+from ai_memory.client.git_exclude import exclude_locally
+from ai_memory.client.hook_script import HOOK_CLIENT, hook_client_path
 from ai_memory.core.errors import ConfigError, StorageError
 
-AGENTS = ("claude", "codex", "gemini")
-SCOPES = ("user", "project")
-TOKEN_ENV = "AI_MEMORY_TOKEN"
-HOOK_CLIENT = "ai-memory-hook"
 # Package data: the top-level hooks/ is installed as ai_memory.hooks (pyproject.toml), so a wheel
 # carries it; read through importlib.resources, never through a checkout path.
 HOOK_SOURCE: Traversable = resources.files("ai_memory.hooks") / HOOK_CLIENT
+AGENTS = ("claude", "codex", "gemini")
+SCOPES = ("user", "project")
+TOKEN_ENV = "AI_MEMORY_TOKEN"
 
-# Claude Code: http straight to the daemon; SessionStart accepts no http, so it runs the client.
-CLAUDE_HTTP_EVENTS = (
-    "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PreCompact",
+# One hook per tool call, after it: the Post event carries the input as well as the result, and
+# each hook is a process the agent starts (a Pre hook doubled that cost for the start time alone).
+CLAUDE_EVENTS = (
+    "SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "PreCompact",
     "PostCompact", "Notification", "Stop", "SubagentStart", "SubagentStop", "SessionEnd",
 )
-CODEX_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact",
-                "PostCompact", "Stop")
-GEMINI_EVENTS = ("SessionStart", "SessionEnd", "BeforeAgent", "AfterAgent", "BeforeTool",
-                 "AfterTool", "PreCompress", "Notification")
-HTTP_TIMEOUT_S = 5
+# Every other Claude handler is async. SessionStart prints the briefing; Stop and SessionEnd end
+# a `claude -p` run, which kills async hooks still running (a real run lost every async Stop).
+CLAUDE_FOREGROUND = ("SessionStart", "Stop", "SessionEnd")
+CODEX_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "PostCompact", "Stop",
+                "SessionEnd")
+# No PreCompress: Gemini CLI fires it before every model turn, with nothing but a trigger, so it
+# says nothing about a compression having happened.
+GEMINI_EVENTS = ("SessionStart", "SessionEnd", "BeforeAgent", "AfterAgent", "AfterTool", "Notification")
+CAPTURE_TIMEOUT_S = 5
 START_TIMEOUT_S = 10
+CODEX_END_TIMEOUT_S = 3  # Codex caps SessionEnd hooks at 3 s and warns about a longer timeout
 GEMINI_NAME = "ai-memory"
 
 _FILES = {  # agent → (user file under $HOME, project file under the project dir)
@@ -105,16 +121,13 @@ class FileChange:
     path: Path
     before: str | None
     after: str | None  # None: leave the file alone
-    private: bool = False  # holds the token: written with mode 0600
+    private: bool = False  # written with mode 0600
     notes: tuple[str, ...] = ()  # what the user should know about this file
+    git_local: bool = False  # a project's local file: it and its backups are kept out of git
 
     @property
     def changed(self) -> bool:
         return self.after is not None and self.after != self.before
-
-
-def hook_client_path(data_dir: Path) -> Path:
-    return data_dir / "bin" / HOOK_CLIENT
 
 
 def install_hook_client(data_dir: Path, source: Traversable = HOOK_SOURCE) -> Path | None:
@@ -136,32 +149,32 @@ def install_hook_client(data_dir: Path, source: Traversable = HOOK_SOURCE) -> Pa
 
 # ---- what our handlers look like ------------------------------------------------------------
 
+def hook_command(target: Target, event: str) -> str:
+    """The shell command an agent runs for ``event``: the client, pinned to our data dir."""
+    return (f"{shlex.quote(str(target.hook_command))} --data-dir {shlex.quote(str(target.data_dir))} "
+            f"{target.agent} {event}")
+
+
+def _timeout_s(agent: str, event: str) -> int:
+    if event == "SessionStart":
+        return START_TIMEOUT_S
+    return CODEX_END_TIMEOUT_S if (agent, event) == ("codex", "SessionEnd") else CAPTURE_TIMEOUT_S
+
+
 def wanted_handlers(target: Target) -> dict[str, Handler]:
     """Event name → the one handler ai-memory wants there, for ``target.agent``."""
-    # The client finds its data dir in $AI_MEMORY_DATA_DIR (else the default): pin ours.
-    client = (f"AI_MEMORY_DATA_DIR={shlex.quote(str(target.data_dir))} "
-              f"{shlex.quote(str(target.hook_command))}")
-
-    def command(agent: str, event: str) -> str:
-        return f"{client} {agent} {event}"
-
-    if target.agent == "claude":
-        wanted = {"SessionStart": {"type": "command", "command": command("claude", "SessionStart"),
-                                   "timeout": START_TIMEOUT_S}}
-        for event in CLAUDE_HTTP_EVENTS:
-            wanted[event] = {
-                "type": "http", "url": f"{target.url}/hook?agent=claude&quiet=1",
-                "headers": {"Authorization": f"Bearer ${TOKEN_ENV}"},
-                "allowedEnvVars": [TOKEN_ENV], "timeout": HTTP_TIMEOUT_S,
-            }
-        return wanted
-    if target.agent == "codex":
-        return {e: {"type": "command", "command": command("codex", e),
-                    "timeout": START_TIMEOUT_S if e == "SessionStart" else HTTP_TIMEOUT_S}
-                for e in CODEX_EVENTS}
-    return {e: {"type": "command", "command": command("gemini", e), "name": GEMINI_NAME,
-                "timeout": 1000 * (START_TIMEOUT_S if e == "SessionStart" else HTTP_TIMEOUT_S)}
-            for e in GEMINI_EVENTS}
+    events = {"claude": CLAUDE_EVENTS, "codex": CODEX_EVENTS, "gemini": GEMINI_EVENTS}[target.agent]
+    wanted: dict[str, Handler] = {}
+    for event in events:
+        handler: Handler = {"type": "command", "command": hook_command(target, event)}
+        if target.agent == "gemini":
+            handler.update(name=GEMINI_NAME, timeout=1000 * _timeout_s("gemini", event))  # milliseconds
+        else:
+            handler["timeout"] = _timeout_s(target.agent, event)
+        if target.agent == "claude" and event not in CLAUDE_FOREGROUND:
+            handler["async"] = True
+        wanted[event] = handler
+    return wanted
 
 
 def is_ours(handler: Any, url: str) -> bool:
@@ -171,11 +184,20 @@ def is_ours(handler: Any, url: str) -> bool:
     command = handler.get("command")
     if isinstance(command, str) and HOOK_CLIENT in command:
         return True
-    if handler.get("type") != "http":
+    return is_legacy_http(handler, url)
+
+
+def is_legacy_http(handler: Any, url: str) -> bool:
+    """An http handler of an older install: it lost every event while the daemon was down."""
+    if not isinstance(handler, dict) or handler.get("type") != "http":
         return False
     allowed = handler.get("allowedEnvVars")
     return str(handler.get("url", "")).startswith(f"{url}/hook?") or (
         isinstance(allowed, list) and TOKEN_ENV in allowed)
+
+
+# Allow-list entries older installs added for their http hooks, on whatever loopback port.
+_LEGACY_ALLOWED_URL = re.compile(r"^https?://(?:127\.0\.0\.1|localhost|\[::1\]):\d+/hook\*$")
 
 
 # ---- pure merges ----------------------------------------------------------------------------
@@ -249,32 +271,27 @@ def _unset_in(doc: Doc, section: str, key: str) -> Doc:
     return out
 
 
-def _add_to_list(doc: Doc, key: str, value: str) -> Doc:
-    """Append ``value`` to the list ``doc[key]`` only if the user already has that list."""
+def _drop_from_list(doc: Doc, key: str, drop: Callable[[Any], bool]) -> Doc:
     current = doc.get(key)
-    if isinstance(current, list) and value not in current:
-        return {**doc, key: [*current, value]}
+    if isinstance(current, list) and any(drop(v) for v in current):
+        return {**doc, key: [v for v in current if not drop(v)]}
     return doc
 
 
-def _drop_from_list(doc: Doc, key: str, value: str) -> Doc:
-    current = doc.get(key)
-    if isinstance(current, list) and value in current:
-        return {**doc, key: [v for v in current if v != value]}
-    return doc
+def _without_legacy_http(doc: Doc) -> Doc:
+    """Claude settings without what older installs added for http hooks (and the token)."""
+    out = _drop_from_list(doc, "allowedHttpHookUrls", lambda v: isinstance(v, str) and bool(_LEGACY_ALLOWED_URL.match(v)))
+    out = _drop_from_list(out, "httpHookAllowedEnvVars", lambda v: v == TOKEN_ENV)
+    return _unset_in(out, "env", TOKEN_ENV)
 
 
 # ---- per-agent documents --------------------------------------------------------------------
 
-def install_doc(doc: Doc, target: Target, token: str | None) -> Doc:
-    """The agent's main settings file with our hooks (and, where it lives there, the token)."""
+def install_doc(doc: Doc, target: Target) -> Doc:
+    """The agent's main settings file with our hooks."""
     out = merge_hooks(doc, wanted_handlers(target), lambda h: is_ours(h, target.url))
     if target.agent == "claude":
-        # An allow-list set in this file would silently block our http hooks; extend it.
-        out = _add_to_list(out, "allowedHttpHookUrls", f"{target.url}/hook*")
-        out = _add_to_list(out, "httpHookAllowedEnvVars", TOKEN_ENV)
-        if target.scope == "user" and token is not None:
-            out = _set_in(out, "env", TOKEN_ENV, token)
+        out = _without_legacy_http(out)
     elif target.agent == "gemini":
         out = _set_in(out, "hooksConfig", "enabled", True)
     return out
@@ -284,9 +301,7 @@ def uninstall_doc(doc: Doc, target: Target) -> Doc:
     """The agent's main settings file without anything ai-memory put there."""
     out = merge_hooks(doc, {}, lambda h: is_ours(h, target.url))
     if target.agent == "claude":
-        out = _drop_from_list(out, "allowedHttpHookUrls", f"{target.url}/hook*")
-        out = _drop_from_list(out, "httpHookAllowedEnvVars", TOKEN_ENV)
-        out = _unset_in(out, "env", TOKEN_ENV)
+        out = _without_legacy_http(out)
     elif target.agent == "gemini" and "hooks" not in out and \
             isinstance(out.get("hooksConfig"), dict) and out["hooksConfig"].get("enabled") is True:
         out = _unset_in(out, "hooksConfig", "enabled")  # no hooks left: the flag is moot
@@ -299,41 +314,38 @@ def install_notes(doc: Doc, target: Target) -> tuple[str, ...]:
     path = target.settings_path
     if target.agent == "claude" and doc.get("disableAllHooks") is True:
         notes.append(f"{path} sets disableAllHooks: no hook runs until it is removed")
-    allowed = doc.get("allowedHttpHookUrls")
-    if target.agent == "claude" and isinstance(allowed, list) and f"{target.url}/hook*" not in allowed:
-        notes.append(f"added {target.url}/hook* to allowedHttpHookUrls in {path}")
     config = doc.get("hooksConfig")
     if target.agent == "gemini" and isinstance(config, dict) and config.get("enabled") is False:
         notes.append(f"{path} had hooksConfig.enabled = false; set it to true for ai-memory")
     return tuple(notes)
 
 
-def plan_install(target: Target, token: str | None) -> list[FileChange]:
+def plan_install(target: Target) -> list[FileChange]:
     """The file changes that install our hooks; nothing is written."""
     main_path = target.settings_path
     before, doc = read_settings(main_path)
-    private = target.agent == "claude" and target.scope == "user" and token is not None
-    changes = [_change(main_path, before, doc, install_doc(doc, target, token), private,
-                       install_notes(doc, target))]
-    if target.agent == "claude" and target.scope == "project" and token is not None:
-        local = target.project_dir / CLAUDE_LOCAL
-        before, doc = read_settings(local)
-        changes.append(_change(local, before, doc, _set_in(doc, "env", TOKEN_ENV, token), True))
-    return changes
+    changes = [_change(main_path, before, doc, install_doc(doc, target), False, install_notes(doc, target))]
+    return changes + _legacy_local(target)
 
 
 def plan_uninstall(target: Target) -> list[FileChange]:
     """The file changes that remove our hooks; files that do not exist are left alone."""
-    paths = [target.settings_path]
-    if target.agent == "claude" and target.scope == "project":
-        paths.append(target.project_dir / CLAUDE_LOCAL)
-    changes = []
-    for path in paths:
-        before, doc = read_settings(path)
-        new = uninstall_doc(doc, target) if path == paths[0] else _unset_in(doc, "env", TOKEN_ENV)
-        changes.append(_change(path, before, doc, new, False) if before is not None
-                       else FileChange(path, None, None))
-    return changes
+    before, doc = read_settings(target.settings_path)
+    main = (_change(target.settings_path, before, doc, uninstall_doc(doc, target), False) if before is not None
+            else FileChange(target.settings_path, None, None))
+    return [main] + _legacy_local(target)
+
+
+def _legacy_local(target: Target) -> list[FileChange]:
+    """Claude project scope: older installs put the token in ``.claude/settings.local.json``."""
+    if target.agent != "claude" or target.scope != "project":
+        return []
+    local = target.project_dir / CLAUDE_LOCAL
+    before, doc = read_settings(local)
+    if before is None:
+        return []
+    change = _change(local, before, doc, _unset_in(doc, "env", TOKEN_ENV), False)
+    return [replace(change, git_local=True)]
 
 
 def _change(path: Path, before: str | None, old: Doc, new: Doc, private: bool,

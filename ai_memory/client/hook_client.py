@@ -1,11 +1,12 @@
-"""The Python hook client: spool the event, deliver it in a detached child, print the agent's reply.
+"""The Python hook client: spool the event, print the agent's reply (what the shell client does,
+where it cannot run).
 
-Standard library only, and only the light parts of it: this runs on every agent hook, so its
-import path must stay far from aiohttp, torch or the store (a test guards this).
+Standard library only, and only the light parts of it: this runs on agent hooks, so its import
+path must stay far from aiohttp, torch or the store (a test guards this).
 
-Against a daemon on another machine the caller passes ``drain``: the event is still spooled
-first, and instead of a direct 150 ms delivery a detached child runs ``drain`` (one drain at a
-time, with the circuit breaker's rules: see ``client/hook_drain.py``).
+A local daemon watches its spool and takes each file as it lands, so nothing is posted. Against
+a daemon on another machine the caller passes ``drain``: a detached child runs it (one drain at
+a time, with the circuit breaker's rules: see ``client/hook_drain.py``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
-CAPTURE_BUDGET_S = 0.15
 BRIEFING_BUDGET_S = 1.0
 SESSION_START = {"SessionStart", "session-start", "sessionStart"}
 
@@ -65,18 +65,6 @@ def post(url: str, path: str, token: str, body: bytes, budget_s: float) -> tuple
     except (IndexError, ValueError):
         return 0, b""
     return status, payload
-
-
-def deliver_detached(url: str, token: str, spool_file: Path) -> None:
-    """Post the spool file from a detached child, which removes it on success (else the
-    daemon's spool drain delivers it); the parent returns at once."""
-
-    def deliver() -> None:
-        status, _ = post(url, "/hook/envelope", token, spool_file.read_bytes(), CAPTURE_BUDGET_S)
-        if status in (200, 202):
-            spool_file.unlink(missing_ok=True)
-
-    detached(deliver)
 
 
 def detached(work: Callable[[], object]) -> None:
@@ -131,8 +119,6 @@ def run_hook(*, agent: str, event: str | None, stdin: bytes, url: str, token: st
     out.flush()
     if spool_file is not None and drain is not None:
         detached(drain)
-    elif spool_file is not None:
-        deliver_detached(url, token, spool_file)
     return 0
 
 

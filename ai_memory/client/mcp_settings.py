@@ -30,8 +30,7 @@ from ai_memory.client.agent_settings import (
     FileChange, check_agent_and_scope, read_settings, render, scoped_file,
 )
 from ai_memory.core.errors import ConfigError
-
-SERVER_NAME = "ai-memory"
+from ai_memory.core.own_tools import SERVER_NAME
 OWNED_KEYS = ("type", "command", "args", "env")
 CLAUDE_LOCAL = ".claude/settings.local.json"
 APPROVED_KEY, DENIED_KEY = "enabledMcpjsonServers", "disabledMcpjsonServers"
@@ -68,16 +67,23 @@ class McpTarget:
         return scoped_file(_FILES, self.agent, self.scope, self.home, self.project_dir)
 
 
-def server_command(executable: Path) -> tuple[str, tuple[str, ...]]:
+def cli_launcher(executable: Path) -> list[str]:
     """The installed ``ai-memory`` script beside the interpreter, else ``python -m ai_memory.cli``.
 
-    Absolute, so the agent does not depend on its PATH; the interpreter's path is kept as is
-    (not resolved), since a virtualenv's ``python`` is a symlink out of the environment.
+    Absolute, so an agent or a service manager does not depend on its PATH; the interpreter's
+    path is kept as is (not resolved), since a virtualenv's ``python`` is a symlink out of the
+    environment.
     """
     script = executable.absolute().parent / "ai-memory"
     if script.is_file():
-        return str(script), ("mcp",)
-    return str(executable.absolute()), ("-m", "ai_memory.cli", "mcp")
+        return [str(script)]
+    return [str(executable.absolute()), "-m", "ai_memory.cli"]
+
+
+def server_command(executable: Path) -> tuple[str, tuple[str, ...]]:
+    """How an agent starts ``ai-memory mcp``: the command and its arguments."""
+    command, *rest = cli_launcher(executable)
+    return command, (*rest, "mcp")
 
 
 def wanted_entry(agent: str, spec: ServerSpec) -> Doc:
@@ -157,7 +163,7 @@ def _approval(target: McpTarget, approve: bool) -> FileChange:
     if approve and isinstance(denied, list) and SERVER_NAME in denied:
         notes = (f'{path} lists "{SERVER_NAME}" in {DENIED_KEY}: remove it there to let Claude Code start it',)
     change = _json_change(path, before, doc, new)
-    return FileChange(change.path, change.before, change.after, change.private, notes)
+    return FileChange(change.path, change.before, change.after, change.private, notes, git_local=True)
 
 
 # ---- TOML (Codex) ---------------------------------------------------------------------------

@@ -8,6 +8,10 @@ go to ``<data_dir>/settings-backups/<stamp>/<the file's absolute path>`` (mode 0
 uninstall that would leave one of those files with nothing in it (``{}``, or no text at all)
 removes it instead, and then every folder an install made that is empty again.
 A file that existed before ai-memory touched it is only ever edited, never removed this way.
+
+A project's local file (``.claude/settings.local.json``) is listed in the repository's
+``info/exclude`` before it is written: nothing else keeps it out of git in a repository Claude
+Code did not set up.
 """
 
 from __future__ import annotations
@@ -16,10 +20,11 @@ import json
 import os
 import shutil
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ai_memory.client.agent_settings import FileChange, write_atomic
+from ai_memory.client.git_exclude import exclude_locally
 from ai_memory.core.errors import StorageError
 
 BACKUP_DIR = "settings-backups"
@@ -28,8 +33,9 @@ LEDGER = "created.json"
 
 @dataclass(frozen=True)
 class Applied:
-    """What happened to one changed file: its backup (None for a new file), and whether the
-    file is gone (it held only what ai-memory put there)."""
+    """What happened to one changed file (the change as applied, with the notes writing added):
+    its backup (None for a new file), and whether the file is gone (it held only what ai-memory
+    put there)."""
 
     change: FileChange
     backup: Path | None
@@ -108,6 +114,9 @@ def apply_changes(changes: Iterable[FileChange], backups: SettingsBackups) -> li
             continue
         assert change.after is not None
         real = change.path.resolve() if change.path.is_symlink() else change.path
+        excluded = exclude_locally(change.path) if change.git_local and change.after else None
+        if excluded is not None:
+            change = replace(change, notes=(*change.notes, f"{change.path.name} is listed in {excluded}"))
         if change.before is not None and (change.after == "" or
                                           (leaves_nothing(change.after) and backups.was_created(change.path))):
             done.append(Applied(change, _remove(real, backups), removed=True))

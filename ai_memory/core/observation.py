@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from ai_memory.core.agent_payloads import as_meant
 from ai_memory.core.errors import InputError
 from ai_memory.core.events import EventKind, normalize_event
 from ai_memory.core.ids import new_id
@@ -61,6 +62,7 @@ class Observation:
     payload: SanitizedJson
     idempotency_key: str | None
     owner: str = "local"  # the user whose token delivered the event (team mode)
+    searchable: bool = True  # False: stored for the record, never indexed (ai-memory's own tool calls)
 
     def to_record(self) -> dict[str, Any]:
         """The JSON-able form used by the raw journal and by reindex."""
@@ -73,6 +75,7 @@ class Observation:
             "title": self.title.text, "body": self.body.text, "payload": self.payload.value,
             "redactions": sorted(set(self.payload.redactions) | set(self.body.redactions)),
             "idempotency_key": self.idempotency_key, "owner": self.owner,
+            **({} if self.searchable else {"searchable": False}),
         }
 
 
@@ -165,6 +168,7 @@ def build_observation(
     kind = normalize_event(source_event)
     if kind is EventKind.POST_TOOL_USE and payload.get("error"):
         kind = EventKind.TOOL_FAILURE  # Gemini's AfterTool reports failures this way
+    payload, searchable = as_meant(kind, payload)
     clean = sanitize_json(payload, field_caps=FIELD_CAPS)
     value = clean.value if isinstance(clean.value, dict) else {}
     title_text, body_text = describe(kind, value)
@@ -190,6 +194,7 @@ def build_observation(
         payload=clean,
         idempotency_key=key,
         owner=owner,
+        searchable=searchable,
     )
 
 
@@ -222,6 +227,8 @@ def describe(kind: EventKind, p: dict[str, Any]) -> tuple[str, str]:
     if kind is EventKind.USER_PROMPT:
         prompt = _prompt_text(p)
         return (prompt.strip().splitlines() or ["(empty prompt)"])[0], prompt
+    if kind in (EventKind.PRE_TOOL_USE, EventKind.POST_TOOL_USE, EventKind.TOOL_FAILURE) and p.get("ai_memory_tool"):
+        return f"used memory: {p['ai_memory_tool']}", ""
     if kind in (EventKind.PRE_TOOL_USE, EventKind.POST_TOOL_USE, EventKind.TOOL_FAILURE):
         subject = _tool_subject(tool_input)
         title = f"{tool}: {subject}" if subject else (tool or kind.value)
@@ -234,7 +241,7 @@ def describe(kind: EventKind, p: dict[str, Any]) -> tuple[str, str]:
         text = str(p.get("message") or p.get("text") or "")
         return text or "notification", text
     if kind in (EventKind.STOP, EventKind.SUBAGENT_STOP):
-        text = str(p.get("last_assistant_message") or "")
+        text = str(p.get("last_assistant_message") or p.get("prompt_response") or "")  # Gemini: prompt_response
         return (text.strip().splitlines() or [kind.value])[0], text
     if kind is EventKind.SESSION_START:
         return f"session start ({p.get('source', 'startup')})", _excerpt({k: p.get(k) for k in ("source", "model") if k in p})

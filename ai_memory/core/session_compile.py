@@ -26,6 +26,7 @@ from ai_memory.core import reply_items
 from ai_memory.core.entities import extract_entities, normalize_entity
 from ai_memory.core.events import EventKind, normalize_event
 from ai_memory.core.names import UNSORTED, project_name, safe_name
+from ai_memory.core.own_tools import own_tool
 from ai_memory.core.payload_text import as_dict, clip, code_span, collapsed, first_of, one_line, text_of
 from ai_memory.core.tool_calls import ToolCall, tool_lists
 
@@ -68,6 +69,7 @@ class _Digest:
     calls: list[ToolCall] = field(default_factory=list)
     api_errors: list[tuple[str, str]] = field(default_factory=list)  # (at, text)
     pending: dict[Any, list[ToolCall]] = field(default_factory=dict)
+    memory_calls: dict[str, set[str]] = field(default_factory=dict)  # ai-memory tool -> its calls' keys
     stamps: list[str] = field(default_factory=list)
     counts: dict[str, Counter] = field(  # most common wins: session_id, agent, project, cwd
         default_factory=lambda: {k: Counter() for k in ("session_id", "agent", "project", "cwd")})
@@ -137,6 +139,14 @@ def _error_text(error: Any) -> str:
     return text_of(error, 4000).strip()
 
 
+def _used_memory(d: _Digest, tool: str, kind: EventKind, payload: dict, seq: int) -> None:
+    """One of ai-memory's own tools: counted, never evidence. A call is its tool_use_id, else
+    its completion (agents without ids send no id on either half)."""
+    tid = text_of(first_of(payload, ("tool_use_id", "toolUseId", "call_id")), 200)
+    if tid or kind is not EventKind.PRE_TOOL_USE:
+        d.memory_calls.setdefault(one_line(tool, 80), set()).add(tid or f"event-{seq}")
+
+
 def _digest(observations: list[Any]) -> _Digest:
     d = _Digest()
     for seq, ob in enumerate(observations):
@@ -154,6 +164,8 @@ def _digest(observations: list[Any]) -> _Digest:
         cwd = text_of(ob.get("cwd"), 4096)
         if kind is EventKind.USER_PROMPT and (text := _prompt_text(payload, ob)):
             d.prompts.append((seq, at, text))
+        elif kind in _TOOL_KINDS and (tool := payload.get("ai_memory_tool") or own_tool(payload)):
+            _used_memory(d, str(tool), kind, payload, seq)
         elif kind in _TOOL_KINDS:
             batch = payload.get("tool_calls")
             items = [x for x in batch if isinstance(x, dict)] if isinstance(batch, list) and batch else [payload]
@@ -309,6 +321,8 @@ def _summary_lines(d: _Digest, who: _Who, failures: int, reply: str) -> list[str
         lines.append(f"- First prompt: {one_line(d.prompts[0][2], 500)}")
     if len(d.prompts) > 1:
         lines.append(f"- Last prompt: {one_line(d.prompts[-1][2], 500)}")
+    if d.memory_calls:
+        lines.append("- Used memory: " + ", ".join(f"{tool} ×{len(calls)}" for tool, calls in sorted(d.memory_calls.items())))
     return lines + ([f"- Last reply: {one_line(reply, 500)}"] if reply else [])
 
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Any
+from io import TextIOWrapper
+from typing import Any, BinaryIO
+
+import anyio
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -18,15 +21,10 @@ from pydantic import ValidationError
 
 import ai_memory
 from ai_memory.core.guidance import GUIDANCE
+from ai_memory.core.own_tools import SERVER_NAME, TOOL_NAMES
 from ai_memory.mcp import tools_coordination, tools_read, tools_write
 from ai_memory.mcp.context import ToolContext
 
-TOOL_NAMES = (
-    "memory_query", "memory_read_page", "memory_recent", "memory_status", "memory_meta", "memory_briefing",
-    "memory_read_session_observations", "memory_lint", "memory_write_page", "memory_correct", "memory_delete_page",
-    "memory_feedback", "memory_handoff_begin", "memory_handoff_list", "memory_handoff_accept", "memory_handoff_cancel",
-    "memory_message_send", "memory_message_list", "memory_message_pop", "memory_message_cancel",
-)
 
 log = logging.getLogger(__name__)
 
@@ -63,19 +61,31 @@ def _problems(exc: ValidationError) -> str:
 def build_server(ctx: ToolContext) -> MCPServer:
     # log_level WARNING: the SDK logs every handled request at INFO, which only fills the
     # host's stderr capture; its handler writes to stderr, never stdout.
-    server = MemoryServer(name="ai-memory", title="ai-memory", version=ai_memory.__version__,
+    server = MemoryServer(name=SERVER_NAME, title=SERVER_NAME, version=ai_memory.__version__,
                           instructions=GUIDANCE, log_level="WARNING")
     for module in (tools_read, tools_write, tools_coordination):
         module.register(server, ctx)
     return server
 
 
-def serve(ctx: ToolContext) -> int:
-    """Serve on stdio until the host closes stdin; 0 on a clean end."""
+def serve(ctx: ToolContext, stdin: BinaryIO, stdout: BinaryIO) -> int:
+    """Serve one session on these streams (the front's pipes, see ``fast_start``) until the
+    input ends; 0 on a clean end."""
+    from mcp.server.stdio import stdio_server
+
     server = build_server(ctx)
     log.info("ai-memory MCP server for project %s, daemon at %s", ctx.project, ctx.api.url)
+
+    async def session() -> None:
+        reader = anyio.wrap_file(TextIOWrapper(stdin, encoding="utf-8", errors="replace"))
+        writer = anyio.wrap_file(TextIOWrapper(stdout, encoding="utf-8"))
+        async with stdio_server(reader, writer) as (read_stream, write_stream):
+            # What MCPServer.run("stdio") does, on our streams instead of fds 0 and 1.
+            lowlevel = server._lowlevel_server
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
     try:
-        server.run("stdio")
+        anyio.run(session)
     except KeyboardInterrupt:  # the host stopped us: not an error worth a traceback
         pass
     sys.stderr.flush()

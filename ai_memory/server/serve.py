@@ -1,4 +1,10 @@
-"""Running the daemon in the foreground until SIGTERM/SIGINT, then draining and closing."""
+"""Running the daemon in the foreground until SIGTERM/SIGINT, then draining and closing.
+
+The daemon binds its socket itself (``--port 0`` picks a free port) and, once it serves,
+records where in ``<data_dir>/daemon.json``: clients of the data dir find it there, whatever
+port it got. A clean exit removes the record; a killed daemon leaves one whose pid is dead,
+which clients ignore.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +14,15 @@ import ipaddress
 import logging
 import signal
 import socket
+from collections.abc import AsyncIterator, Callable
 
 from aiohttp import web
 
 from ai_memory import logsetup
 from ai_memory.config import Config
+from ai_memory.core.endpoint import daemon_url
 from ai_memory.core.errors import ConfigError, PortInUse
-from ai_memory.datadir import ServeLock, prepare
+from ai_memory.datadir import ServeLock, prepare, remove_endpoint, write_endpoint
 from ai_memory.runtime import Runtime
 from ai_memory.server.app import create_app
 
@@ -48,21 +56,23 @@ def serve(config: Config) -> None:
     try:
         # Bound before anything starts: a taken port is one line and exit 2, never "ready" first.
         sockets = bind(config.host, config.port)
-        log.info("ai-memory serving data dir %s on http://%s:%d", config.data_dir, config.host, config.port)
-        runtime = Runtime.build(config)
-        web.run_app(
-            create_app(runtime), sock=sockets, print=None,
-            access_log=None, shutdown_timeout=SHUTDOWN_GRACE_S, handle_signals=True,
-        )
+        url = daemon_url(config.host, sockets[0].getsockname()[1])
+        log.info("ai-memory serving data dir %s on %s", config.data_dir, url)
+        app = create_app(Runtime.build(config))
+        app.cleanup_ctx.append(endpoint_record(config, url))
+        web.run_app(app, sock=sockets, print=None, access_log=None,
+                    shutdown_timeout=SHUTDOWN_GRACE_S, handle_signals=True)
         log.info("ai-memory stopped cleanly")
     finally:
+        remove_endpoint(config.data_dir)
         lock.release()
 
 
 def bind(host: str, port: int) -> list[socket.socket]:
-    """Listening sockets for every address ``host`` resolves to (as aiohttp would bind them)."""
+    """Listening sockets for every address ``host`` resolves to (as aiohttp would bind them).
+    Port 0 takes a free port for the first address and the same port for the others."""
     try:
-        infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        infos = socket.getaddrinfo(host.strip("[]") or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as exc:
         raise ConfigError(f"cannot resolve the host to serve on, {host!r}", detail=str(exc)) from exc
     sockets: list[socket.socket] = []
@@ -73,8 +83,10 @@ def bind(host: str, port: int) -> list[socket.socket]:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             if family == socket.AF_INET6:
                 sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            if len(sockets) > 1:  # port 0: every address on the port the first one got
+                address = (address[0], sockets[0].getsockname()[1], *address[2:])
             sock.bind(address)
-            sock.listen(128)
+            sock.listen(1024)
     except OSError as exc:
         for sock in sockets:
             sock.close()
@@ -83,3 +95,15 @@ def bind(host: str, port: int) -> list[socket.socket]:
                             detail="another program listens there; pick a free one with --port or [server] port") from exc
         raise ConfigError(f"cannot listen on {host} port {port}", detail=str(exc)) from exc
     return sockets
+
+
+def endpoint_record(config: Config, url: str) -> Callable[[web.Application], AsyncIterator[None]]:
+    """A cleanup context: the record is written once the runtime is up (it runs after the
+    runtime's own context) and removed as the daemon stops."""
+
+    async def record(app: web.Application) -> AsyncIterator[None]:
+        write_endpoint(config.data_dir, url)
+        yield
+        remove_endpoint(config.data_dir)
+
+    return record

@@ -45,7 +45,9 @@ def rebuild(conn: sqlite3.Connection) -> None:
         conn.execute(f"DROP TABLE IF EXISTS {table}")
     for statement in SCHEMA.strip().splitlines():
         conn.execute(statement)
-    for r in conn.execute("SELECT rowid, title, body, project FROM observations").fetchall():
+    # ai-memory's own tool calls are kept for the record only, never indexed (core.own_tools).
+    for r in conn.execute("SELECT rowid, title, body, project FROM observations"
+                          " WHERE json_extract(payload, '$.ai_memory_tool') IS NULL").fetchall():
         index_observation(conn, r[0], r[1], r[2], r[3])
     for r in conn.execute("SELECT id, title, summary, body, project FROM pages").fetchall():
         index_page(conn, r[0], r[1], r[2], r[3], r[4])

@@ -75,7 +75,10 @@ def store_record(conn: sqlite3.Connection, r: dict[str, Any], payload_json: str 
             ",".join(r.get("redactions") or ()), r.get("owner") or "local",
         ),
     )
-    index_observation(conn, int(cur.lastrowid), r["title"], r["body"], r.get("project"))
+    if r.get("searchable", True):
+        index_observation(conn, int(cur.lastrowid), r["title"], r["body"], r.get("project"))
+    else:  # kept for the record only: no FTS row, and nothing for the embedding job to do
+        conn.execute("UPDATE observations SET embed_hash = '', sentences_done = 1 WHERE rowid = ?", (cur.lastrowid,))
     if key:
         conn.execute(
             "INSERT INTO idempotency_keys(key, observation_id, created_at) VALUES (?, ?, ?)",

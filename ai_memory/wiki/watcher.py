@@ -36,40 +36,52 @@ class _Handler(FileSystemEventHandler):
                 self._loop.call_soon_threadsafe(self._queue.put_nowait, rel)
 
 
-class WikiWatcher:
-    """Owns the watchdog observer and the debouncing consumer task."""
+def stop_observer(observer: Observer, timeout: float = 3.0) -> None:
+    """Stop a watchdog observer, waiting at most ``timeout``: its inotify teardown can block on
+    a race with its reader thread, and shutdown must stay bounded. The observer's threads are
+    daemons, so one left behind does not keep the process alive."""
 
-    def __init__(self, wiki: Wiki, debounce_s: float = 0.15) -> None:
-        self._wiki = wiki
-        self._debounce = debounce_s
-        self._queue: asyncio.Queue[str] = asyncio.Queue()
+    def teardown() -> None:
+        observer.stop()
+        observer.join(timeout=timeout)
+
+    worker = threading.Thread(target=teardown, name="watcher-stop", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        log.warning("a file watcher did not stop within %.0f s; leaving it behind", timeout)
+
+
+class ObservedDir:
+    """One directory under a watchdog observer (daemon threads), stopped within a bound."""
+
+    def __init__(self) -> None:
         self._observer: Observer | None = None
-        self.synced = 0
 
-    def start(self) -> None:
-        handler = _Handler(self._wiki.dir, asyncio.get_running_loop(), self._queue)
+    def observe(self, handler: FileSystemEventHandler, path: Path, recursive: bool) -> None:
         self._observer = Observer()
-        self._observer.schedule(handler, str(self._wiki.dir), recursive=True)
+        self._observer.schedule(handler, str(path), recursive=recursive)
         self._observer.daemon = True
         self._observer.start()
 
     def stop(self, timeout: float = 3.0) -> None:
-        """Stop the observer, waiting at most ``timeout``: watchdog's inotify teardown can block
-        on a race with its reader thread, and shutdown must stay bounded. The observer's threads
-        are daemons, so one left behind does not keep the process alive."""
         observer, self._observer = self._observer, None
-        if observer is None:
-            return
+        if observer is not None:
+            stop_observer(observer, timeout)
 
-        def teardown() -> None:
-            observer.stop()
-            observer.join(timeout=timeout)
 
-        worker = threading.Thread(target=teardown, name="watcher-stop", daemon=True)
-        worker.start()
-        worker.join(timeout)
-        if worker.is_alive():
-            log.warning("the file watcher did not stop within %.0f s; leaving it behind", timeout)
+class WikiWatcher(ObservedDir):
+    """Owns the watchdog observer and the debouncing consumer task."""
+
+    def __init__(self, wiki: Wiki, debounce_s: float = 0.15) -> None:
+        super().__init__()
+        self._wiki = wiki
+        self._debounce = debounce_s
+        self._queue: asyncio.Queue[str] = asyncio.Queue()
+        self.synced = 0
+
+    def start(self) -> None:
+        self.observe(_Handler(self._wiki.dir, asyncio.get_running_loop(), self._queue), self._wiki.dir, recursive=True)
 
     async def run(self) -> None:
         """Consume paths: gather a burst, wait until it is quiet, then sync each path once."""

@@ -1,0 +1,144 @@
+"""What ai-memory costs a real Claude Code session: the same scripted session (20 tool calls)
+with ai-memory installed (hooks, MCP server, rules, by its own install verbs) against no hooks
+at all, with the daemon up, stopped and hung (SIGSTOP).
+
+    python benchmarks/agent_overhead.py [--runs 3] [--tools 20] [--json OUT]
+
+Uses the pinned Claude Code of the agent suite (installed into ~/.cache/ai-memory/agents on first
+use) and its scripted model server; every configuration runs ``--runs`` times, interleaved so a
+change in the machine's load falls on all of them, and the median wall time is compared with
+the no-hooks median of the same run. The target: each ratio at most 1.10.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests" / "agents"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from clis import PINNED, CliUnavailable, ensure  # noqa: E402
+from hook_latency import free_port, wait_healthy  # noqa: E402
+from stub_model import Call, Script, StubModel  # noqa: E402
+
+TARGET_RATIO = 1.10
+CONDITIONS = ("no hooks", "daemon up", "daemon stopped", "daemon hung")
+
+
+class Daemon:
+    def __init__(self, data_dir: Path, port: int, env: dict[str, str]) -> None:
+        self.data_dir, self.port, self.env = data_dir, port, env
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "ai_memory.cli", "serve", "--port", str(self.port)],
+                                     env=self.env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_healthy(self.port)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=60)
+
+    def signal(self, sig: int) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(sig)
+
+
+def ai_memory(env: dict[str, str], *args: str) -> None:
+    subprocess.run([sys.executable, "-m", "ai_memory.cli", *args], env=env, cwd=REPO, check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def claude_env(home: Path, stub: StubModel) -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TERM", "TMPDIR")}
+    return {**keep, "HOME": str(home), "NO_COLOR": "1", "ANTHROPIC_BASE_URL": stub.url, "ANTHROPIC_API_KEY": "sk-stub",
+            "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1"}
+
+
+def session(claude: Path, home: Path, project: Path, stub: StubModel, tools: int) -> float:
+    stub.run(Script([Call("shell", {"command": f"echo call-{i}"}) for i in range(tools)], reply="Done."))
+    t0 = time.perf_counter()
+    done = subprocess.run([str(claude), "-p", "Run the checks", "--allowedTools", "Bash", "mcp__ai-memory"],
+                          env=claude_env(home, stub), cwd=project, capture_output=True, text=True, timeout=600,
+                          stdin=subprocess.DEVNULL)
+    seconds = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise RuntimeError(f"claude exited {done.returncode}: {done.stderr[-2000:]}")
+    calls = sum(1 for r in stub.log if r.main)
+    if calls != tools + 1:
+        raise RuntimeError(f"the session made {calls} model requests, expected {tools + 1}")
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--tools", type=int, default=20)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    try:
+        claude = ensure(PINNED["claude"])
+    except CliUnavailable as exc:
+        raise SystemExit(f"agent_overhead: {exc}") from None
+    times: dict[str, list[float]] = {c: [] for c in CONDITIONS}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        bare, installed, data, project = root / "bare", root / "home", root / "data", root / "project"
+        for path in (bare, installed, project):
+            path.mkdir()
+        subprocess.run(["git", "init", "-q", str(project)], check=True)
+        port = free_port()
+        data.mkdir()
+        (data / "config.toml").write_text(f"[server]\nport = {port}\n")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AI_MEMORY_")}
+        env.update(AI_MEMORY_DATA_DIR=str(data), HOME=str(installed), HF_HUB_OFFLINE="1",
+                   AI_MEMORY_EMBED_ENABLED="0", AI_MEMORY_SERVER_QUERY_WORKERS="0")
+        for verb in ("install-hooks", "install-mcp"):
+            ai_memory(env, verb, "--agent", "claude")
+        ai_memory(env, "install-rules", "--agent", "claude", "--dir", str(project))
+        daemon = Daemon(data, port, env)
+        stub = StubModel().start()
+        try:
+            daemon.start()
+            for home in (bare, installed):  # first runs set up each HOME; not measured
+                session(claude, home, project, stub, 1)
+            for _ in range(args.runs):
+                times["no hooks"].append(session(claude, bare, project, stub, args.tools))
+                times["daemon up"].append(session(claude, installed, project, stub, args.tools))
+                daemon.signal(signal.SIGSTOP)
+                times["daemon hung"].append(session(claude, installed, project, stub, args.tools))
+                daemon.signal(signal.SIGCONT)
+                daemon.stop()
+                times["daemon stopped"].append(session(claude, installed, project, stub, args.tools))
+                daemon.start()
+        finally:
+            daemon.stop()
+            stub.close()
+    base = statistics.median(times["no hooks"])
+    result = {}
+    for condition in CONDITIONS:
+        median = statistics.median(times[condition])
+        result[condition] = {"median_s": round(median, 3), "runs_s": [round(t, 3) for t in times[condition]],
+                             "ratio": round(median / base, 3)}
+        mark = "" if condition == "no hooks" else ("  ok" if median / base <= TARGET_RATIO else "  OVER 1.10")
+        print(f"claude -p, {args.tools} tool calls, {condition:<14}: median {median:6.2f} s  ratio {median / base:5.3f}"
+              f"{mark}  (runs {', '.join(f'{t:.2f}' for t in times[condition])})")
+    print(f"Claude Code {PINNED['claude'].version}; target: every ratio <= {TARGET_RATIO}")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
