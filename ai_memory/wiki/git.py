@@ -100,6 +100,7 @@ class Committer:
         self._reasons: list[str] = []
         self._event = asyncio.Event()
         self._lock = threading.Lock()  # one git writer at a time (the CLI may commit too)
+        self._flushing = asyncio.Lock()  # a flush returns only once what was asked before it is committed
         self._failures = 0
         self.commits = 0
         self.uncommitted_writes = 0  # page writes acknowledged since the last commit that succeeded
@@ -152,6 +153,10 @@ class Committer:
         return await self.flush()
 
     async def flush(self) -> str | None:
+        async with self._flushing:
+            return await self._flush()
+
+    async def _flush(self) -> str | None:
         self._event.clear()
         reasons, self._reasons = self._reasons, []
         if not reasons:
@@ -177,6 +182,7 @@ class Committer:
             await self.on_commit()
         except Exception:  # the history is derived: the next commit or reconcile reads it again
             log.exception("could not read the page history of the new commit")
+
     def _failed(self, exc: Exception, reasons: list[str]) -> None:
         self._failures += 1
         self.failing_since = self.failing_since or time.time()

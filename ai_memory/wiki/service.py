@@ -129,8 +129,8 @@ class Wiki:
     async def refresh_indexes(self, folders: set[str]) -> None:
         """Rewrite each project folder's generated index.md when its listing changed. A folder
         ai-memory does not own gets none; an index.md there that ai-memory did not write is
-        left alone (lint and status report it). Before an index is written, changes waiting for
-        their commit (edits made outside among them) and an index edited by hand are committed."""
+        left alone (lint and status report it). An index edited by hand is committed before it is
+        rewritten; other writes keep their commit window."""
         for folder in sorted(folders):
             if not folder or "/" in folder or folder.startswith("."):
                 continue
@@ -153,8 +153,6 @@ class Wiki:
             text = render_index(folder, rows).encode("utf-8")
             if current == text:
                 continue
-            if self.committer.pending:  # outside edits waiting for their commit go into git first
-                await self.committer.flush()
             await self.commit_changes_outside({rel: current} if current is not None else {})
             try:
                 await asyncio.to_thread(atomic_write, self.dir, rel, text)
