@@ -51,7 +51,8 @@ KEYS: tuple[Key, ...] = (
     Key("server", "max_body_bytes", int, 10 * 1024 * 1024, "largest accepted request body"),
     Key("server", "rate_limit_per_s", float, 200.0, "requests per second each user token may make; 0: no limit"),
     Key("server", "rate_burst", int, 400, "requests a user token may make at once before the rate limit applies"),
-    Key("server", "query_workers", int, 1, "processes that answer searches beside the daemon; 0: in process"),
+    Key("server", "query_workers", int, 2, "search threads of the model worker, the one process beside the daemon"
+        " that holds the model; 0: no worker, the daemon embeds and searches in process"),
     Key("server", "ingest_nice", int, 5, "how much lower the CPU priority of ingestion is than that of searches"),
     Key("writer", "queue_size", int, 1024, "bound of the write queue; beyond it hooks get 429"),
     Key("writer", "max_batch", int, 256, "most jobs committed in one group commit"),

@@ -26,7 +26,7 @@ from ai_memory.ingest.sessions import SessionCompiler
 from ai_memory.ingest.spool import SpoolStats, drain_once
 from ai_memory.ingest.spool_watch import SpoolWatcher
 from ai_memory.retrieval.embedding_job import EmbeddingJob
-from ai_memory.retrieval.query_worker import QueryWorkers, WorkerSpec
+from ai_memory.retrieval.model_worker import ModelWorker, RemoteModel, WorkerSpec
 from ai_memory.retrieval.search import Answer, Query, Retriever
 from ai_memory.retrieval.vectors import VectorIndex
 from ai_memory.store.ledger import seed as seed_ledger
@@ -63,7 +63,7 @@ class Runtime:
     users: Users
     forgetter: Forgetter
     syncer: Syncer
-    query_workers: QueryWorkers | None = None
+    model_worker: ModelWorker | None = None
     started_at: float = field(default_factory=time.time)
     spool: SpoolStats = field(default_factory=SpoolStats)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
@@ -83,19 +83,9 @@ class Runtime:
         reader = Reader(config.db_path)
         committer = Committer(config.sub("wiki"), float(config.get("wiki.commit_window_s")))
         wiki = Wiki(config.sub("wiki"), writer, reader, committer)
-        embedding = None
-        index = None
-        if config.get("embed.enabled"):
-            from ai_memory.embed.model import MiniLM
-
-            model_dir = str(config.get("embed.model_dir"))
-            folder = Path(model_dir) if model_dir else None
-            embedder = MiniLM(folder, int(config.get("embed.threads")))
-            embedding = EmbeddingJob(embedder, reader, writer, query_embedder=MiniLM(folder, 1))
-            index = VectorIndex(embedder.model_id, embedder.dim)
-        retriever = Retriever(embedding.query_embedder if embedding else None, index,
-                              ready=lambda: bool(embedding and embedding.ready))
-        memories = Memories(wiki, reader, lambda: embedding.query_embedder if embedding and embedding.ready else None)
+        worker = _model_worker(config)
+        embedding, retriever, query_model = _embedding_and_retriever(config, reader, writer, worker)
+        memories = Memories(wiki, reader, lambda: query_model if embedding and embedding.ready else None)
         token = datadir.read_token(config.token_path)
         return cls(
             config=config, token=token, writer=writer, reader=reader, users=Users(token, writer, reader),
@@ -104,7 +94,7 @@ class Runtime:
             spool_watcher=SpoolWatcher(config.sub("spool")),
             retriever=retriever, embedding=embedding, memories=memories,
             forgetter=Forgetter(wiki, retention_params(config)), syncer=syncer_for(wiki, config),
-            query_workers=_query_workers(config),
+            model_worker=worker,
         )
 
     async def start(self) -> None:
@@ -113,8 +103,8 @@ class Runtime:
         recovered = await asyncio.to_thread(recover_database, wiki_dir, raw, db)
         if recovered:
             log.warning("%s", recovered)
-        if self.query_workers is not None:
-            self.query_workers.launch()  # before lowering our priority: searches keep the normal one
+        if self.model_worker is not None:
+            self.model_worker.launch()  # before lowering our priority: searches keep the normal one
         _lower_ingest_priority(int(self.config.get("server.ingest_nice")))
         await self.writer.start()  # migrates the schema before any reader opens the file
         await self._seed_ledger()
@@ -141,8 +131,6 @@ class Runtime:
             self._spawn(self._every("sync.interval_s", self.syncer.sync), "git-sync")
         if self.embedding is not None:
             self._spawn(self.embedding.run(), "embeddings")
-        if self.query_workers is not None:  # in the background: searches run in process meanwhile
-            self._spawn(self.query_workers.start(), "query-workers")
         # Everything built so far lives as long as the daemon: keep it out of every GC pass.
         gc.freeze()
         log.info("data dir %s ready", self.config.data_dir)
@@ -162,9 +150,9 @@ class Runtime:
         self._tasks.append(asyncio.create_task(coro, name=name))  # type: ignore[arg-type]
 
     async def search(self, query: Query) -> Answer:
-        """A query worker's answer when one is free, else the same retrieval in process."""
-        if self.query_workers is not None:
-            found = await self.query_workers.answer(query)
+        """The model worker's answer; in process (without vectors) while it loads or after a loss."""
+        if self.model_worker is not None:
+            found = await asyncio.to_thread(self.model_worker.answer, query)
             if found is not None:
                 return found
         return await self.reader.run(lambda c: self.retriever.answer(c, query))
@@ -185,8 +173,8 @@ class Runtime:
             _, stuck = await asyncio.wait(self._tasks, timeout=STOP_TASKS_S)
             for task in stuck:
                 log.error("background task %s did not stop within %.0f s", task.get_name(), STOP_TASKS_S)
-        if self.query_workers is not None:
-            await asyncio.to_thread(self.query_workers.stop)
+        if self.model_worker is not None:
+            await asyncio.to_thread(self.model_worker.stop)
         log.info("stopping: last git commit")
         await self.wiki.committer.flush()
         log.info("stopping: closing the store")
@@ -262,8 +250,8 @@ class Runtime:
                 # deleted old file through the new file's WAL
                 self.reader.reset()
                 self.retriever.reset()
-                if self.query_workers is not None:
-                    await self.query_workers.reset()
+                if self.model_worker is not None:
+                    await asyncio.to_thread(self.model_worker.reset)
             finally:
                 await self.writer.resume()
             await self.wiki.reconcile()  # pages written while we rebuilt
@@ -337,13 +325,34 @@ class Runtime:
             log.exception("%s failed", getattr(fn, "__name__", fn))
 
 
-def _query_workers(config: Config) -> QueryWorkers | None:
-    count = int(config.get("server.query_workers"))
-    if count <= 0:
+def _model_worker(config: Config) -> ModelWorker | None:
+    threads = int(config.get("server.query_workers"))
+    if threads <= 0:
         return None
     model_dir = str(config.get("embed.model_dir"))
-    spec = WorkerSpec(config.db_path, bool(config.get("embed.enabled")), Path(model_dir) if model_dir else None)
-    return QueryWorkers(spec, count)
+    return ModelWorker(WorkerSpec(
+        config.db_path, bool(config.get("embed.enabled")), Path(model_dir) if model_dir else None,
+        embed_threads=int(config.get("embed.threads")), search_threads=threads,
+        embed_nice=int(config.get("server.ingest_nice"))))
+
+
+def _embedding_and_retriever(config: Config, reader: Reader, writer: Writer, worker: ModelWorker | None):
+    """The embedding job, the in-process retriever and the query model, over one copy of the
+    model: the worker's when there is one (the daemon then holds none, and searches in process
+    only while the worker loads or after a loss, by words alone), else the daemon's own."""
+    if not config.get("embed.enabled"):
+        return None, Retriever(None, None, ready=lambda: False), None
+    from ai_memory.embed.model import DIM, MODEL_ID, MiniLM
+
+    if worker is not None:
+        batches, queries = RemoteModel(worker, MODEL_ID, DIM), RemoteModel(worker, MODEL_ID, DIM, for_queries=True)
+        return EmbeddingJob(batches, reader, writer, query_embedder=queries), \
+            Retriever(None, None, ready=lambda: False), queries
+    model_dir = str(config.get("embed.model_dir"))
+    batches = MiniLM(Path(model_dir) if model_dir else None, int(config.get("embed.threads")))
+    embedding = EmbeddingJob(batches, reader, writer, query_embedder=batches.sibling())
+    retriever = Retriever(embedding.query_embedder, VectorIndex(MODEL_ID, DIM), ready=lambda: embedding.ready)
+    return embedding, retriever, embedding.query_embedder
 
 
 def _lower_ingest_priority(steps: int) -> None:

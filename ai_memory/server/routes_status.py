@@ -47,7 +47,7 @@ async def status(request: web.Request) -> web.Response:
                  "sessions_compiled": runtime.sessions.compiled, "symlinks": runtime.wiki.symlinks,
                  "git": runtime.wiki.committer.describe()},
         "spool": runtime.spool.as_dict(),
-        "query_workers": runtime.query_workers.describe() if runtime.query_workers else {"configured": 0},
+        "query_workers": runtime.model_worker.describe() if runtime.model_worker else {"configured": 0},
         "writer": {
             "queue_depth": runtime.writer.depth,
             "batches": stats.batches,

@@ -1,0 +1,136 @@
+"""The BERT encoder of all-MiniLM-L6-v2 in plain torch: weights from safetensors, word pieces
+from the `tokenizers` library, mean pooling over the attention mask.
+
+sentence-transformers and transformers computed the same thing, but importing them costs
+about 200 MB of resident memory per process (transformers alone pulls in scipy and sympy),
+more than torch and the model together. The architecture is fixed by the model's
+``config.json`` and checked at load; ``tests/test_embed.py`` compares the vectors with
+sentence-transformers' on the same texts.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from safetensors.torch import load_file
+from tokenizers import Tokenizer
+
+MAX_PIECES = 256  # sentence_bert_config.json: the model reads at most this many pieces
+BATCH = 32
+BATCH_PIECES = 2048
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """One text as the model read it: its pieces with [CLS] and [SEP] (when asked for), their
+    contextual vectors (the last layer), and the mean-pooled vector (not yet unit length)."""
+
+    pieces: list[str]
+    token_vectors: np.ndarray
+    pooled: np.ndarray
+
+
+class _Layer(torch.nn.Module):
+    def __init__(self, w: dict[str, torch.Tensor], prefix: str, heads: int, eps: float) -> None:
+        super().__init__()
+        self.w = {k.removeprefix(prefix): v for k, v in w.items() if k.startswith(prefix)}
+        self.heads, self.eps = heads, eps
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        w, (batch, length, hidden) = self.w, x.shape
+        size = hidden // self.heads
+
+        def split(name: str) -> torch.Tensor:
+            y = torch.nn.functional.linear(x, w[f"attention.self.{name}.weight"], w[f"attention.self.{name}.bias"])
+            return y.view(batch, length, self.heads, size).transpose(1, 2)
+
+        context = torch.nn.functional.scaled_dot_product_attention(split("query"), split("key"), split("value"),
+                                                                   attn_mask=mask)
+        context = context.transpose(1, 2).reshape(batch, length, hidden)
+        attended = torch.nn.functional.linear(context, w["attention.output.dense.weight"],
+                                              w["attention.output.dense.bias"])
+        x = torch.nn.functional.layer_norm(attended + x, (hidden,), w["attention.output.LayerNorm.weight"],
+                                           w["attention.output.LayerNorm.bias"], self.eps)
+        inner = torch.nn.functional.gelu(torch.nn.functional.linear(x, w["intermediate.dense.weight"],
+                                                                    w["intermediate.dense.bias"]))
+        out = torch.nn.functional.linear(inner, w["output.dense.weight"], w["output.dense.bias"])
+        return torch.nn.functional.layer_norm(out + x, (hidden,), w["output.LayerNorm.weight"],
+                                              w["output.LayerNorm.bias"], self.eps)
+
+
+class Bert:
+    """The encoder, its weights held once; ``encode`` is safe to call from several threads
+    (each caller passes its own tokenizer, see ``tokenizer``)."""
+
+    def __init__(self, model_dir: Path) -> None:
+        config = json.loads((model_dir / "config.json").read_text())
+        if config.get("model_type") != "bert" or config.get("position_embedding_type", "absolute") != "absolute" \
+                or config.get("hidden_act") != "gelu":
+            raise ValueError(f"not a BERT encoder this module runs: {model_dir / 'config.json'}")
+        weights = {k.removeprefix("bert."): v for k, v in load_file(str(model_dir / "model.safetensors")).items()}
+        self._dir = model_dir
+        self._eps = float(config["layer_norm_eps"])
+        self._hidden = int(config["hidden_size"])
+        self._emb = {k.removeprefix("embeddings."): v for k, v in weights.items() if k.startswith("embeddings.")}
+        self._layers = [_Layer(weights, f"encoder.layer.{i}.", int(config["num_attention_heads"]), self._eps)
+                        for i in range(int(config["num_hidden_layers"]))]
+
+    def tokenizer(self) -> Tokenizer:
+        """A tokenizer of one's own: the Rust tokenizer is not shared across threads."""
+        tok = Tokenizer.from_file(str(self._dir / "tokenizer.json"))
+        tok.enable_truncation(MAX_PIECES)
+        tok.no_padding()  # encode pads each batch to its longest text
+        return tok
+
+    @torch.inference_mode()
+    def _forward(self, ids: torch.Tensor, types: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        e = self._emb
+        positions = torch.arange(ids.shape[1]).unsqueeze(0)
+        x = e["word_embeddings.weight"][ids] + e["token_type_embeddings.weight"][types] \
+            + e["position_embeddings.weight"][positions]
+        x = torch.nn.functional.layer_norm(x, (self._hidden,), e["LayerNorm.weight"], e["LayerNorm.bias"], self._eps)
+        additive = (1.0 - mask[:, None, None, :].to(x.dtype)) * torch.finfo(x.dtype).min
+        for layer in self._layers:
+            x = layer(x, additive)
+        return x
+
+    def encode(self, tokenizer: Tokenizer, texts: list[str], pieces: bool = False) -> list[Encoded]:
+        """Longest texts first (less padding), in batches of at most BATCH texts and
+        BATCH_PIECES pieces: a batch's attention scores grow with texts × length², and memory
+        the allocator took for one large batch stays resident in the process."""
+        encodings = tokenizer.encode_batch(texts)
+        order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
+        found: list[Any] = [None] * len(texts)
+        start = 0
+        while start < len(order):
+            longest = max(1, len(encodings[order[start]].ids))
+            rows = order[start:start + max(1, min(BATCH, BATCH_PIECES // longest))]
+            start += len(rows)
+            ids = torch.zeros((len(rows), longest), dtype=torch.long)
+            mask = torch.zeros((len(rows), longest), dtype=torch.long)
+            for n, row in enumerate(rows):
+                e = encodings[row]
+                ids[n, :len(e.ids)] = torch.tensor(e.ids)
+                mask[n, :len(e.ids)] = 1
+            hidden = self._forward(ids, torch.zeros_like(ids), mask)
+            weight = mask.unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * weight).sum(1) / torch.clamp(weight.sum(1), min=1e-9)
+            for n, row in enumerate(rows):
+                length = len(encodings[row].ids)
+                found[row] = Encoded(list(encodings[row].tokens) if pieces else [],
+                                     hidden[n, :length].numpy().copy() if pieces else np.empty((0, self._hidden)),
+                                     pooled[n].numpy().copy())
+        return found
+
+
+def unit(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (float32), as the Normalize module did."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+

@@ -1,0 +1,280 @@
+"""Footprint: the resident memory of every ai-memory process, today's structure beside the new one.
+
+    python benchmarks/footprint.py [--pages 10000] [--load-seconds 60 | --full] [--baseline 8f53238]
+        [--structures worker,in-process,baseline] [--real-page-vectors]
+
+For each structure, in one run: a daemon starts on an empty data dir with the model on
+(``worker``: this tree, the model in the one worker process; ``in-process``: this tree with
+``server.query_workers = 0``; ``baseline``: the tree of ``--baseline`` from ``git archive``,
+today's daemon + query worker). Then:
+
+1. **start**: RSS (and PSS: shared pages counted once) of the daemon and each child once the
+   model is loaded and the workers serve;
+2. **after N pages**: ``--pages`` pages (``benchmarks/query.py``'s generator) land in ``wiki/``,
+   the watcher indexes them, 2,000 hook events arrive, and every vector is stored;
+3. **after the mixed load**: ``--load-seconds`` (``--full``: the issue's 10 minutes) of 32 hook
+   clients beside a client searching one query after another; RSS sampled every 5 s, its
+   spread reported (the goal: flat within ±10 %);
+4. **idle CPU**: the CPU all processes use over 20 s once the backlog is empty (goal < 1 %).
+
+Page vectors: encoding 25,000 chunks takes hours on a shared 2-core machine, so unless
+``--real-page-vectors`` the chunks' vectors are pseudo-random unit vectors keyed by content
+hash, written before the daemon sees the pages (the daemon finds them by hash, as with
+``--vectors-from`` in query.py). Their number, which is what memory depends on, is the real
+one; hook observations are embedded by the real model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing as mp
+import os
+import random
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from query import (  # noqa: E402
+    HOOK_CLIENTS, Client, free_port, generate, hook_load, hook_payload, make_queries, post_hooks, wait_up,
+)
+
+GOAL_MB = 500.0
+SETUP_HOOKS = 2000
+MODEL_ID, DIM = "sentence-transformers/all-MiniLM-L6-v2", 384
+
+
+def tree(pid: int) -> list[int]:
+    """The process and all its descendants."""
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            try:
+                todo += [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                pass
+    return found
+
+
+def memory_of(pid: int) -> dict[str, Any]:
+    status = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    rollup = {line.split(":")[0]: line.split(":")[1] for line in
+              Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]}
+    kb = lambda text: int(text.split()[0])  # noqa: E731
+    cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:60].strip()
+    maps = Path(f"/proc/{pid}/maps").read_text()
+    return {"pid": pid, "cmd": cmd, "rss_mb": round(kb(status["VmRSS"]) / 1024, 1),
+            "hwm_mb": round(kb(status["VmHWM"]) / 1024, 1), "pss_mb": round(kb(rollup["Pss"]) / 1024, 1),
+            "torch": "libtorch" in maps}
+
+
+def snapshot(pid: int) -> dict[str, Any]:
+    procs = []
+    for p in tree(pid):
+        try:
+            procs.append(memory_of(p))
+        except (OSError, KeyError):
+            pass
+    return {"processes": procs, "rss_mb": round(sum(p["rss_mb"] for p in procs), 1),
+            "pss_mb": round(sum(p["pss_mb"] for p in procs), 1), "torch_copies": sum(p["torch"] for p in procs)}
+
+
+def cpu_seconds(pid: int) -> float:
+    total = 0.0
+    for p in tree(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except OSError:
+            pass
+    return total
+
+
+def fill_page_vectors(staged: Path, db: Path) -> int:
+    """Pseudo-random unit vectors for every chunk of the pages in ``wiki/``, keyed by content hash."""
+    from harness import seed_vectors
+    from ai_memory.core.chunks import chunk_text, text_hash
+    from ai_memory.core.page import parse_page
+
+    cache = staged / "db" / "page-vectors.sqlite"
+    conn = sqlite3.connect(cache)
+    conn.execute("CREATE TABLE IF NOT EXISTS embeddings(content_hash TEXT, model TEXT, dim INTEGER, vector BLOB,"
+                 " PRIMARY KEY(content_hash, model))")
+    rows = []
+    for path in (staged / "wiki").rglob("*.md"):
+        page = parse_page(str(path.relative_to(staged / "wiki")), path.read_bytes())
+        for chunk in chunk_text(page.title, page.body):
+            digest = text_hash(chunk)
+            v = np.random.default_rng(int(digest[:15], 16)).standard_normal(DIM).astype(np.float32)
+            rows.append((digest, MODEL_ID, DIM, (v / np.linalg.norm(v)).tobytes()))
+    with conn:
+        conn.executemany("INSERT OR IGNORE INTO embeddings VALUES (?,?,?,?)", rows)
+    conn.close()
+    return seed_vectors(db, cache)
+
+
+def baseline_tree(commit: str, into: Path) -> Path:
+    into.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", commit], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    (into / "ai_memory" / "hooks").symlink_to(into / "hooks")  # the package data the wheel maps there
+    (into / "ai_memory" / "data_template").symlink_to(into / "data_template")
+    return into
+
+
+def wait_status(client: Client, ready: Any, limit_s: float, what: str) -> dict[str, Any]:
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < limit_s:
+        _, st = client.call("GET", "/status")
+        if ready(st):
+            return st
+        time.sleep(0.5)
+    raise RuntimeError(f"timed out waiting for {what}")
+
+
+def settled(pages: int):
+    def check(st: dict[str, Any]) -> bool:
+        emb = st["embeddings"]
+        workers = st.get("query_workers", {"configured": 0})
+        return (st["counts"]["pages"] >= pages and emb.get("ready") and workers.get("ready", 0) >= workers["configured"]
+                and emb.get("backlog") == {"chunks": 0, "observations": 0})
+    return check
+
+
+def mixed_load(client: Client, port: int, pid: int, queries: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
+    ctx = mp.get_context("spawn")
+    started, stop, results = ctx.Event(), ctx.Event(), ctx.Queue()
+    loader = ctx.Process(target=hook_load, args=(port, client.token, HOOK_CLIENTS, "embedded", started, stop, results))
+    loader.start()
+    samples, latencies = [], []
+    try:
+        started.wait(60)
+        t0 = last = time.monotonic()
+        i = 0
+        while time.monotonic() - t0 < seconds:
+            item = queries[i % len(queries)]
+            i += 1
+            q0 = time.perf_counter()
+            status, _ = client.call("POST", "/v1/query", {"q": item["q"], "project": item["project"], "k": 10})
+            latencies.append((time.perf_counter() - q0) * 1000)
+            assert status == 200
+            if time.monotonic() - last >= 5:
+                samples.append(snapshot(pid)["rss_mb"])
+                last = time.monotonic()
+    finally:
+        stop.set()
+    hooks = results.get(timeout=60)
+    loader.join(timeout=30)
+    ordered = sorted(latencies)
+    return {"seconds": seconds, "rss_samples_mb": samples, "hooks": hooks, "queries": len(latencies),
+            "query_p50_ms": round(ordered[len(ordered) // 2], 1),
+            "query_p95_ms": round(ordered[int(len(ordered) * 0.95) - 1], 1)}
+
+
+def measure(name: str, tree_dir: Path, env_extra: dict[str, str], pages: int, load_s: float,
+            real_vectors: bool, work: Path) -> dict[str, Any]:
+    data, port = work / name / "data", free_port()
+    staged = work / name / "staged"
+    specs = generate(staged / "wiki", pages)
+    if not real_vectors:  # into the database before the daemon opens it: nothing writes beside its writer
+        (staged / "db").mkdir(parents=True)
+        count = fill_page_vectors(staged, data / "db" / "memory.sqlite")
+        print(f"  [{name}] {count:,} page vectors seeded by content hash", flush=True)
+    env = {**os.environ, "AI_MEMORY_DATA_DIR": str(data), "AI_MEMORY_SESSIONS_IDLE_MINUTES": "600", **env_extra}
+    if tree_dir != REPO:
+        env["PYTHONPATH"] = str(tree_dir)
+    proc = subprocess.Popen([sys.executable, "-m", "ai_memory.cli", "serve", "--port", str(port)], env=env,
+                            cwd=tree_dir, stderr=subprocess.DEVNULL)
+    out: dict[str, Any] = {"structure": name}
+    try:
+        wait_up(port, data / "token", proc)
+        client = Client(port, (data / "token").read_text().strip())
+        wait_status(client, settled(0), 600, "the model and the workers")
+        out["start"] = snapshot(proc.pid)
+        print(f"  [{name}] start: {fmt(out['start'])}", flush=True)
+        t0 = time.monotonic()
+        for folder in (staged / "wiki").iterdir():  # a folder moved: the watcher has the reconciler compare everything
+            os.rename(folder, data / "wiki" / folder.name)
+        asyncio.run(post_hooks(port, client.token, [hook_payload(random.Random(3), i) for i in range(SETUP_HOOKS)], 16))
+        wait_status(client, settled(pages), 3600, f"{pages} pages indexed and embedded")
+        out["index_s"] = round(time.monotonic() - t0, 1)
+        out["after_pages"] = snapshot(proc.pid)
+        print(f"  [{name}] after {pages:,} pages + {SETUP_HOOKS} hooks ({out['index_s']} s): "
+              f"{fmt(out['after_pages'])}", flush=True)
+        queries = make_queries(specs, 200)
+        out["load"] = mixed_load(client, port, proc.pid, queries, load_s)
+        out["after_load"] = snapshot(proc.pid)
+        s = out["load"]["rss_samples_mb"] or [out["after_load"]["rss_mb"]]
+        out["load"]["spread_pct"] = round((max(s) - min(s)) / statistics.fmean(s) * 100, 1)
+        print(f"  [{name}] after {load_s:.0f} s mixed load ({out['load']['hooks']['accepted']:,} hooks, "
+              f"{out['load']['queries']} queries, p95 {out['load']['query_p95_ms']} ms): {fmt(out['after_load'])}; "
+              f"RSS over the load {min(s):.0f}–{max(s):.0f} MB ({out['load']['spread_pct']} %)", flush=True)
+        wait_status(client, settled(pages), 1800, "the backlog after the load")
+        c0, t0 = cpu_seconds(proc.pid), time.monotonic()
+        time.sleep(20)
+        out["idle_cpu_pct"] = round((cpu_seconds(proc.pid) - c0) / (time.monotonic() - t0) * 100, 2)
+        print(f"  [{name}] idle CPU over 20 s: {out['idle_cpu_pct']} % of a core", flush=True)
+        client.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=120)
+    return out
+
+
+def fmt(snap: dict[str, Any]) -> str:
+    parts = ", ".join(f"{p['cmd'].split(' -m ')[-1][:28] or p['pid']} {p['rss_mb']:.0f}" for p in snap["processes"])
+    return (f"RSS {snap['rss_mb']:.0f} MB (PSS {snap['pss_mb']:.0f}) in {len(snap['processes'])} processes "
+            f"[{parts}], torch loaded {snap['torch_copies']}×")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=10000)
+    parser.add_argument("--load-seconds", type=float, default=60.0)
+    parser.add_argument("--full", action="store_true", help="the issue's 10 minutes of mixed load")
+    parser.add_argument("--baseline", default="8f53238", help="the commit of today's structure")
+    parser.add_argument("--structures", default="worker,in-process,baseline")
+    parser.add_argument("--real-page-vectors", action="store_true", help="encode every chunk with the model")
+    args = parser.parse_args()
+    load_s = 600.0 if args.full else args.load_seconds
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for name in args.structures.split(","):
+            tree_dir, env = REPO, {"AI_MEMORY_SERVER_QUERY_WORKERS": "2"}
+            if name == "in-process":
+                env = {"AI_MEMORY_SERVER_QUERY_WORKERS": "0"}
+            elif name == "baseline":
+                tree_dir, env = baseline_tree(args.baseline, work / "baseline-tree"), {"AI_MEMORY_SERVER_QUERY_WORKERS": "1"}
+            print(f"{name}: {args.pages:,} pages, {load_s:.0f} s mixed load", flush=True)
+            results.append(measure(name, tree_dir, env, args.pages, load_s, args.real_page_vectors, work))
+    print(f"\n=== footprint (goal: all processes <= {GOAL_MB:.0f} MB RSS after {args.pages:,} pages, "
+          f"flat within ±10 % under load, idle CPU < 1 %) ===")
+    print(f"{'structure':<12}{'start':>9}{'pages':>9}{'load':>9}{'spread':>9}{'PSS':>8}{'torch':>7}{'idle CPU':>10}"
+          f"{'q p95':>8}   (RSS MB of all processes)")
+    for r in results:
+        print(f"{r['structure']:<12}{r['start']['rss_mb']:>9.0f}{r['after_pages']['rss_mb']:>9.0f}"
+              f"{r['after_load']['rss_mb']:>9.0f}{r['load']['spread_pct']:>8.1f}%{r['after_load']['pss_mb']:>8.0f}"
+              f"{r['after_load']['torch_copies']:>6}×{r['idle_cpu_pct']:>9.2f}%{r['load']['query_p95_ms']:>8.1f}")
+    base = next((r for r in results if r["structure"] == "baseline"), None)
+    for r in results:
+        if base is not None and r is not base:
+            print(f"{r['structure']} / baseline RSS after the load: "
+                  f"{r['after_load']['rss_mb'] / base['after_load']['rss_mb']:.2f}")
+
+
+if __name__ == "__main__":
+    main()
