@@ -126,7 +126,8 @@ def fill_page_vectors(staged: Path, db: Path) -> int:
     return seed_vectors(db, cache)
 
 
-def baseline_tree(commit: str, into: Path) -> Path:
+def tree_of(commit: str, into: Path) -> Path:
+    """The commit's files (the run measures committed code, whatever the checkout does meanwhile)."""
     into.mkdir(parents=True)
     archive = subprocess.run(["git", "-C", str(REPO), "archive", commit], check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
@@ -152,6 +153,20 @@ def settled(pages: int):
         return (st["counts"]["pages"] >= pages and emb.get("ready") and workers.get("ready", 0) >= workers["configured"]
                 and emb.get("backlog") == {"chunks": 0, "observations": 0})
     return check
+
+
+def idle_queries(client: Client, queries: list[dict[str, Any]]) -> dict[str, Any]:
+    """Sequential searches through HTTP on the idle daemon, and what they found (compared across trees)."""
+    latencies, tops = [], []
+    for item in queries:
+        t0 = time.perf_counter()
+        status, answer = client.call("POST", "/v1/query", {"q": item["q"], "project": item["project"], "k": 10})
+        latencies.append((time.perf_counter() - t0) * 1000)
+        assert status == 200, answer
+        tops.append([h["path"] for h in answer["hits"]])
+    ordered = sorted(latencies)
+    return {"n": len(ordered), "p50_ms": round(ordered[len(ordered) // 2], 1),
+            "p95_ms": round(ordered[max(0, int(len(ordered) * 0.95) - 1)], 1), "top10": tops}
 
 
 def mixed_load(client: Client, port: int, pid: int, queries: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
@@ -194,8 +209,7 @@ def measure(name: str, tree_dir: Path, env_extra: dict[str, str], pages: int, lo
         count = fill_page_vectors(staged, data / "db" / "memory.sqlite")
         print(f"  [{name}] {count:,} page vectors seeded by content hash", flush=True)
     env = {**os.environ, "AI_MEMORY_DATA_DIR": str(data), "AI_MEMORY_SESSIONS_IDLE_MINUTES": "600", **env_extra}
-    if tree_dir != REPO:
-        env["PYTHONPATH"] = str(tree_dir)
+    env["PYTHONPATH"] = str(tree_dir)
     proc = subprocess.Popen([sys.executable, "-m", "ai_memory.cli", "serve", "--port", str(port)], env=env,
                             cwd=tree_dir, stderr=subprocess.DEVNULL)
     out: dict[str, Any] = {"structure": name}
@@ -215,6 +229,10 @@ def measure(name: str, tree_dir: Path, env_extra: dict[str, str], pages: int, lo
         print(f"  [{name}] after {pages:,} pages + {SETUP_HOOKS} hooks ({out['index_s']} s): "
               f"{fmt(out['after_pages'])}", flush=True)
         queries = make_queries(specs, 200)
+        for item in make_queries(specs, 20, seed=99):  # warm
+            client.call("POST", "/v1/query", {"q": item["q"], "project": item["project"], "k": 10})
+        out["idle_queries"] = idle_queries(client, queries)
+        print(f"  [{name}] idle queries: {out['idle_queries']}", flush=True)
         out["load"] = mixed_load(client, port, proc.pid, queries, load_s)
         out["after_load"] = snapshot(proc.pid)
         s = out["load"]["rss_samples_mb"] or [out["after_load"]["rss_mb"]]
@@ -246,19 +264,25 @@ def main() -> None:
     parser.add_argument("--load-seconds", type=float, default=60.0)
     parser.add_argument("--full", action="store_true", help="the issue's 10 minutes of mixed load")
     parser.add_argument("--baseline", default="8f53238", help="the commit of today's structure")
+    parser.add_argument("--commit", default="HEAD", help="the commit measured as worker and in-process")
     parser.add_argument("--structures", default="worker,in-process,baseline")
     parser.add_argument("--real-page-vectors", action="store_true", help="encode every chunk with the model")
     args = parser.parse_args()
     load_s = 600.0 if args.full else args.load_seconds
     results = []
+    args.commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", args.commit], check=True,
+                                 capture_output=True, text=True).stdout.strip()
+    print(f"this tree: {args.commit}; baseline: {args.baseline}", flush=True)
+    trees: dict[str, Path] = {}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for name in args.structures.split(","):
-            tree_dir, env = REPO, {"AI_MEMORY_SERVER_QUERY_WORKERS": "2"}
-            if name == "in-process":
-                env = {"AI_MEMORY_SERVER_QUERY_WORKERS": "0"}
-            elif name == "baseline":
-                tree_dir, env = baseline_tree(args.baseline, work / "baseline-tree"), {"AI_MEMORY_SERVER_QUERY_WORKERS": "1"}
+            commit = args.baseline if name == "baseline" else args.commit
+            if commit not in trees:
+                trees[commit] = tree_of(commit, work / f"tree-{commit}")
+            env = {"worker": {"AI_MEMORY_SERVER_QUERY_WORKERS": "2"}, "in-process": {"AI_MEMORY_SERVER_QUERY_WORKERS": "0"},
+                   "baseline": {"AI_MEMORY_SERVER_QUERY_WORKERS": "1"}}[name]
+            tree_dir = trees[commit]
             print(f"{name}: {args.pages:,} pages, {load_s:.0f} s mixed load", flush=True)
             results.append(measure(name, tree_dir, env, args.pages, load_s, args.real_page_vectors, work))
     print(f"\n=== footprint (goal: all processes <= {GOAL_MB:.0f} MB RSS after {args.pages:,} pages, "
@@ -269,6 +293,14 @@ def main() -> None:
         print(f"{r['structure']:<12}{r['start']['rss_mb']:>9.0f}{r['after_pages']['rss_mb']:>9.0f}"
               f"{r['after_load']['rss_mb']:>9.0f}{r['load']['spread_pct']:>8.1f}%{r['after_load']['pss_mb']:>8.0f}"
               f"{r['after_load']['torch_copies']:>6}×{r['idle_cpu_pct']:>9.2f}%{r['load']['query_p95_ms']:>8.1f}")
+    for r in results:
+        q = r["idle_queries"]
+        print(f"{r['structure']}: idle /v1/query over {q['n']} queries at {args.pages:,} pages: "
+              f"p50 {q['p50_ms']} ms, p95 {q['p95_ms']} ms")
+    first = results[0]["idle_queries"]["top10"]
+    for r in results[1:]:
+        same = sum(a == b for a, b in zip(first, r["idle_queries"]["top10"]))
+        print(f"{r['structure']} answers the same top 10 as {results[0]['structure']} for {same}/{len(first)} queries")
     base = next((r for r in results if r["structure"] == "baseline"), None)
     for r in results:
         if base is not None and r is not base:
