@@ -163,10 +163,11 @@ class Retriever:
         clock.done("graph_fuse_rows")
         scored = self._rerank(conn, query, candidates[:RERANK_DEPTH], rows, streams, stats, moment, qtokens)
         clock.done("rerank")
-        answer.stages_ms = clock.ms
         if query.min_score is not None:
-            scored = [s for s in scored if s["score"] >= query.min_score]
-        answer.hits = scored[: query.k]
+            scored = [s for s in scored if s[0]["score"] >= query.min_score]
+        answer.hits = [presented(hit, text, turns, texts, query.q) for hit, text, turns, texts in scored[: query.k]]
+        clock.done("snippets")
+        answer.stages_ms = clock.ms
         if not answer.hits:
             answer.raw_hits = raw_hits(conn, query)
         return answer
@@ -209,14 +210,14 @@ class Retriever:
             score = combine(values, weight, self._features)
             hit = {
                 "path": row["path"], "title": row["title"], "type": row["type"], "score": round(score, 4),
-                **snippet_of(passage if turns else row["body"], words),
+                "snippet": "", "highlights": [],  # filled in by ``presented`` for the hits returned only
                 "session_id": row.get("session_id"), "project": row["project"], "updated": row.get("updated"),
-                "evidence": evidence_of(turns, texts, words),
+                "evidence": [],
             }
             if query.explain:
                 hit["explain"] = _explained(cand, values, weight, by_name, imputed, self._features)
-            out.append(hit)
-        out.sort(key=lambda h: -h["score"])
+            out.append((hit, passage if turns else row["body"], turns, texts))
+        out.sort(key=lambda h: -h[0]["score"])
         return out
 
     def _token_matches(self, conn: sqlite3.Connection, qtokens: Tokens | None, best: dict[int, list[int]],
@@ -304,6 +305,16 @@ class Retriever:
             if len(answer.hits) >= query.k:
                 break
         return answer
+
+
+def presented(hit: dict[str, Any], text: str, turns: list[int], texts: dict[int, Any], q: str) -> dict[str, Any]:
+    """A returned hit's snippet, highlights and evidence: made for the k hits returned, not for
+    every candidate the reranker scored (reading a long page's markdown for its snippet cost
+    more than the ranking itself)."""
+    words = query_words(q)
+    hit.update(snippet_of(text, words))
+    hit["evidence"] = evidence_of(turns, texts, words)
+    return hit
 
 
 def _scaled_streams(by_name: dict[str, Stream], ids: list[int]) -> dict[str, dict[int, float]]:
