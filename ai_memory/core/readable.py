@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
 from ai_memory.core.links import inline_text, markdown
@@ -19,8 +20,20 @@ _JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"(\s*:)?')
 _JSONISH = re.compile(r"^\s*[\[{]")
 
 
+CACHED_CHARS = 8_000  # texts up to this long are remembered: at most 1,024 of them, ~16 MB
+
+
 def readable(text: str) -> str:
     """The words of ``text``, one space between them, without markup or JSON syntax."""
+    return _remembered(text) if len(text) <= CACHED_CHARS else _readable(text)
+
+
+@lru_cache(maxsize=1024)  # the same turns and pages come back as snippets search after search
+def _remembered(text: str) -> str:
+    return _readable(text)
+
+
+def _readable(text: str) -> str:
     lines = [_json_words(line) if _JSONISH.match(line) else line for line in text.splitlines()]
     return " ".join(_markdown_words("\n".join(lines)).split())
 
