@@ -232,7 +232,8 @@ def measure(name: str, tree_dir: Path, env_extra: dict[str, str], pages: int, lo
         for item in make_queries(specs, 20, seed=99):  # warm
             client.call("POST", "/v1/query", {"q": item["q"], "project": item["project"], "k": 10})
         out["idle_queries"] = idle_queries(client, queries)
-        print(f"  [{name}] idle queries: {out['idle_queries']}", flush=True)
+        print(f"  [{name}] idle queries: " + str({k: v for k, v in out["idle_queries"].items() if k != "top10"}),
+              flush=True)
         out["load"] = mixed_load(client, port, proc.pid, queries, load_s)
         out["after_load"] = snapshot(proc.pid)
         s = out["load"]["rss_samples_mb"] or [out["after_load"]["rss_mb"]]

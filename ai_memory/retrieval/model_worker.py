@@ -107,6 +107,8 @@ class _Serving:
                     raise RuntimeError("embeddings are disabled")
                 model = self.query_model if kind == "encode_query" else self.batch_model
                 result = model.encode_tokens(payload) if kind == "encode_tokens" else model.encode(payload)
+                if kind != "encode_query":
+                    _trim_heap()
             else:
                 raise ValueError(f"unknown request {kind!r}")
         except Exception as exc:  # reported to the daemon, which decides what to do
@@ -132,20 +134,31 @@ class _Serving:
 def _serve(conn: Connection, spec: WorkerSpec) -> None:
     """The worker process: load, say ready, answer until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the daemon decides when we stop
-    _fixed_mmap_threshold()
+    _bounded_heap()
     serving = _Serving(conn, spec)
     conn.send((0, "ready", serving.model_error))
     serving.loop()
     os._exit(0)  # the pools' threads hold nothing worth a clean interpreter exit
 
 
-def _fixed_mmap_threshold() -> None:
+def _bounded_heap() -> None:
     """Large buffers (a batch's activations) are mapped and unmapped, never kept in the heap:
     glibc raises its threshold after each large free, and the heap then holds a batch's peak
-    for the life of the process."""
+    for the life of the process. Two arenas, not eight a core: each thread's arena keeps what
+    it once held."""
     try:
-        ctypes.CDLL(None).mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD: 1 MiB, fixed
+        libc = ctypes.CDLL(None)
+        libc.mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD: 1 MiB, fixed
+        libc.mallopt(-8, 2)  # M_ARENA_MAX
     except (OSError, AttributeError):  # not glibc: its allocator does its own thing
+        pass
+
+
+def _trim_heap() -> None:
+    """Give the pages a batch freed back to the system (glibc keeps them otherwise)."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
         pass
 
 
