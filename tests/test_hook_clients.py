@@ -214,7 +214,7 @@ def test_hook_client_import_path_is_standard_library_only(tmp_path: Path) -> Non
     at_exec = set(ast.literal_eval(done.stderr.split("AT_EXEC ", 1)[1].splitlines()[0]))
     assert at_exec == {"ai_memory", "ai_memory.cli", "ai_memory.cli.main", "ai_memory.cli.hook",
                        "ai_memory.client", "ai_memory.client.hook_script", "ai_memory.core",
-                       "ai_memory.core.errors"}, at_exec
+                       "ai_memory.core.errors", "ai_memory.hooks"}, at_exec
 
 
 def test_spool_caps_drop_old_and_excess_files_and_count_them(data_dir: Path) -> None:

@@ -67,7 +67,7 @@ def test_the_installed_tool_serves_installs_hooks_and_takes_an_event(installed: 
         assert (data_dir / "config.toml").read_text() == packaged  # from the package data
 
         dry = run(tool, "install-hooks", "--agent", "claude", "--dry-run")
-        assert dry.returncode == 0 and f"{data_dir}/bin/ai-memory-hook claude SessionStart" in dry.stdout, dry
+        assert dry.returncode == 0 and f"{data_dir}/bin/ai-memory-hook --data-dir {data_dir} claude SessionStart" in dry.stdout, dry
         assert not (home / ".claude").exists()
 
         done = run(tool, "install-hooks", "--agent", "codex")
