@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import http.client
 import json
 import os
@@ -189,12 +190,21 @@ class Installed:
 
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
-    """Built and installed once per run, shared by every test that needs it (minutes)."""
+    """Built and installed once per run, shared by every test that needs it (minutes), and by
+    the workers of a parallel run: the first builds under a lock, the others wait and reuse it."""
     from wheel_install import build_wheel, install
 
-    root = tmp_path_factory.mktemp("wheel")
-    wheel = build_wheel(root / "dist")
-    install(wheel, root / "venv")
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the run's folder, above each worker's own
+    root = shared / "wheel"
+    root.mkdir(exist_ok=True)
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / "ready").exists():
+            install(build_wheel(root / "dist"), root / "venv")
+            (root / "ready").touch()
+    [wheel] = (root / "dist").glob("ai_memory-*.whl")
     return Installed(wheel, root / "venv")
 
 
