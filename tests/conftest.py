@@ -30,7 +30,9 @@ def free_port() -> int:
 
 
 def cli_env(data_dir: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AI_MEMORY_")}
+    # The caller's terminal says nothing about a CLI writing into a pipe (pytest-xdist's workers
+    # inherit a $COLUMNS, which would cut the CLI's lines): a test that wants a width sets it.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AI_MEMORY_") and k not in ("COLUMNS", "LINES")}
     # Embeddings load torch (seconds per daemon): off unless a test turns them on.
     # A query worker is a second process per daemon: off too, except where a test asks for one.
     env.update({"AI_MEMORY_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1", "AI_MEMORY_EMBED_ENABLED": "0",
