@@ -12,7 +12,6 @@ import json
 import os
 import sqlite3
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -121,7 +120,8 @@ def full_disk_phase(daemon: Daemon, acked: dict[int, str], session_page: str) ->
     status, body, _ = daemon.request("POST", "/v1/pages", {"text": "Deploys run at noon.", "kind": "fact",
                                                            "project": "full"})
     assert status == 503 and "disk is full" in body["error"], body
-    time.sleep(float(COMMIT_WINDOW_S) + 1)  # the session page's commit has now failed at least once
+    wait_until(lambda: daemon.request("GET", "/status")[1]["wiki"]["git"]["failures"] >= 1,  # the session page's commit
+               timeout=float(COMMIT_WINDOW_S) + 30)
     assert session_page not in git(daemon.data_dir / "wiki", "log", "--name-only", "--format=")
     assert daemon.request("GET", "/health", auth=False)[0] == 200
     status, info, _ = daemon.request("GET", "/status")
