@@ -316,10 +316,9 @@ class Runtime:
             stats=self.spool, on_stored=self.notice,
         )
 
-    async def _every(self, interval_key: str, fn: Callable[[], Awaitable[object]], first_wait: bool = False,
-                     unit_s: float = 1.0) -> None:
+    async def _every(self, interval_key: str, fn: Callable[[], Awaitable[object]], first_wait: bool = False) -> None:
         """Run ``fn`` now (or after one interval) and then every interval; failures wait a turn."""
-        interval = float(self.config.get(interval_key)) * unit_s
+        interval = float(self.config.get(interval_key))
         if first_wait:
             await asyncio.sleep(interval)
         while True:
