@@ -11,7 +11,6 @@ import gc
 import logging
 import os
 import time
-from datetime import datetime, timezone
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ from ai_memory.backup import backup_due_in, scheduled_backup
 from ai_memory.config import Config
 from ai_memory.coordination.memories import Memories
 from ai_memory.coordination.users import Users
+from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import AiMemoryError
 from ai_memory.ingest.sessions import SessionCompiler
 from ai_memory.ingest.spool import SpoolStats, drain_once
@@ -218,7 +218,7 @@ class Runtime:
             self._last_access[path] = now
         if len(self._last_access) > 50_000:
             self._last_access = {p: t for p, t in self._last_access.items() if now - t < 60.0}
-        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        stamp = now_iso()
 
         def bump(tx) -> None:
             # by path in page_stats: usage is not in the files, and must outlive a reindex

@@ -7,8 +7,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ai_memory.coordination.cancelling import cancelled
+from ai_memory.core.clock import utc_iso
 from ai_memory.core.errors import InputError
-from ai_memory.core.observation import utc_iso
 from ai_memory.core.sanitizer import TextKind, sanitize
 from ai_memory.store.handoffs import (
     Receiver, cancel_handoff, claim_handoff, insert_manual_handoff, list_handoffs,

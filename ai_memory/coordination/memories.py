@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 
 from ai_memory.core.chunks import chunk_text, text_hash
+from ai_memory.core.clock import utc_iso
 from ai_memory.core.errors import Conflict, NotFound
 from ai_memory.core.ids import new_id
 from ai_memory.core.memory import (
     MemoryDraft, correction_hides, mark_superseded, memory_page, normalized_hash, page_path,
 )
-from ai_memory.core.observation import utc_iso
 from ai_memory.core.page import render_page, split_frontmatter
 from ai_memory.embed.model import Embedder
 from ai_memory.store.memories import by_idempotency_key, find_page, live_first_chunks, same_text

@@ -6,9 +6,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ai_memory.coordination.cancelling import cancelled
+from ai_memory.core.clock import utc_iso
 from ai_memory.core.errors import InputError
 from ai_memory.core.memory import check_project
-from ai_memory.core.observation import utc_iso
 from ai_memory.core.sanitizer import TextKind, sanitize
 from ai_memory.store.messages import cancel_message, claim_messages, insert_message, pop_messages
 from ai_memory.store.writer import Writer

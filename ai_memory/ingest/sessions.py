@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta, timezone
 
+from ai_memory.core.clock import utc_iso
 from ai_memory.core.session_compile import compile_session
 from ai_memory.store.handoffs import upsert_auto_handoff
 from ai_memory.store.observations import session_observations
@@ -56,7 +57,7 @@ class SessionCompiler:
 
     async def finalize_idle(self) -> list[str]:
         """Compile sessions that stopped and stayed quiet, or changed since their last compile."""
-        cutoff = (datetime.now(timezone.utc) - self._idle).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        cutoff = utc_iso(datetime.now(timezone.utc) - self._idle)
         ids = await self._reader.run(lambda c: [r[0] for r in c.execute(
             "SELECT s.id FROM sessions s WHERE s.last_event_at < ?"
             " AND (s.compiled_at IS NULL OR s.compiled_at < s.last_event_at)"

@@ -7,12 +7,11 @@ on it, but a failure to record it is logged as an error, never dropped silently.
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
 
 from aiohttp import web
 
+from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import AiMemoryError
-from ai_memory.core.observation import utc_iso
 from ai_memory.server.identity import LOCAL_OWNER, token_user
 from ai_memory.server.keys import RUNTIME
 from ai_memory.store.audit import record_audit
@@ -24,7 +23,7 @@ async def audit(request: web.Request, who: str, action: str, target: str, detail
     """Record ``action`` on ``target`` by ``who`` (the caller; the admin token acting for someone is noted)."""
     if token_user(request) == LOCAL_OWNER and who != LOCAL_OWNER:
         detail = f"{detail} (admin token)".strip()
-    job = record_audit(utc_iso(datetime.now(timezone.utc)), who, action, target, detail)
+    job = record_audit(now_iso(), who, action, target, detail)
     try:
         await request.app[RUNTIME].writer.submit_wait(job)  # waits for room: a write is never refused for its audit
     except AiMemoryError as exc:

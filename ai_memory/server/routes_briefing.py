@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 
 from aiohttp import web
 
@@ -11,9 +10,9 @@ from ai_memory.coordination.briefing import (
 )
 from ai_memory.coordination.handoffs import accept, render_handoff
 from ai_memory.coordination.messages import claim, render_messages
+from ai_memory.core.clock import now_iso
 from ai_memory.store.messages import list_messages
 from ai_memory.core.errors import InputError
-from ai_memory.core.observation import utc_iso
 from ai_memory.ingest.hooks import project_of
 from ai_memory.server.audit import audit
 from ai_memory.server.body import read_json
@@ -30,7 +29,7 @@ async def _briefing(request: web.Request, cwd: str | None, session_id: str | Non
         raise InputError("missing cwd", detail="pass ?cwd= (or a hook payload with cwd)")
     project = project_of(cwd)
     runtime = request.app[RUNTIME]
-    now = utc_iso(datetime.now(timezone.utc))
+    now = now_iso()
     handoff = None
     if session_id:  # claiming needs a session to claim for; without one the briefing only reads
         handoff = await accept(runtime.writer, cwd=cwd, session_id=session_id, agent=agent, project=project,

@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import dataclasses
-from datetime import date, datetime, timezone
+from datetime import date
 
 from aiohttp import web
 
+from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import InputError, NotFound
 from ai_memory.core.memory import parse_draft
-from ai_memory.core.observation import parse_timestamp, utc_iso
+from ai_memory.core.observation import parse_timestamp
 from ai_memory.retrieval.search import KIND_TYPES, Query
 from ai_memory.server.audit import audit
 from ai_memory.server.body import query_limit, read_json
@@ -162,7 +163,7 @@ async def recent(request: web.Request) -> web.Response:
     """?project=&limit=: the newest pages and sessions."""
     limit = query_limit(request, 10, 100)
     project, owner = request.query.get("project"), caller(request)
-    now = utc_iso(datetime.now(timezone.utc))
+    now = now_iso()
     found = await request.app[RUNTIME].reader.run(
         lambda c: recent_rows(c, project=project, limit=limit, owner=owner, now=now))
     return web.json_response(found)
@@ -171,7 +172,7 @@ async def recent(request: web.Request) -> web.Response:
 @routes.get("/v1/meta")
 async def meta(request: web.Request) -> web.Response:
     project, owner = request.query.get("project"), caller(request)
-    now = utc_iso(datetime.now(timezone.utc))
+    now = now_iso()
     found = await request.app[RUNTIME].reader.run(lambda c: memory_meta(c, project=project, owner=owner, now=now))
     return web.json_response(found)
 

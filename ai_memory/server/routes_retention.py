@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import Any
 
 from aiohttp import web
 
+from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import InputError, NotFound
 from ai_memory.core.retention import FEEDBACK_DELTAS
 from ai_memory.server.audit import audit
 from ai_memory.server.body import query_limit, read_json
 from ai_memory.server.identity import caller, require_admin
 from ai_memory.server.keys import RUNTIME
-from ai_memory.store.forgetting import give_feedback, list_tombstones, stamp
+from ai_memory.store.forgetting import give_feedback, list_tombstones
 from ai_memory.store.memories import find_page
 
 routes = web.RouteTableDef()
@@ -64,7 +64,7 @@ async def feedback(request: web.Request) -> web.Response:
     found = await runtime.reader.run(lambda c: find_page(c, ref))
     if found is None or (found["scope"] == "private" and found["owner"] != who):
         raise NotFound("no such page", detail=ref[:200])
-    when = stamp(datetime.now(timezone.utc))
+    when = now_iso()
     result = await runtime.writer.submit(give_feedback(found["path"], signal, when))
     await audit(request, who, "feedback", found["path"], str(signal))
     return web.json_response({**result, "id": found["uid"]})

@@ -12,13 +12,13 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import Conflict, DiskFull
 from ai_memory.core.page import ParsedPage, parse_page
-from ai_memory.store.forgetting import bury_pages, record_commit, stamp
+from ai_memory.store.forgetting import bury_pages, record_commit
 from ai_memory.store.history import history_cursor, record_versions
 from ai_memory.store.pages import FileState, file_states, index_page_rows, remove_page
 from ai_memory.store.reader import Reader
@@ -109,7 +109,7 @@ class Wiki:
         if removed is False:
             raise Conflict("the page changed and is not in git yet", detail=f"{rel}: try again in a moment")
         # a tombstone, like the sweep's: export tells mirrors, and sync carries the deletion
-        await self.writer.submit_wait(bury_pages([parse_page(rel, data)], "deleted", stamp(datetime.now(timezone.utc))))
+        await self.writer.submit_wait(bury_pages([parse_page(rel, data)], "deleted", now_iso()))
         await self.refresh_indexes({rel.split("/", 1)[0]} if "/" in rel else set())
         oid = await self.committer.commit_now(reason)
         if oid:
