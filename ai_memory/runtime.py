@@ -31,6 +31,7 @@ from ai_memory.retrieval.search import Answer, Query, Retriever
 from ai_memory.retrieval.vectors import VectorIndex
 from ai_memory.store.ledger import seed as seed_ledger
 from ai_memory.store.observations import InsertResult
+from ai_memory.store.pages import count_access
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer
 from ai_memory.wiki.forget import Forgetter, SweepReport, retention_params
@@ -218,16 +219,7 @@ class Runtime:
             self._last_access[path] = now
         if len(self._last_access) > 50_000:
             self._last_access = {p: t for p, t in self._last_access.items() if now - t < 60.0}
-        stamp = now_iso()
-
-        def bump(tx) -> None:
-            # by path in page_stats: usage is not in the files, and must outlive a reindex
-            tx.conn.executemany(
-                "INSERT INTO page_stats(path, access_count, last_access_at) VALUES (?, 1, ?)"
-                " ON CONFLICT(path) DO UPDATE SET access_count = access_count + 1, last_access_at = excluded.last_access_at",
-                [(path, stamp) for path in due])
-
-        task = asyncio.create_task(self._quiet(self.writer.submit(bump)))
+        task = asyncio.create_task(self._quiet(self.writer.submit(count_access(due, now_iso()))))
         self._oneshots.add(task)
         task.add_done_callback(self._oneshots.discard)
 

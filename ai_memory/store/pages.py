@@ -142,6 +142,22 @@ def file_states(conn: sqlite3.Connection) -> dict[str, FileState]:
     return {r[0]: FileState(r[1], int(r[2]), int(r[3])) for r in rows}
 
 
+def file_state(conn: sqlite3.Connection, rel: str) -> FileState | None:
+    row = conn.execute("SELECT content_hash, mtime_ns, size FROM pages WHERE path = ?", (rel,)).fetchone()
+    return None if row is None else FileState(row[0], int(row[1]), int(row[2]))
+
+
+def count_access(paths: list[str], stamp: str):
+    """The writer job counting one search hit on each page (by path in page_stats: usage is
+    not in the files, and must outlive a reindex)."""
+    def job(tx) -> None:
+        tx.conn.executemany(
+            "INSERT INTO page_stats(path, access_count, last_access_at) VALUES (?, 1, ?)"
+            " ON CONFLICT(path) DO UPDATE SET access_count = access_count + 1, last_access_at = excluded.last_access_at",
+            [(path, stamp) for path in paths])
+    return job
+
+
 def broken_pages(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     rows = conn.execute("SELECT path, problems FROM pages WHERE problems != '[]' ORDER BY path").fetchall()
     return [{"path": r[0], "problems": json.loads(r[1])} for r in rows]

@@ -20,7 +20,7 @@ from ai_memory.core.errors import Conflict, DiskFull
 from ai_memory.core.page import ParsedPage, parse_page
 from ai_memory.store.forgetting import bury_pages, record_commit
 from ai_memory.store.history import history_cursor, record_versions
-from ai_memory.store.pages import FileState, file_states, index_page_rows, remove_page
+from ai_memory.store.pages import FileState, file_state, file_states, index_page_rows, remove_page
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer, WriteTx
 from ai_memory.wiki.files import atomic_write, is_link_refusal, is_page_path, iter_pages, read_file, unlink_file
@@ -172,7 +172,7 @@ class Wiki:
         if not is_page_path(rel):
             return "unchanged"
         if lookup:
-            states = await self.reader.run(lambda c: _state_of(c, rel))
+            states = await self.reader.run(lambda c: file_state(c, rel))
             known = states
         try:
             data, st = await asyncio.to_thread(read_file, self.dir, rel)
@@ -260,8 +260,3 @@ def _same_stat(path: Path, known: FileState) -> bool:
     except OSError:
         return False
     return st.st_mtime_ns == known.mtime_ns and st.st_size == known.size
-
-
-def _state_of(conn, rel: str) -> FileState | None:
-    row = conn.execute("SELECT content_hash, mtime_ns, size FROM pages WHERE path = ?", (rel,)).fetchone()
-    return None if row is None else FileState(row[0], int(row[1]), int(row[2]))
