@@ -93,7 +93,10 @@ class MemoryAPI:
         return self._call("GET", f"/v1/sessions/{quote(session_id, safe='')}/observations")
 
     def briefing(self, cwd: str, agent: str | None = None, session_id: str | None = None) -> dict[str, Any]:
-        return self._call("GET", "/v1/briefing" + _params(cwd=cwd, agent=agent, session_id=session_id))
+        """Read the briefing; with ``session_id``, a POST that also claims the session's handoff and messages."""
+        if session_id:
+            return self._call("POST", "/v1/briefing" + _params(agent=agent), {"cwd": cwd, "session_id": session_id})
+        return self._call("GET", "/v1/briefing" + _params(cwd=cwd, agent=agent))
 
     # -- handoffs
     def handoff_begin(self, **handoff: Any) -> dict[str, Any]:

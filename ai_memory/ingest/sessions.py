@@ -12,9 +12,10 @@ import logging
 from datetime import datetime, timedelta, timezone
 
 from ai_memory.core.clock import utc_iso
+from ai_memory.core.errors import NotFound
 from ai_memory.core.session_compile import compile_session
 from ai_memory.store.handoffs import upsert_auto_handoff
-from ai_memory.store.observations import mark_compiled, session_observations, sessions_to_compile
+from ai_memory.store.observations import mark_compiled, session_exists, session_observations, sessions_to_compile
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import WriteTx
 from ai_memory.wiki.service import Wiki
@@ -30,6 +31,12 @@ class SessionCompiler:
         self._reader = reader
         self._idle = timedelta(minutes=idle_minutes)
         self.compiled = 0
+
+    async def finalize_known(self, session_id: str) -> str | None:
+        """``finalize`` for a caller naming the session: NotFound when no event ever had it."""
+        if not await self._reader.run(lambda c: session_exists(c, session_id)):
+            raise NotFound("no such session", detail=session_id)
+        return await self.finalize(session_id)
 
     async def finalize(self, session_id: str) -> str | None:
         """Compile one session now; return its page path (None: nothing worth a page)."""
