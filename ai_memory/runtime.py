@@ -11,8 +11,10 @@ import gc
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from ai_memory import datadir
@@ -67,7 +69,6 @@ class Runtime:
     query_workers: QueryWorkers | None = None
     started_at: float = field(default_factory=time.time)
     spool: SpoolStats = field(default_factory=SpoolStats)
-    _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     _oneshots: set[asyncio.Task[object]] = field(default_factory=set)
     _maintenance: asyncio.Lock = field(default_factory=asyncio.Lock)
     _last_access: dict[str, float] = field(default_factory=dict)
@@ -108,45 +109,148 @@ class Runtime:
             query_workers=_query_workers(config),
         )
 
-    async def start(self) -> None:
+    def parts(self) -> list[Callable[[], AbstractAsyncContextManager[None]]]:
+        """One context per long-lived part, in start order; each undoes only what it started, so
+        a failure midway stops the parts already running and nothing else (``server.app``
+        enters them on an exit stack, and leaves them in reverse)."""
+        parts = [self._database, self._query_workers_launched, self._store, self._indexed, self._commits,
+                 self._oneshots_drained]
+        if self.watcher is not None:
+            parts.append(self._wiki_watch)
+        parts.append(self._spool)
+        parts += [partial(self._background, name, factory) for name, factory in self._schedules()]
+        parts.append(self._frozen)
+        return parts
+
+    @asynccontextmanager
+    async def _database(self) -> AsyncIterator[None]:
         # before anything opens the database: a damaged or missing one is rebuilt, never served
         db, wiki_dir, raw = self.config.db_path, self.config.sub("wiki"), self.config.sub("raw")
         recovered = await asyncio.to_thread(recover_database, wiki_dir, raw, db)
         if recovered:
             log.warning("%s", recovered)
+        yield
+
+    @asynccontextmanager
+    async def _query_workers_launched(self) -> AsyncIterator[None]:
         if self.query_workers is not None:
             self.query_workers.launch()  # before lowering our priority: searches keep the normal one
         _lower_ingest_priority(int(self.config.get("server.ingest_nice")))
+        try:
+            yield
+        finally:
+            if self.query_workers is not None:  # stopped by the store already, unless it never opened
+                await asyncio.to_thread(self.query_workers.stop)
+
+    @asynccontextmanager
+    async def _store(self) -> AsyncIterator[None]:
         await self.writer.start()  # migrates the schema before any reader opens the file
+        try:
+            yield
+        finally:
+            log.info("stopping: closing the store")
+            if self.query_workers is not None:  # readers first: the writer's close is then the last, and clears the WAL
+                await asyncio.to_thread(self.query_workers.stop)
+            self.reader.close()
+            await self.writer.stop()
+
+    @asynccontextmanager
+    async def _indexed(self) -> AsyncIterator[None]:
         await self._seed_ledger()
         await self.users.load()  # team tokens are checked from memory on every request
         report = await self.wiki.reconcile()  # edits made while the daemon was down
         if report.changed:
             log.info("start-up reconcile: %d indexed, %d removed", len(report.indexed), len(report.removed))
+        yield
+
+    @asynccontextmanager
+    async def _commits(self) -> AsyncIterator[None]:
         # pages an earlier run wrote but could not commit (git was failing when it stopped)
         self.wiki.committer.request("commit what an earlier run left uncommitted")
-        self._spawn(self.wiki.committer.run(), "git-commits")
-        if self.watcher is not None:
-            self.watcher.start()
-            self._spawn(self.watcher.run(), "wiki-watcher")
-        self._spawn(self._every("spool.drain_interval_s", self.drain_spool), "spool-drain")
-        self.spool_watcher.start()  # hooks only spool: a file that lands is delivered at once
-        self._spawn(self.spool_watcher.run(lambda: self._guarded(self.drain_spool)), "spool-watch")
-        self._spawn(self._every("wiki.reconcile_interval_s", self.wiki.reconcile, first_wait=True), "reconcile")
-        self._spawn(self._every("wiki.reconcile_interval_s", self.sessions.finalize_idle), "idle-sessions")
+        try:
+            async with self._task(self.wiki.committer.run(), "git-commits"):
+                yield
+        finally:
+            log.info("stopping: last git commit")
+            await self.wiki.committer.flush()
+
+    @asynccontextmanager
+    async def _oneshots_drained(self) -> AsyncIterator[None]:
+        """Session compiles and access counts started by requests: finished (bounded) at the end."""
+        try:
+            yield
+        finally:
+            if self._oneshots:
+                _, pending = await asyncio.wait(list(self._oneshots), timeout=5)
+                for task in pending:
+                    task.cancel()
+
+    @asynccontextmanager
+    async def _wiki_watch(self) -> AsyncIterator[None]:
+        assert self.watcher is not None
+        self.watcher.start()
+        try:
+            async with self._task(self.watcher.run(), "wiki-watcher"):
+                yield
+        finally:
+            await asyncio.to_thread(self.watcher.stop)
+
+    @asynccontextmanager
+    async def _spool(self) -> AsyncIterator[None]:
+        async with self._task(self._every("spool.drain_interval_s", self.drain_spool), "spool-drain"):
+            self.spool_watcher.start()  # hooks only spool: a file that lands is delivered at once
+            try:
+                async with self._task(self.spool_watcher.run(lambda: self._guarded(self.drain_spool)), "spool-watch"):
+                    yield
+            finally:
+                await asyncio.to_thread(self.spool_watcher.stop)
+
+    def _schedules(self) -> list[tuple[str, Callable[[], Awaitable[None]]]]:
+        """The background tasks this configuration runs, by name."""
+        every = self._every
+        found: list[tuple[str, Callable[[], Awaitable[None]]]] = [
+            ("reconcile", lambda: every("wiki.reconcile_interval_s", self.wiki.reconcile, first_wait=True)),
+            ("idle-sessions", lambda: every("wiki.reconcile_interval_s", self.sessions.finalize_idle)),
+        ]
         if self.config.get("forget.enabled"):
-            self._spawn(self._sweeps_on_schedule(), "forget-sweep")
+            found.append(("forget-sweep", self._sweeps_on_schedule))
         if float(self.config.get("backup.interval_hours")) > 0:
-            self._spawn(self._backups_on_schedule(), "scheduled-backups")
+            found.append(("scheduled-backups", self._backups_on_schedule))
         if self.syncer.remote:  # at start (pull what others wrote meanwhile), then every interval
-            self._spawn(self._every("sync.interval_s", self.syncer.sync), "git-sync")
+            found.append(("git-sync", lambda: every("sync.interval_s", self.syncer.sync)))
         if self.embedding is not None:
-            self._spawn(self.embedding.run(), "embeddings")
+            found.append(("embeddings", self.embedding.run))
         if self.query_workers is not None:  # in the background: searches run in process meanwhile
-            self._spawn(self.query_workers.start(), "query-workers")
+            found.append(("query-workers", self.query_workers.start))
+        return found
+
+    @asynccontextmanager
+    async def _background(self, name: str, factory: Callable[[], Awaitable[None]]) -> AsyncIterator[None]:
+        async with self._task(factory(), name):
+            yield
+
+    @asynccontextmanager
+    async def _frozen(self) -> AsyncIterator[None]:
         # Everything built so far lives as long as the daemon: keep it out of every GC pass.
         gc.freeze()
         log.info("data dir %s ready", self.config.data_dir)
+        try:
+            yield
+        finally:
+            log.info("stopping: background tasks")
+
+    @asynccontextmanager
+    async def _task(self, coro: Awaitable[None], name: str) -> AsyncIterator[None]:
+        """``coro`` as a task for the context's life; cancelled and awaited (bounded) at its end."""
+        task = asyncio.create_task(coro, name=name)  # type: ignore[arg-type]
+        try:
+            yield
+        finally:
+            task.cancel()
+            # bounded: a task that ignores its cancel must not hold the shutdown
+            _, stuck = await asyncio.wait([task], timeout=STOP_TASKS_S)
+            if stuck:
+                log.error("background task %s did not stop within %.0f s", name, STOP_TASKS_S)
 
     async def _seed_ledger(self) -> None:
         """Once per data dir: journal the users and audit rows a database from before the ledger
@@ -159,9 +263,6 @@ class Runtime:
         if count:
             log.info("journaled %d user and audit records for rebuilds", count)
 
-    def _spawn(self, coro: Awaitable[None], name: str) -> None:
-        self._tasks.append(asyncio.create_task(coro, name=name))  # type: ignore[arg-type]
-
     async def search(self, query: Query) -> Answer:
         """A query worker's answer when one is free, else the same retrieval in process."""
         if self.query_workers is not None:
@@ -169,30 +270,6 @@ class Runtime:
             if found is not None:
                 return found
         return await self.reader.run(lambda c: self.retriever.answer(c, query))
-
-    async def stop(self) -> None:
-        """Stop background work, finish session compiles (bounded), commit, close the store."""
-        log.info("stopping: background tasks")
-        if self.watcher is not None:
-            await asyncio.to_thread(self.watcher.stop)
-        await asyncio.to_thread(self.spool_watcher.stop)
-        if self._oneshots:
-            _, pending = await asyncio.wait(list(self._oneshots), timeout=5)
-            for task in pending:
-                task.cancel()
-        for task in self._tasks:
-            task.cancel()
-        if self._tasks:  # bounded: a task that ignores its cancel must not hold the shutdown
-            _, stuck = await asyncio.wait(self._tasks, timeout=STOP_TASKS_S)
-            for task in stuck:
-                log.error("background task %s did not stop within %.0f s", task.get_name(), STOP_TASKS_S)
-        if self.query_workers is not None:
-            await asyncio.to_thread(self.query_workers.stop)
-        log.info("stopping: last git commit")
-        await self.wiki.committer.flush()
-        log.info("stopping: closing the store")
-        self.reader.close()  # readers first: the writer's close is then the last, and clears the WAL
-        await self.writer.stop()
 
     def notice(self, result: InsertResult) -> None:
         """Called after an event is stored: a session-end compiles the session in the background."""

@@ -121,3 +121,32 @@ def test_stop_does_not_wait_for_the_model_or_a_loading_worker(data_dir: Path) ->
     assert time.monotonic() - t0 < 4.0
     log = (data_dir.parent / f"daemon-{d.port}.log").read_text()
     assert "stopped cleanly" in log and "Traceback" not in log
+
+
+def test_a_failure_midway_through_start_up_stops_what_had_started(data_dir: Path) -> None:
+    """The runtime starts part by part (database, query workers, store, index, ...): when the
+    part after the store fails, the store is closed and nothing later was started."""
+    import asyncio
+    from contextlib import AsyncExitStack
+
+    from ai_memory.config import load_config
+    from ai_memory.core.errors import StorageError
+    from ai_memory.runtime import Runtime
+
+    runtime = Runtime.build(load_config(data_dir, {"embed.enabled": False, "server.query_workers": 0}, environ={}))
+    parts = runtime.parts()
+    assert [p.__name__ for p in parts[:4]] == ["_database", "_query_workers_launched", "_store", "_indexed"]
+
+    async def main() -> None:
+        with pytest.raises(RuntimeError, match="the index failed"):
+            async with AsyncExitStack() as stack:
+                for part in parts[:3]:
+                    await stack.enter_async_context(part())
+                assert await runtime.writer.submit(lambda tx: 1) == 1  # the store serves
+                raise RuntimeError("the index failed")  # as a failing reconcile would
+        with pytest.raises(StorageError, match="not running"):
+            await runtime.writer.submit(lambda tx: 1)
+        assert not runtime.wiki.committer.describe()["commits"]
+
+    asyncio.run(main())
+    assert not (data_dir / "db" / "memory.sqlite-wal").exists() or (data_dir / "db" / "memory.sqlite-wal").stat().st_size == 0
