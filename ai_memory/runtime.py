@@ -80,19 +80,19 @@ class Runtime:
         ensure_repo(config.sub("wiki"))
         writer = Writer(
             config.db_path, config.sub("raw"),
-            queue_size=int(config.get("writer.queue_size")), max_batch=int(config.get("writer.max_batch")),
+            queue_size=config.writer.queue_size, max_batch=config.writer.max_batch,
         )
         reader = Reader(config.db_path)
-        committer = Committer(config.sub("wiki"), float(config.get("wiki.commit_window_s")))
+        committer = Committer(config.sub("wiki"), config.wiki.commit_window_s)
         wiki = Wiki(config.sub("wiki"), writer, reader, committer)
         embedding = None
         index = None
-        if config.get("embed.enabled"):
+        if config.embed.enabled:
             from ai_memory.embed.model import MiniLM
 
-            model_dir = str(config.get("embed.model_dir"))
+            model_dir = config.embed.model_dir
             folder = Path(model_dir) if model_dir else None
-            embedder = MiniLM(folder, int(config.get("embed.threads")))
+            embedder = MiniLM(folder, config.embed.threads)
             embedding = EmbeddingJob(embedder, reader, writer, query_embedder=MiniLM(folder, 1))
             index = VectorIndex(embedder.model_id, embedder.dim)
         retriever = Retriever(embedding.query_embedder if embedding else None, index,
@@ -101,8 +101,8 @@ class Runtime:
         token = datadir.read_token(config.token_path)
         return cls(
             config=config, token=token, writer=writer, reader=reader, users=Users(token, writer, reader),
-            wiki=wiki, sessions=SessionCompiler(wiki, reader, float(config.get("sessions.idle_minutes"))),
-            watcher=WikiWatcher(wiki) if config.get("wiki.watch") else None,
+            wiki=wiki, sessions=SessionCompiler(wiki, reader, config.sessions.idle_minutes),
+            watcher=WikiWatcher(wiki) if config.wiki.watch else None,
             spool_watcher=SpoolWatcher(config.sub("spool")),
             retriever=retriever, embedding=embedding, memories=memories,
             forgetter=Forgetter(wiki, retention_params(config)), syncer=syncer_for(wiki, config),
@@ -135,7 +135,7 @@ class Runtime:
     async def _query_workers_launched(self) -> AsyncIterator[None]:
         if self.query_workers is not None:
             self.query_workers.launch()  # before lowering our priority: searches keep the normal one
-        _lower_ingest_priority(int(self.config.get("server.ingest_nice")))
+        _lower_ingest_priority(self.config.server.ingest_nice)
         try:
             yield
         finally:
@@ -212,9 +212,9 @@ class Runtime:
             ("reconcile", lambda: every("wiki.reconcile_interval_s", self.wiki.reconcile, first_wait=True)),
             ("idle-sessions", lambda: every("wiki.reconcile_interval_s", self.sessions.finalize_idle)),
         ]
-        if self.config.get("forget.enabled"):
+        if self.config.forget.enabled:
             found.append(("forget-sweep", self._sweeps_on_schedule))
-        if float(self.config.get("backup.interval_hours")) > 0:
+        if self.config.backup.interval_hours > 0:
             found.append(("scheduled-backups", self._backups_on_schedule))
         if self.syncer.remote:  # at start (pull what others wrote meanwhile), then every interval
             found.append(("git-sync", lambda: every("sync.interval_s", self.syncer.sync)))
@@ -344,7 +344,7 @@ class Runtime:
         """A forget sweep every interval, counted from the last one (a marker file), so a daemon
         restarted more often than the interval still sweeps. The very first sweep waits one whole
         interval: a daemon started to look at an old wiki must not change it before anyone asked."""
-        interval = float(self.config.get("forget.sweep_interval_hours")) * 3600.0
+        interval = self.config.forget.sweep_interval_hours * 3600.0
         marker = self.config.sub("db") / "forget-sweep.last"
         while True:
             await asyncio.sleep(await asyncio.to_thread(_due_in, marker, interval))
@@ -363,7 +363,7 @@ class Runtime:
         Under the maintenance lock: a reindex must not swap the database file mid-copy (the
         other periodic passes wait for the backup; hooks do not).
         """
-        interval = float(self.config.get("backup.interval_hours")) * 3600.0
+        interval = self.config.backup.interval_hours * 3600.0
         while True:
             await asyncio.sleep(backup_due_in(self.config.data_dir, interval))
             try:
@@ -380,8 +380,8 @@ class Runtime:
     async def drain_spool(self) -> int:
         return await drain_once(
             self.writer, self.config.sub("spool"),
-            max_files=int(self.config.get("spool.max_files")),
-            max_age_days=float(self.config.get("spool.max_age_days")),
+            max_files=self.config.spool.max_files,
+            max_age_days=self.config.spool.max_age_days,
             stats=self.spool, on_stored=self.notice,
         )
 
@@ -406,11 +406,11 @@ class Runtime:
 
 
 def _query_workers(config: Config) -> QueryWorkers | None:
-    count = int(config.get("server.query_workers"))
+    count = config.server.query_workers
     if count <= 0:
         return None
-    model_dir = str(config.get("embed.model_dir"))
-    spec = WorkerSpec(config.db_path, bool(config.get("embed.enabled")), Path(model_dir) if model_dir else None)
+    model_dir = config.embed.model_dir
+    spec = WorkerSpec(config.db_path, config.embed.enabled, Path(model_dir) if model_dir else None)
     return QueryWorkers(spec, count)
 
 

@@ -150,3 +150,27 @@ def test_a_failure_midway_through_start_up_stops_what_had_started(data_dir: Path
 
     asyncio.run(main())
     assert not (data_dir / "db" / "memory.sqlite-wal").exists() or (data_dir / "db" / "memory.sqlite-wal").stat().st_size == 0
+
+
+def test_config_sections_are_typed_and_checked_as_the_config_loads(data_dir: Path) -> None:
+    """One frozen class per section, made from KEYS: values come typed (no cast at the call
+    site); a value of the wrong type or an unknown key fails when the config is built."""
+    import dataclasses
+
+    from ai_memory.config import KEYS, Config, load_config
+    from ai_memory.core.errors import ConfigError
+
+    data_dir.mkdir(parents=True)
+    (data_dir / "config.toml").write_text("[spool]\ndrain_interval_s = 5\n[forget]\nlambda = 0.5\n")
+    cfg = load_config(data_dir, {"server.query_workers": 3}, environ={"AI_MEMORY_CLIENT_TIMEOUT_MS": "1200"})
+    assert cfg.spool.drain_interval_s == 5.0 and isinstance(cfg.spool.drain_interval_s, float)
+    assert cfg.server.query_workers == 3 and cfg.client.timeout_ms == 1200 and cfg.forget.lambda_ == 0.5
+    assert {f.name for f in dataclasses.fields(cfg.writer)} == {k.attr for k in KEYS if k.section == "writer"}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.server.port = 1  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        cfg.sever  # noqa: B018
+    with pytest.raises(ConfigError, match="server.port must be of type int"):
+        Config(data_dir, {**cfg.values, "server.port": "49374"})
+    with pytest.raises(ConfigError, match="unknown config key server.prot"):
+        Config(data_dir, {**cfg.values, "server.prot": 1})

@@ -31,13 +31,11 @@ show a traceback to a user.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 
 class AiMemoryError(Exception):
     """Base of every error ai-memory raises on purpose."""
 
-    status: ClassVar[int] = 500
+    status: int = 500  # a class attribute (no typing.ClassVar: this module is on the hook's path)
 
     def __init__(self, message: str, detail: str | None = None, **fields: object) -> None:
         super().__init__(message)

@@ -23,13 +23,13 @@ def create_app(runtime: Runtime) -> web.Application:
     """Build the app; the runtime starts with the app and stops (draining the writer) with it."""
     cfg = runtime.config
     security = make_security_middleware(
-        runtime.users, cfg.host, list(cfg.get("server.allowed_origins")),
-        bool(cfg.get("server.allow_remote")),
-        RateLimiter(float(cfg.get("server.rate_limit_per_s")), float(cfg.get("server.rate_burst"))),
+        runtime.users, cfg.host, cfg.server.allowed_origins,
+        cfg.server.allow_remote,
+        RateLimiter(cfg.server.rate_limit_per_s, cfg.server.rate_burst),
     )
     app = web.Application(
         middlewares=[error_middleware, security],
-        client_max_size=int(cfg.get("server.max_body_bytes")),
+        client_max_size=cfg.server.max_body_bytes,
     )
     app[RUNTIME] = runtime
     app.add_routes(routes_status.routes)
