@@ -8,6 +8,8 @@ is checked against it by a test, so the two cannot drift.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import keyword
 import logging
 import os
 import tomllib
@@ -37,6 +39,11 @@ class Key:
     @property
     def dotted(self) -> str:
         return f"{self.section}.{self.name}"
+
+    @property
+    def attr(self) -> str:
+        """The key's field in its section's class (``forget.lambda`` is ``lambda_``)."""
+        return f"{self.name}_" if keyword.iskeyword(self.name) else self.name
 
     @property
     def env(self) -> str:
@@ -94,6 +101,18 @@ KEYS: tuple[Key, ...] = (
 )
 
 _BY_DOTTED = {k.dotted: k for k in KEYS}
+
+
+def _section_class(section: str) -> type:
+    """A frozen dataclass of one section's keys, with their types and defaults, made from KEYS."""
+    fields = [(k.attr, k.type, dataclasses.field(default_factory=functools.partial(list, k.default))
+               if k.type is list else dataclasses.field(default=k.default))
+              for k in KEYS if k.section == section]
+    return dataclasses.make_dataclass(f"{section.capitalize()}Section", fields, frozen=True)
+
+
+# One typed, frozen class per section: ``config.server.port`` is an int, no cast at the call site.
+SECTIONS: dict[str, type] = {name: _section_class(name) for name in dict.fromkeys(k.section for k in KEYS)}
 # Short environment names people expect to type, beside the AI_MEMORY_<SECTION>_<KEY> forms.
 _ENV_ALIASES = {
     "AI_MEMORY_HOST": "server.host", "AI_MEMORY_PORT": "server.port", "AI_MEMORY_URL": "client.url",
@@ -107,6 +126,28 @@ class Config:
     data_dir: Path
     values: Mapping[str, Any]
     endpoint: str | None = None  # the URL the live daemon of data_dir recorded (daemon.json)
+    sections: Mapping[str, Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        """Build the typed sections now: an unknown key or a value of the wrong type fails here,
+        as the process starts, not when the code that reads it first runs."""
+        unknown = sorted(set(self.values) - set(_BY_DOTTED))
+        if unknown:
+            raise ConfigError(f"unknown config key {unknown[0]}")
+        for dotted, value in self.values.items():
+            key = _BY_DOTTED[dotted]
+            if not isinstance(value, key.type) or (key.type is int and isinstance(value, bool)):
+                raise ConfigError(f"config key {dotted} must be of type {key.type.__name__}", detail=f"got {value!r}")
+        built = {name: cls(**{k.attr: self.values[k.dotted] for k in KEYS if k.section == name and k.dotted in self.values})
+                 for name, cls in SECTIONS.items()}
+        object.__setattr__(self, "sections", built)
+
+    def __getattr__(self, name: str) -> Any:
+        """``config.<section>``: that section's typed, frozen values."""
+        sections = self.__dict__.get("sections") or {}
+        if name in sections:
+            return sections[name]
+        raise AttributeError(f"no config section or attribute {name!r}")
 
     def get(self, dotted: str) -> Any:
         return self.values[dotted]

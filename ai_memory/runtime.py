@@ -11,9 +11,10 @@ import gc
 import logging
 import os
 import time
-from datetime import datetime, timezone
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from ai_memory import datadir
@@ -21,6 +22,7 @@ from ai_memory.backup import backup_due_in, scheduled_backup
 from ai_memory.config import Config
 from ai_memory.coordination.memories import Memories
 from ai_memory.coordination.users import Users
+from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import AiMemoryError
 from ai_memory.ingest.sessions import SessionCompiler
 from ai_memory.ingest.spool import SpoolStats, drain_once
@@ -31,6 +33,7 @@ from ai_memory.retrieval.search import Answer, Query, Retriever
 from ai_memory.retrieval.vectors import VectorIndex
 from ai_memory.store.ledger import seed as seed_ledger
 from ai_memory.store.observations import InsertResult
+from ai_memory.store.pages import count_access
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer
 from ai_memory.wiki.forget import Forgetter, SweepReport, retention_params
@@ -66,7 +69,6 @@ class Runtime:
     query_workers: QueryWorkers | None = None
     started_at: float = field(default_factory=time.time)
     spool: SpoolStats = field(default_factory=SpoolStats)
-    _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     _oneshots: set[asyncio.Task[object]] = field(default_factory=set)
     _maintenance: asyncio.Lock = field(default_factory=asyncio.Lock)
     _last_access: dict[str, float] = field(default_factory=dict)
@@ -78,19 +80,19 @@ class Runtime:
         ensure_repo(config.sub("wiki"))
         writer = Writer(
             config.db_path, config.sub("raw"),
-            queue_size=int(config.get("writer.queue_size")), max_batch=int(config.get("writer.max_batch")),
+            queue_size=config.writer.queue_size, max_batch=config.writer.max_batch,
         )
         reader = Reader(config.db_path)
-        committer = Committer(config.sub("wiki"), float(config.get("wiki.commit_window_s")))
+        committer = Committer(config.sub("wiki"), config.wiki.commit_window_s)
         wiki = Wiki(config.sub("wiki"), writer, reader, committer)
         embedding = None
         index = None
-        if config.get("embed.enabled"):
+        if config.embed.enabled:
             from ai_memory.embed.model import MiniLM
 
-            model_dir = str(config.get("embed.model_dir"))
+            model_dir = config.embed.model_dir
             folder = Path(model_dir) if model_dir else None
-            embedder = MiniLM(folder, int(config.get("embed.threads")))
+            embedder = MiniLM(folder, config.embed.threads)
             embedding = EmbeddingJob(embedder, reader, writer, query_embedder=MiniLM(folder, 1))
             index = VectorIndex(embedder.model_id, embedder.dim)
         retriever = Retriever(embedding.query_embedder if embedding else None, index,
@@ -99,53 +101,156 @@ class Runtime:
         token = datadir.read_token(config.token_path)
         return cls(
             config=config, token=token, writer=writer, reader=reader, users=Users(token, writer, reader),
-            wiki=wiki, sessions=SessionCompiler(wiki, reader, float(config.get("sessions.idle_minutes"))),
-            watcher=WikiWatcher(wiki) if config.get("wiki.watch") else None,
+            wiki=wiki, sessions=SessionCompiler(wiki, reader, config.sessions.idle_minutes),
+            watcher=WikiWatcher(wiki) if config.wiki.watch else None,
             spool_watcher=SpoolWatcher(config.sub("spool")),
             retriever=retriever, embedding=embedding, memories=memories,
             forgetter=Forgetter(wiki, retention_params(config)), syncer=syncer_for(wiki, config),
             query_workers=_query_workers(config),
         )
 
-    async def start(self) -> None:
+    def parts(self) -> list[Callable[[], AbstractAsyncContextManager[None]]]:
+        """One context per long-lived part, in start order; each undoes only what it started, so
+        a failure midway stops the parts already running and nothing else (``server.app``
+        enters them on an exit stack, and leaves them in reverse)."""
+        parts = [self._database, self._query_workers_launched, self._store, self._indexed, self._commits,
+                 self._oneshots_drained]
+        if self.watcher is not None:
+            parts.append(self._wiki_watch)
+        parts.append(self._spool)
+        parts += [partial(self._background, name, factory) for name, factory in self._schedules()]
+        parts.append(self._frozen)
+        return parts
+
+    @asynccontextmanager
+    async def _database(self) -> AsyncIterator[None]:
         # before anything opens the database: a damaged or missing one is rebuilt, never served
         db, wiki_dir, raw = self.config.db_path, self.config.sub("wiki"), self.config.sub("raw")
         recovered = await asyncio.to_thread(recover_database, wiki_dir, raw, db)
         if recovered:
             log.warning("%s", recovered)
+        yield
+
+    @asynccontextmanager
+    async def _query_workers_launched(self) -> AsyncIterator[None]:
         if self.query_workers is not None:
             self.query_workers.launch()  # before lowering our priority: searches keep the normal one
-        _lower_ingest_priority(int(self.config.get("server.ingest_nice")))
+        _lower_ingest_priority(self.config.server.ingest_nice)
+        try:
+            yield
+        finally:
+            if self.query_workers is not None:  # stopped by the store already, unless it never opened
+                await asyncio.to_thread(self.query_workers.stop)
+
+    @asynccontextmanager
+    async def _store(self) -> AsyncIterator[None]:
         await self.writer.start()  # migrates the schema before any reader opens the file
+        try:
+            yield
+        finally:
+            log.info("stopping: closing the store")
+            if self.query_workers is not None:  # readers first: the writer's close is then the last, and clears the WAL
+                await asyncio.to_thread(self.query_workers.stop)
+            self.reader.close()
+            await self.writer.stop()
+
+    @asynccontextmanager
+    async def _indexed(self) -> AsyncIterator[None]:
         await self._seed_ledger()
         await self.users.load()  # team tokens are checked from memory on every request
         report = await self.wiki.reconcile()  # edits made while the daemon was down
         if report.changed:
             log.info("start-up reconcile: %d indexed, %d removed", len(report.indexed), len(report.removed))
+        yield
+
+    @asynccontextmanager
+    async def _commits(self) -> AsyncIterator[None]:
         # pages an earlier run wrote but could not commit (git was failing when it stopped)
         self.wiki.committer.request("commit what an earlier run left uncommitted")
-        self._spawn(self.wiki.committer.run(), "git-commits")
-        if self.watcher is not None:
-            self.watcher.start()
-            self._spawn(self.watcher.run(), "wiki-watcher")
-        self._spawn(self._every("spool.drain_interval_s", self.drain_spool), "spool-drain")
-        self.spool_watcher.start()  # hooks only spool: a file that lands is delivered at once
-        self._spawn(self.spool_watcher.run(lambda: self._guarded(self.drain_spool)), "spool-watch")
-        self._spawn(self._every("wiki.reconcile_interval_s", self.wiki.reconcile, first_wait=True), "reconcile")
-        self._spawn(self._every("wiki.reconcile_interval_s", self.sessions.finalize_idle), "idle-sessions")
-        if self.config.get("forget.enabled"):
-            self._spawn(self._sweeps_on_schedule(), "forget-sweep")
-        if float(self.config.get("backup.interval_hours")) > 0:
-            self._spawn(self._backups_on_schedule(), "scheduled-backups")
+        try:
+            async with self._task(self.wiki.committer.run(), "git-commits"):
+                yield
+        finally:
+            log.info("stopping: last git commit")
+            await self.wiki.committer.flush()
+
+    @asynccontextmanager
+    async def _oneshots_drained(self) -> AsyncIterator[None]:
+        """Session compiles and access counts started by requests: finished (bounded) at the end."""
+        try:
+            yield
+        finally:
+            if self._oneshots:
+                _, pending = await asyncio.wait(list(self._oneshots), timeout=5)
+                for task in pending:
+                    task.cancel()
+
+    @asynccontextmanager
+    async def _wiki_watch(self) -> AsyncIterator[None]:
+        assert self.watcher is not None
+        self.watcher.start()
+        try:
+            async with self._task(self.watcher.run(), "wiki-watcher"):
+                yield
+        finally:
+            await asyncio.to_thread(self.watcher.stop)
+
+    @asynccontextmanager
+    async def _spool(self) -> AsyncIterator[None]:
+        async with self._task(self._every("spool.drain_interval_s", self.drain_spool), "spool-drain"):
+            self.spool_watcher.start()  # hooks only spool: a file that lands is delivered at once
+            try:
+                async with self._task(self.spool_watcher.run(lambda: self._guarded(self.drain_spool)), "spool-watch"):
+                    yield
+            finally:
+                await asyncio.to_thread(self.spool_watcher.stop)
+
+    def _schedules(self) -> list[tuple[str, Callable[[], Awaitable[None]]]]:
+        """The background tasks this configuration runs, by name."""
+        every = self._every
+        found: list[tuple[str, Callable[[], Awaitable[None]]]] = [
+            ("reconcile", lambda: every("wiki.reconcile_interval_s", self.wiki.reconcile, first_wait=True)),
+            ("idle-sessions", lambda: every("wiki.reconcile_interval_s", self.sessions.finalize_idle)),
+        ]
+        if self.config.forget.enabled:
+            found.append(("forget-sweep", self._sweeps_on_schedule))
+        if self.config.backup.interval_hours > 0:
+            found.append(("scheduled-backups", self._backups_on_schedule))
         if self.syncer.remote:  # at start (pull what others wrote meanwhile), then every interval
-            self._spawn(self._every("sync.interval_s", self.syncer.sync), "git-sync")
+            found.append(("git-sync", lambda: every("sync.interval_s", self.syncer.sync)))
         if self.embedding is not None:
-            self._spawn(self.embedding.run(), "embeddings")
+            found.append(("embeddings", self.embedding.run))
         if self.query_workers is not None:  # in the background: searches run in process meanwhile
-            self._spawn(self.query_workers.start(), "query-workers")
+            found.append(("query-workers", self.query_workers.start))
+        return found
+
+    @asynccontextmanager
+    async def _background(self, name: str, factory: Callable[[], Awaitable[None]]) -> AsyncIterator[None]:
+        async with self._task(factory(), name):
+            yield
+
+    @asynccontextmanager
+    async def _frozen(self) -> AsyncIterator[None]:
         # Everything built so far lives as long as the daemon: keep it out of every GC pass.
         gc.freeze()
         log.info("data dir %s ready", self.config.data_dir)
+        try:
+            yield
+        finally:
+            log.info("stopping: background tasks")
+
+    @asynccontextmanager
+    async def _task(self, coro: Awaitable[None], name: str) -> AsyncIterator[None]:
+        """``coro`` as a task for the context's life; cancelled and awaited (bounded) at its end."""
+        task = asyncio.create_task(coro, name=name)  # type: ignore[arg-type]
+        try:
+            yield
+        finally:
+            task.cancel()
+            # bounded: a task that ignores its cancel must not hold the shutdown
+            _, stuck = await asyncio.wait([task], timeout=STOP_TASKS_S)
+            if stuck:
+                log.error("background task %s did not stop within %.0f s", name, STOP_TASKS_S)
 
     async def _seed_ledger(self) -> None:
         """Once per data dir: journal the users and audit rows a database from before the ledger
@@ -158,9 +263,6 @@ class Runtime:
         if count:
             log.info("journaled %d user and audit records for rebuilds", count)
 
-    def _spawn(self, coro: Awaitable[None], name: str) -> None:
-        self._tasks.append(asyncio.create_task(coro, name=name))  # type: ignore[arg-type]
-
     async def search(self, query: Query) -> Answer:
         """A query worker's answer when one is free, else the same retrieval in process."""
         if self.query_workers is not None:
@@ -168,30 +270,6 @@ class Runtime:
             if found is not None:
                 return found
         return await self.reader.run(lambda c: self.retriever.answer(c, query))
-
-    async def stop(self) -> None:
-        """Stop background work, finish session compiles (bounded), commit, close the store."""
-        log.info("stopping: background tasks")
-        if self.watcher is not None:
-            await asyncio.to_thread(self.watcher.stop)
-        await asyncio.to_thread(self.spool_watcher.stop)
-        if self._oneshots:
-            _, pending = await asyncio.wait(list(self._oneshots), timeout=5)
-            for task in pending:
-                task.cancel()
-        for task in self._tasks:
-            task.cancel()
-        if self._tasks:  # bounded: a task that ignores its cancel must not hold the shutdown
-            _, stuck = await asyncio.wait(self._tasks, timeout=STOP_TASKS_S)
-            for task in stuck:
-                log.error("background task %s did not stop within %.0f s", task.get_name(), STOP_TASKS_S)
-        if self.query_workers is not None:
-            await asyncio.to_thread(self.query_workers.stop)
-        log.info("stopping: last git commit")
-        await self.wiki.committer.flush()
-        log.info("stopping: closing the store")
-        self.reader.close()  # readers first: the writer's close is then the last, and clears the WAL
-        await self.writer.stop()
 
     def notice(self, result: InsertResult) -> None:
         """Called after an event is stored: a session-end compiles the session in the background."""
@@ -218,16 +296,7 @@ class Runtime:
             self._last_access[path] = now
         if len(self._last_access) > 50_000:
             self._last_access = {p: t for p, t in self._last_access.items() if now - t < 60.0}
-        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-        def bump(tx) -> None:
-            # by path in page_stats: usage is not in the files, and must outlive a reindex
-            tx.conn.executemany(
-                "INSERT INTO page_stats(path, access_count, last_access_at) VALUES (?, 1, ?)"
-                " ON CONFLICT(path) DO UPDATE SET access_count = access_count + 1, last_access_at = excluded.last_access_at",
-                [(path, stamp) for path in due])
-
-        task = asyncio.create_task(self._quiet(self.writer.submit(bump)))
+        task = asyncio.create_task(self._quiet(self.writer.submit(count_access(due, now_iso()))))
         self._oneshots.add(task)
         task.add_done_callback(self._oneshots.discard)
 
@@ -275,7 +344,7 @@ class Runtime:
         """A forget sweep every interval, counted from the last one (a marker file), so a daemon
         restarted more often than the interval still sweeps. The very first sweep waits one whole
         interval: a daemon started to look at an old wiki must not change it before anyone asked."""
-        interval = float(self.config.get("forget.sweep_interval_hours")) * 3600.0
+        interval = self.config.forget.sweep_interval_hours * 3600.0
         marker = self.config.sub("db") / "forget-sweep.last"
         while True:
             await asyncio.sleep(await asyncio.to_thread(_due_in, marker, interval))
@@ -294,7 +363,7 @@ class Runtime:
         Under the maintenance lock: a reindex must not swap the database file mid-copy (the
         other periodic passes wait for the backup; hooks do not).
         """
-        interval = float(self.config.get("backup.interval_hours")) * 3600.0
+        interval = self.config.backup.interval_hours * 3600.0
         while True:
             await asyncio.sleep(backup_due_in(self.config.data_dir, interval))
             try:
@@ -311,15 +380,14 @@ class Runtime:
     async def drain_spool(self) -> int:
         return await drain_once(
             self.writer, self.config.sub("spool"),
-            max_files=int(self.config.get("spool.max_files")),
-            max_age_days=float(self.config.get("spool.max_age_days")),
+            max_files=self.config.spool.max_files,
+            max_age_days=self.config.spool.max_age_days,
             stats=self.spool, on_stored=self.notice,
         )
 
-    async def _every(self, interval_key: str, fn: Callable[[], Awaitable[object]], first_wait: bool = False,
-                     unit_s: float = 1.0) -> None:
+    async def _every(self, interval_key: str, fn: Callable[[], Awaitable[object]], first_wait: bool = False) -> None:
         """Run ``fn`` now (or after one interval) and then every interval; failures wait a turn."""
-        interval = float(self.config.get(interval_key)) * unit_s
+        interval = float(self.config.get(interval_key))
         if first_wait:
             await asyncio.sleep(interval)
         while True:
@@ -338,11 +406,11 @@ class Runtime:
 
 
 def _query_workers(config: Config) -> QueryWorkers | None:
-    count = int(config.get("server.query_workers"))
+    count = config.server.query_workers
     if count <= 0:
         return None
-    model_dir = str(config.get("embed.model_dir"))
-    spec = WorkerSpec(config.db_path, bool(config.get("embed.enabled")), Path(model_dir) if model_dir else None)
+    model_dir = config.embed.model_dir
+    spec = WorkerSpec(config.db_path, config.embed.enabled, Path(model_dir) if model_dir else None)
     return QueryWorkers(spec, count)
 
 

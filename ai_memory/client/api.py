@@ -1,9 +1,9 @@
 """The daemon's HTTP API as Python calls, shared by the CLI and the MCP server.
 
-Each method returns the decoded JSON of a 2xx answer, or raises the typed error matching the
-status (400 InputError, 404 NotFound, 409 Conflict, 429 Overloaded, 503 StorageError), with the
-daemon's own reason. A daemon that cannot be reached raises DaemonUnavailable saying how to
-start it. Standard library only, like the rest of ``client/``.
+Each method returns the decoded JSON of a 2xx answer, or raises the typed error whose class
+answers with that status (``core.errors.error_for_status``: 400 InputError, 404 NotFound, 409
+Conflict, 429 Overloaded, 503 StorageError, ...), with the daemon's own reason. A daemon that
+cannot be reached raises DaemonUnavailable saying how to start it. Standard library only, like the rest of ``client/``.
 """
 
 from __future__ import annotations
@@ -13,13 +13,10 @@ from urllib.parse import quote, urlencode
 
 from ai_memory.client.http import DaemonClient, Reply
 from ai_memory.core.errors import (
-    AiMemoryError, AuthError, Conflict, DaemonUnavailable, GatewayUnreachable, InputError, NotFound, Overloaded,
-    ResponseIncomplete, StorageError,
+    DaemonUnavailable, GatewayUnreachable, Overloaded, ResponseIncomplete, error_for_status,
 )
 
 START_HINT = "start it with: ai-memory serve (or make serve in a checkout)"
-_ERRORS: dict[int, type[AiMemoryError]] = {400: InputError, 401: AuthError, 403: AuthError, 404: NotFound, 409: Conflict, 413: InputError,
-                                           415: InputError, 429: Overloaded, 503: StorageError}
 
 
 def _params(**values: Any) -> str:
@@ -96,7 +93,10 @@ class MemoryAPI:
         return self._call("GET", f"/v1/sessions/{quote(session_id, safe='')}/observations")
 
     def briefing(self, cwd: str, agent: str | None = None, session_id: str | None = None) -> dict[str, Any]:
-        return self._call("GET", "/v1/briefing" + _params(cwd=cwd, agent=agent, session_id=session_id))
+        """Read the briefing; with ``session_id``, a POST that also claims the session's handoff and messages."""
+        if session_id:
+            return self._call("POST", "/v1/briefing" + _params(agent=agent), {"cwd": cwd, "session_id": session_id})
+        return self._call("GET", "/v1/briefing" + _params(cwd=cwd, agent=agent))
 
     # -- handoffs
     def handoff_begin(self, **handoff: Any) -> dict[str, Any]:
@@ -145,7 +145,7 @@ def _checked(reply: Reply) -> Any:
     if reply.ok:
         return reply.body
     body = reply.body if isinstance(reply.body, dict) else {"error": str(reply.body)[:200]}
-    kind = _ERRORS.get(reply.status, StorageError if reply.status >= 500 else InputError)
+    kind = error_for_status(reply.status)
     message = str(body.get("error") or f"the daemon answered {reply.status}")
     if kind is Overloaded:
         raise Overloaded(message)

@@ -15,14 +15,15 @@ from typing import Any
 import numpy as np
 
 from ai_memory.core.chunks import chunk_text, text_hash
+from ai_memory.core.clock import utc_iso
 from ai_memory.core.errors import Conflict, NotFound
 from ai_memory.core.ids import new_id
 from ai_memory.core.memory import (
     MemoryDraft, correction_hides, mark_superseded, memory_page, normalized_hash, page_path,
 )
-from ai_memory.core.observation import utc_iso
 from ai_memory.core.page import render_page, split_frontmatter
 from ai_memory.embed.model import Embedder
+from ai_memory.store.embeddings import insert_embeddings
 from ai_memory.store.memories import by_idempotency_key, find_page, live_first_chunks, same_text
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import WriteTx
@@ -144,9 +145,8 @@ def _store_vector(draft: MemoryDraft, vector: np.ndarray | None, embedder: Embed
         return None
 
     def rows(tx: WriteTx, _page_id: int) -> None:
-        tx.conn.execute("INSERT OR IGNORE INTO embeddings(content_hash, model, dim, vector) VALUES (?,?,?,?)",
-                        (text_hash(_first_chunk(draft)), embedder.model_id, int(vector.shape[0]),
-                         vector.astype(np.float32).tobytes()))
+        insert_embeddings(tx.conn, embedder.model_id, int(vector.shape[0]),
+                          [(text_hash(_first_chunk(draft)), vector.astype(np.float32).tobytes())])
 
     return rows
 

@@ -1,8 +1,9 @@
-"""The aiohttp application: middlewares, routes, and the runtime as a cleanup context."""
+"""The aiohttp application: middlewares, routes, and the runtime's parts as a cleanup context."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
 
 from aiohttp import web
 
@@ -22,13 +23,13 @@ def create_app(runtime: Runtime) -> web.Application:
     """Build the app; the runtime starts with the app and stops (draining the writer) with it."""
     cfg = runtime.config
     security = make_security_middleware(
-        runtime.users, cfg.host, list(cfg.get("server.allowed_origins")),
-        bool(cfg.get("server.allow_remote")),
-        RateLimiter(float(cfg.get("server.rate_limit_per_s")), float(cfg.get("server.rate_burst"))),
+        runtime.users, cfg.host, cfg.server.allowed_origins,
+        cfg.server.allow_remote,
+        RateLimiter(cfg.server.rate_limit_per_s, cfg.server.rate_burst),
     )
     app = web.Application(
         middlewares=[error_middleware, security],
-        client_max_size=int(cfg.get("server.max_body_bytes")),
+        client_max_size=cfg.server.max_body_bytes,
     )
     app[RUNTIME] = runtime
     app.add_routes(routes_status.routes)
@@ -45,7 +46,10 @@ def create_app(runtime: Runtime) -> web.Application:
 
 
 async def _runtime_context(app: web.Application) -> AsyncIterator[None]:
-    runtime = app[RUNTIME]
-    await runtime.start()
-    yield
-    await runtime.stop()
+    """Every part of the runtime, started in order and stopped in reverse. One exit stack rather
+    than an aiohttp context per part: aiohttp's runner cleans up nothing when its start-up fails,
+    and the stack undoes exactly the parts that started before the one that failed."""
+    async with AsyncExitStack() as stack:
+        for part in app[RUNTIME].parts():
+            await stack.enter_async_context(part())
+        yield

@@ -4,25 +4,22 @@
 from __future__ import annotations
 
 import dataclasses
-from datetime import date, datetime, timezone
+from datetime import date
 
 from aiohttp import web
 
-from ai_memory.core.errors import InputError, NotFound
+from ai_memory.core.clock import now_iso
+from ai_memory.core.errors import InputError
 from ai_memory.core.memory import parse_draft
-from ai_memory.core.observation import parse_timestamp, utc_iso
+from ai_memory.core.observation import parse_timestamp
 from ai_memory.retrieval.search import KIND_TYPES, Query
 from ai_memory.server.audit import audit
 from ai_memory.server.body import query_limit, read_json
 from ai_memory.server.identity import caller, require_admin
 from ai_memory.server.keys import RUNTIME
-from ai_memory.store.memories import find_page, lineage
 from ai_memory.store.meta import memory_meta
-from ai_memory.store.observations import session_exists
-from ai_memory.store.pages import get_page
 from ai_memory.store.recent import recent as recent_rows
-from ai_memory.store.users import hidden_page_paths
-from ai_memory.wiki.files import is_page_path
+from ai_memory.wiki import page_access as pages
 
 routes = web.RouteTableDef()
 # Bounds on what one search may carry: 100,000 projects once cost 13-23 s of CPU.
@@ -107,21 +104,7 @@ async def read_page(request: web.Request) -> web.Response:
     ref = request.query.get("path") or request.query.get("id")
     if not ref:
         raise InputError("missing path or id", detail="pass ?path=<project>/<family>/<page>.md or ?id=<memory id>")
-    owner = caller(request)
-
-    def read(conn):
-        found = get_page(conn, ref)
-        if found is None:
-            match = find_page(conn, ref)
-            found = get_page(conn, match["path"]) if match else None
-        hidden = hidden_page_paths(conn, owner)  # another user's private page does not exist for this caller
-        if found is None or found["path"] in hidden:
-            return None, []
-        return found, [link for link in lineage(conn, found["path"]) if link["path"] not in hidden]
-
-    page, chain = await request.app[RUNTIME].reader.run(read)
-    if page is None:
-        raise NotFound("no such page", detail=ref)
+    page, chain = await pages.read_page(request.app[RUNTIME].reader, ref, caller(request))
     return web.json_response({**page, "lineage": chain if len(chain) > 1 else []})
 
 
@@ -144,15 +127,8 @@ async def delete_page(request: web.Request) -> web.Response:
     ref = request.query.get("path") or request.query.get("id")
     if not ref:
         raise InputError("missing path or id", detail="pass ?path=<project>/<family>/<page>.md or ?id=<memory id>")
-    runtime = request.app[RUNTIME]
     who = caller(request)
-    found = await runtime.reader.run(lambda c: find_page(c, ref))
-    hidden = found is not None and found["scope"] == "private" and found["owner"] != who
-    if found is None or hidden or not is_page_path(found["path"]):
-        raise NotFound("no such page", detail=ref)
-    removed = await runtime.wiki.delete_page(found["path"], f"delete {found['path']} by {who}")
-    if not removed:
-        raise NotFound("the page file is already gone", detail=found["path"])
+    found = await pages.delete_page(request.app[RUNTIME].wiki, ref, who)
     await audit(request, who, "delete", found["path"], found["uid"] or "")
     return web.json_response({"deleted": found["path"], "id": found["uid"]})
 
@@ -162,7 +138,7 @@ async def recent(request: web.Request) -> web.Response:
     """?project=&limit=: the newest pages and sessions."""
     limit = query_limit(request, 10, 100)
     project, owner = request.query.get("project"), caller(request)
-    now = utc_iso(datetime.now(timezone.utc))
+    now = now_iso()
     found = await request.app[RUNTIME].reader.run(
         lambda c: recent_rows(c, project=project, limit=limit, owner=owner, now=now))
     return web.json_response(found)
@@ -171,18 +147,15 @@ async def recent(request: web.Request) -> web.Response:
 @routes.get("/v1/meta")
 async def meta(request: web.Request) -> web.Response:
     project, owner = request.query.get("project"), caller(request)
-    now = utc_iso(datetime.now(timezone.utc))
+    now = now_iso()
     found = await request.app[RUNTIME].reader.run(lambda c: memory_meta(c, project=project, owner=owner, now=now))
     return web.json_response(found)
 
 
 @routes.post("/v1/sessions/{session_id}/finalize")
 async def finalize(request: web.Request) -> web.Response:
-    runtime = request.app[RUNTIME]
     session_id = request.match_info["session_id"]
-    if not await runtime.reader.run(lambda c: session_exists(c, session_id)):
-        raise NotFound("no such session", detail=session_id)
-    path = await runtime.sessions.finalize(session_id)
+    path = await request.app[RUNTIME].sessions.finalize_known(session_id)
     if path:
         await audit(request, caller(request), "session.finalize", path, session_id)
     return web.json_response({"session_id": session_id, "page": path})

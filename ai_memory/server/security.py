@@ -9,6 +9,7 @@ import time
 from aiohttp import web
 
 from ai_memory.coordination.users import Users
+from ai_memory.core.errors import AuthError, Overloaded, TokenRefused
 from ai_memory.core.ratelimit import RateLimiter
 from ai_memory.core.users import ADMIN
 from ai_memory.server.errors import Handler, error_response
@@ -39,21 +40,21 @@ def make_security_middleware(users: Users, bound_host: str, allowed_origins: lis
     async def security(request: web.Request, handler: Handler) -> web.StreamResponse:
         origin = request.headers.get("Origin")
         if origin is not None and origin.rstrip("/") not in origins:
-            return error_response(403, "origin not allowed", f"Origin {origin[:200]!r} is not in server.allowed_origins")
+            return error_response(AuthError.status, "origin not allowed", f"Origin {origin[:200]!r} is not in server.allowed_origins")
         host = _host_name(request.headers.get("Host", ""))
         if not allow_remote and host not in allowed_hosts:
-            return error_response(403, "host not allowed", f"Host {host[:200]!r} is not this daemon")
+            return error_response(AuthError.status, "host not allowed", f"Host {host[:200]!r} is not this daemon")
         if request.path not in OPEN_PATHS:
             user = users.identify(_bearer(request))
             if user is None:  # also a revoked token: the registry dropped it at once
-                return error_response(401, "missing or wrong token",
+                return error_response(TokenRefused.status, "missing or wrong token",
                                       "send Authorization: Bearer <token> (the data dir's token, or your user token)")
             # the admin token is the operator's own (local hooks, imports, benchmarks): the writer
             # queue's 429 already bounds it; the limit keeps one teammate's runaway agent from
             # starving the others
             wait = 0.0 if user == ADMIN else limiter.take(user, time.monotonic())
             if wait > 0:
-                return error_response(429, "rate limit exceeded", f"over server.rate_limit_per_s for {user}",
+                return error_response(Overloaded.status, "rate limit exceeded", f"over server.rate_limit_per_s for {user}",
                                       headers={"Retry-After": str(max(1, math.ceil(wait)))})
             request["user"] = user
             await users.seen(user)
