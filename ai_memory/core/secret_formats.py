@@ -206,7 +206,7 @@ FORMAT_RULES: tuple[Rule, ...] = (
     prefixed("grafana_token", "glsa_", r"[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"),
     token_rule("harness_token", "pat. sat.", r"[ps]at\.(?<![A-Za-z0-9][ps]at\.)[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}"
                r"\.[A-Za-z0-9]{20}", distinct_body("harness_token", 4)),
-    token_rule("terraform_token", ".atlasv1.", r"(?<=[a-z0-9]{14})\.atlasv1\.[a-z0-9_=-]{60,70}",
+    token_rule("terraform_token", ".atlasv1.", r"(?<=[A-Za-z0-9]{14})\.atlasv1\.[A-Za-z0-9_=-]{60,70}",
                random_behind("terraform_token", 14)),
     prefixed("infracost_token", "ico-", r"[A-Za-z0-9]{32}" + _END),
     token_rule("intra42_secret", "s-s4t2", r"s-s4t2(?:ud|af)-[a-f0-9]{64}", distinct_body("intra42_secret", 9)),
@@ -215,6 +215,10 @@ FORMAT_RULES: tuple[Rule, ...] = (
     token_rule("newrelic_key", "NR", r"NR(?<![A-Za-z0-9]NR)(?:AK-[A-Z0-9]{27}|II-[A-Za-z0-9-]{32}"
                r"|JS-[a-f0-9]{19})", distinct_body("newrelic_key", 5)),
     prefixed("notion_token", "ntn_", r"[0-9]{11}[A-Za-z0-9]{35}" + _END),
+    prefixed("notion_token", "secret_", r"[A-Za-z0-9]{43}" + _END, random_body("notion_token", 7)),
+    prefixed("supabase_token", "sbp_", r"[a-f0-9]{40}" + _END),
+    prefixed("contentful_token", "CFPAT-", B + r"{43}" + _END),
+    prefixed("render_key", "rnd_", r"[A-Za-z0-9]{24,40}" + _END, random_body("render_key", 4)),
     prefixed("octopus_key", "API-", r"[A-Z0-9]{26}" + _END),
     prefixed("openshift_token", "sha256~", r"[\w-]{43}"),
     prefixed("perplexity_key", "pplx-", r"[A-Za-z0-9]{48}"),
