@@ -14,8 +14,8 @@ import re
 
 from ai_memory.core.secret_formats import VENDORS, key_block
 from ai_memory.core.secret_shapes import (
-    BASE64_40, CALL, DIGIT, HEX_32, NOT_SECRET, OPERATOR, SECRET_WORDS, SPACE, SYMBOL, UUID, WORDY,
-    Found, Rule, folded_rule, is_code, is_placeholder, key_material, looks_random,
+    BASE64_40, CALL, DIGIT, HEX_32, NOT_SECRET, SECRET_WORDS, SPACE, SYMBOL, UUID, WORDY,
+    Found, Rule, folded_rule, has_operator, is_code, is_placeholder, key_material, looks_random,
 )
 
 # ---------------------------------------------------------------- names and assignments
@@ -71,7 +71,7 @@ def judge_value(raw: str, strength: int, env_style: bool) -> tuple[int, int] | N
         return None
     if WORDY.match(value) and SECRET_WORDS.search(value) and not looks_random(value):
         return None  # the value names a secret (CHALLENGE_PASSWORD = "challengePassword"), it is not one
-    if OPERATOR.search(value) or NOT_SECRET.match(value):
+    if has_operator(value) or NOT_SECRET.match(value):
         return None
     keyish = DIGIT.search(value) is not None or looks_random(value)  # what key material always is
     if strength == WEAK:
