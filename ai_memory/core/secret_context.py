@@ -122,6 +122,8 @@ def _assignment(text: str, m: re.Match[str]) -> Found:
         return _auth_value(text, m)
     start = m.start() - _NAME_CHARS.match(text[max(0, m.start() - 100):m.start()][::-1]).end()  # type: ignore
     name, sep = text[start:m.end("kw")], m.group("sep")
+    if text[m.end("kw"):m.end("kw") + 1] in ("=", " ", "\t") and _FLAG_NAME.fullmatch(name.lower()):
+        return None  # --token X, --api-key=X: the flag rule (_dash) reads the value, once
     strength = name_strength(name)
     if name.lower() == "key" and sep == "=":
         nuget = _NUGET.match(text, m.start("val"))  # <add key="ClearTextPassword" value="…"/>
@@ -143,6 +145,9 @@ def _assignment(text: str, m: re.Match[str]) -> Found:
     return s, e, _named_kind(name, text[s:e], strength, _line_around(text, start))
 
 
+# the long options whose value _dash reads (its ``flag`` group, for the same words)
+_FLAG_NAME = re.compile(r"--[a-z0-9-]{0,40}?(?:password|passwd|token|secret|api-?key|access-?key|secret-?key"
+                        r"|auth-?key|credentials?)")
 _NUGET = re.compile(r"\"(?:[Cc]lear[Tt]ext)?[Pp]assword\"\s*value=\"([^\"]{4,500})\"")
 
 
