@@ -84,6 +84,13 @@ def _letters_body(text: str, m: re.Match[str]) -> Found:
     return (m.start(), m.end(), "huggingface_token") if ok else None
 
 
+# Heads of tokens whose bodies may be letters only: a run of random letters reads as
+# CamelCaseWords often enough (one Hugging Face token in 14) that the scan, which looks for gates
+# only at the heads of runs that look like key material, would pass it by; a run starting with
+# one of these is looked at whatever its letters read like.
+LETTER_HEADS = ("hf_", "api_org_")
+
+
 def _telegram(text: str, m: re.Match[str]) -> Found:
     i = m.start()
     while i > 0 and m.start() - i < 10 and "0" <= text[i - 1] <= "9":
