@@ -19,13 +19,17 @@ from pathlib import Path
 from ai_memory import datadir
 from ai_memory.backup import backup_due_in, scheduled_backup
 from ai_memory.config import Config
+from ai_memory.coordination.consolidation import Consolidator
 from ai_memory.coordination.memories import Memories
 from ai_memory.coordination.users import Users
-from ai_memory.core.errors import AiMemoryError
+from ai_memory.core.errors import AiMemoryError, ConfigError
 from ai_memory.ingest.sessions import SessionCompiler
 from ai_memory.ingest.spool import SpoolStats, drain_once
 from ai_memory.ingest.spool_watch import SpoolWatcher
+from ai_memory.llm.providers import Provider, make_provider
+from ai_memory.llm.settings import llm_settings
 from ai_memory.retrieval.embedding_job import EmbeddingJob
+from ai_memory.retrieval.llm_rerank import LlmReranker
 from ai_memory.retrieval.query_worker import QueryWorkers, WorkerSpec
 from ai_memory.retrieval.search import Answer, Query, Retriever
 from ai_memory.retrieval.vectors import VectorIndex
@@ -64,6 +68,7 @@ class Runtime:
     forgetter: Forgetter
     syncer: Syncer
     query_workers: QueryWorkers | None = None
+    llm: "LlmParts | None" = None  # None: [llm] unset, nothing of it runs
     started_at: float = field(default_factory=time.time)
     spool: SpoolStats = field(default_factory=SpoolStats)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
@@ -97,14 +102,16 @@ class Runtime:
                               ready=lambda: bool(embedding and embedding.ready))
         memories = Memories(wiki, reader, lambda: embedding.query_embedder if embedding and embedding.ready else None)
         token = datadir.read_token(config.token_path)
+        llm = _llm_parts(config, wiki, reader, memories)
+        on_compiled = llm.consolidator.enqueue_rows if llm and llm.consolidator else None
         return cls(
             config=config, token=token, writer=writer, reader=reader, users=Users(token, writer, reader),
-            wiki=wiki, sessions=SessionCompiler(wiki, reader, float(config.get("sessions.idle_minutes"))),
+            wiki=wiki, sessions=SessionCompiler(wiki, reader, float(config.get("sessions.idle_minutes")), on_compiled),
             watcher=WikiWatcher(wiki) if config.get("wiki.watch") else None,
             spool_watcher=SpoolWatcher(config.sub("spool")),
             retriever=retriever, embedding=embedding, memories=memories,
             forgetter=Forgetter(wiki, retention_params(config)), syncer=syncer_for(wiki, config),
-            query_workers=_query_workers(config),
+            query_workers=_query_workers(config), llm=llm,
         )
 
     async def start(self) -> None:
@@ -141,6 +148,8 @@ class Runtime:
             self._spawn(self._every("sync.interval_s", self.syncer.sync), "git-sync")
         if self.embedding is not None:
             self._spawn(self.embedding.run(), "embeddings")
+        if self.llm is not None and self.llm.consolidator is not None:
+            self._spawn(self.llm.consolidator.run(), "llm-consolidation")
         if self.query_workers is not None:  # in the background: searches run in process meanwhile
             self._spawn(self.query_workers.start(), "query-workers")
         # Everything built so far lives as long as the daemon: keep it out of every GC pass.
@@ -162,6 +171,12 @@ class Runtime:
         self._tasks.append(asyncio.create_task(coro, name=name))  # type: ignore[arg-type]
 
     async def search(self, query: Query) -> Answer:
+        """The local answer, reordered by the model when ``llm.rerank`` is on."""
+        if self.llm is not None and self.llm.reranker is not None:
+            return await self.llm.reranker.answer(query, self._local_search)
+        return await self._local_search(query)
+
+    async def _local_search(self, query: Query) -> Answer:
         """A query worker's answer when one is free, else the same retrieval in process."""
         if self.query_workers is not None:
             found = await self.query_workers.answer(query)
@@ -187,6 +202,8 @@ class Runtime:
                 log.error("background task %s did not stop within %.0f s", task.get_name(), STOP_TASKS_S)
         if self.query_workers is not None:
             await asyncio.to_thread(self.query_workers.stop)
+        if self.llm is not None and self.llm.provider is not None:
+            await self.llm.provider.close()
         log.info("stopping: last git commit")
         await self.wiki.committer.flush()
         log.info("stopping: closing the store")
@@ -335,6 +352,39 @@ class Runtime:
             log.warning("%s failed: %s", getattr(fn, "__name__", fn), exc.message)
         except Exception:
             log.exception("%s failed", getattr(fn, "__name__", fn))
+
+
+@dataclass(frozen=True)
+class LlmParts:
+    """The optional LLM parts, or why they are off although ``llm.provider`` is set."""
+
+    provider: Provider | None
+    consolidator: Consolidator | None
+    reranker: LlmReranker | None
+    problem: str | None = None
+
+    async def describe(self) -> dict[str, object]:
+        if self.consolidator is None:
+            return {"enabled": False, "problem": self.problem}
+        found = await self.consolidator.describe()
+        if self.reranker is not None:
+            found["rerank_calls"] = self.reranker.describe()
+        return found
+
+
+def _llm_parts(config: Config, wiki: Wiki, reader: Reader, memories: Memories) -> LlmParts | None:
+    """None when [llm] is unset; a bad [llm] setting leaves it off with the reason in status,
+    never stops the daemon that records the hooks."""
+    try:
+        settings = llm_settings(config)
+    except ConfigError as exc:
+        log.warning("LLM consolidation is off: %s%s", exc.message, f" ({exc.detail})" if exc.detail else "")
+        return LlmParts(None, None, None, exc.message + (f" ({exc.detail})" if exc.detail else ""))
+    if settings is None:
+        return None
+    provider = make_provider(settings)
+    reranker = LlmReranker(provider, settings.rerank_timeout_s) if settings.rerank else None
+    return LlmParts(provider, Consolidator(settings, provider, wiki, reader, memories), reranker)
 
 
 def _query_workers(config: Config) -> QueryWorkers | None:

@@ -19,7 +19,10 @@
     │   └── GatewayUnreachable the client's circuit breaker is open: no network touched
     ├── BackupError            a backup could not be written, or an archive not restored
     │   └── CorruptArchive     a member, checksum or manifest of an archive does not match
-    └── SyncError              the wiki could not be synced with its git remote (HTTP 502)
+    ├── SyncError              the wiki could not be synced with its git remote (HTTP 502)
+    └── LlmError               the configured LLM provider failed (a job is retried, a rerank falls back)
+        ├── ProviderTimeout    no whole answer within llm.timeout_s
+        └── MalformedOutput    the answer is not JSON matching its schema
 
 Lower-layer errors (sqlite3, OSError, json) are translated into these once, at the layer
 that sees them, with ``raise ... from exc``; the edges translate these into an HTTP status or a
@@ -123,3 +126,15 @@ class CorruptArchive(BackupError):
 
 class SyncError(AiMemoryError):
     """Fetching from, merging with or pushing to the wiki's git remote failed; nothing local was lost."""
+
+
+class LlmError(AiMemoryError):
+    """The LLM provider refused, failed or could not be reached; nothing was written from it."""
+
+
+class ProviderTimeout(LlmError):
+    """The provider did not give a whole answer in time."""
+
+
+class MalformedOutput(LlmError):
+    """The model's answer is not JSON, or does not match the schema it was asked for."""

@@ -9,6 +9,7 @@ The page file is written atomically; its index rows, the handoff and the session
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
 from ai_memory.core.session_compile import compile_session
@@ -19,15 +20,18 @@ from ai_memory.store.writer import WriteTx
 from ai_memory.wiki.service import Wiki
 
 log = logging.getLogger(__name__)
+# (tx, session_id, page_path, page_text): runs in the page's transaction (the LLM queue's enqueue)
+OnCompiled = Callable[[WriteTx, str, str, str], None]
 
 
 class SessionCompiler:
     """Compiles sessions into pages; one compile per session at a time."""
 
-    def __init__(self, wiki: Wiki, reader: Reader, idle_minutes: float) -> None:
+    def __init__(self, wiki: Wiki, reader: Reader, idle_minutes: float, on_compiled: OnCompiled | None = None) -> None:
         self._wiki = wiki
         self._reader = reader
         self._idle = timedelta(minutes=idle_minutes)
+        self._on_compiled = on_compiled
         self.compiled = 0
 
     async def finalize(self, session_id: str) -> str | None:
@@ -48,6 +52,8 @@ class SessionCompiler:
                 "UPDATE sessions SET page_path = ?, compiled_at = ? WHERE id = ?",
                 (page.path, last_event, session_id),
             )
+            if self._on_compiled is not None:
+                self._on_compiled(tx, session_id, page.path, page.text)
 
         await self._wiki.write_page(page.path, page.text, f"session: {page.path}", extra=rows)
         self.compiled += 1
