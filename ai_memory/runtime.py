@@ -15,21 +15,19 @@ from datetime import datetime, timezone
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ai_memory import datadir
 from ai_memory.backup import backup_due_in, scheduled_backup
 from ai_memory.config import Config
-from ai_memory.coordination.consolidation import Consolidator
 from ai_memory.coordination.memories import Memories
 from ai_memory.coordination.users import Users
 from ai_memory.core.errors import AiMemoryError, ConfigError
 from ai_memory.ingest.sessions import SessionCompiler
 from ai_memory.ingest.spool import SpoolStats, drain_once
 from ai_memory.ingest.spool_watch import SpoolWatcher
-from ai_memory.llm.providers import Provider, make_provider
 from ai_memory.llm.settings import llm_settings
 from ai_memory.retrieval.embedding_job import EmbeddingJob
-from ai_memory.retrieval.llm_rerank import LlmReranker
 from ai_memory.retrieval.query_worker import QueryWorkers, WorkerSpec
 from ai_memory.retrieval.search import Answer, Query, Retriever
 from ai_memory.retrieval.vectors import VectorIndex
@@ -44,6 +42,11 @@ from ai_memory.wiki.repo import ensure_repo
 from ai_memory.wiki.service import Wiki
 from ai_memory.wiki.sync import SyncReport, Syncer, syncer_for
 from ai_memory.wiki.watcher import WikiWatcher
+
+if TYPE_CHECKING:
+    from ai_memory.coordination.consolidation import Consolidator
+    from ai_memory.llm.providers import Provider
+    from ai_memory.retrieval.llm_rerank import LlmReranker
 
 log = logging.getLogger(__name__)
 STOP_TASKS_S = 10.0
@@ -358,12 +361,12 @@ class Runtime:
 class LlmParts:
     """The optional LLM parts, or why they are off although ``llm.provider`` is set."""
 
-    provider: Provider | None
-    consolidator: Consolidator | None
-    reranker: LlmReranker | None
+    provider: "Provider | None"
+    consolidator: "Consolidator | None"
+    reranker: "LlmReranker | None"
     problem: str | None = None
 
-    async def describe(self) -> dict[str, object]:
+    async def describe(self) -> dict[str, Any]:
         if self.consolidator is None:
             return {"enabled": False, "problem": self.problem}
         found = await self.consolidator.describe()
@@ -382,6 +385,11 @@ def _llm_parts(config: Config, wiki: Wiki, reader: Reader, memories: Memories) -
         return LlmParts(None, None, None, exc.message + (f" ({exc.detail})" if exc.detail else ""))
     if settings is None:
         return None
+    # imported only when configured: a daemon without [llm] loads none of it (nor jsonschema)
+    from ai_memory.coordination.consolidation import Consolidator
+    from ai_memory.llm.providers import make_provider
+    from ai_memory.retrieval.llm_rerank import LlmReranker
+
     provider = make_provider(settings)
     reranker = LlmReranker(provider, settings.rerank_timeout_s) if settings.rerank else None
     return LlmParts(provider, Consolidator(settings, provider, wiki, reader, memories), reranker)
