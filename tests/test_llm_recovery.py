@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Daemon
+from conftest import Daemon, run_cli
 from llm_helpers import (
     PROPOSAL, drive_session, frontmatter, generated_pages, llm_config, start_daemon, wait_for_state,
 )
@@ -39,6 +39,10 @@ def test_a_timeout_is_a_failed_attempt_retried_with_backoff(data_dir: Path, stub
         done = wait_for_state(daemon, "slow-1", "done")
         assert done["attempts"] == 2 and done["last_error"] is None
         assert len(stub.model.calls("consolidation")) == 2
+        shown = run_cli(data_dir, "status", "--url", daemon.url)  # what a person reads
+        line = next(line for line in shown.stdout.splitlines() if line.startswith("llm:"))
+        assert "openai stub-model (failed: the LLM provider answered 401" in line
+        assert "0 pending, 0 running, 1 done, 0 failed" in line
     finally:
         daemon.stop()
 
@@ -74,3 +78,4 @@ def test_a_bad_llm_setting_leaves_it_off_with_the_reason_in_status(data_dir: Pat
         assert "generated" not in frontmatter(daemon.data_dir / "wiki" / rel)
     finally:
         daemon.stop()
+
