@@ -141,3 +141,15 @@ def test_provider_off_changes_nothing(daemon: Daemon, claude_fixtures) -> None:
     assert daemon.request("GET", "/status")[1]["llm"] == {"enabled": False}
     with db(daemon) as conn:
         assert conn.execute("SELECT count(*) FROM llm_jobs").fetchone()[0] == 0
+
+
+def test_a_reindex_keeps_the_queue(openai_daemon: Daemon, claude_fixtures) -> None:
+    drive_session(openai_daemon, claude_fixtures, "oa-reindex")
+    wait_for_state(openai_daemon, "oa-reindex", "done")
+    with db(openai_daemon) as conn:
+        before = conn.execute("SELECT session_id, state, attempts FROM llm_jobs ORDER BY id").fetchall()
+    assert before
+    status, body, _ = openai_daemon.request("POST", "/v1/reindex", {}, timeout=120)
+    assert status == 200, body
+    with db(openai_daemon) as conn:
+        assert conn.execute("SELECT session_id, state, attempts FROM llm_jobs ORDER BY id").fetchall() == before
