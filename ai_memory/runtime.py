@@ -1,7 +1,8 @@
 """The runtime: builds and owns every long-lived part of the daemon from a Config.
 
 Background work (spool drain, git commits, the watcher, the reconciler, idle sessions, the
-forget sweep, scheduled backups, the git sync) lives in tasks created by ``start`` and cancelled and awaited by ``stop``: no orphans.
+forget sweep, scheduled backups, the git sync, the LLM consolidation worker when ``[llm]`` is set)
+lives in tasks created by ``start`` and cancelled and awaited by ``stop``: no orphans.
 """
 
 from __future__ import annotations

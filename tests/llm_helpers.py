@@ -4,6 +4,7 @@ and the job row read back."""
 from __future__ import annotations
 
 import copy
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -29,16 +30,8 @@ def llm_config(stub: StubServer, provider: str = "openai", **keys: Any) -> str:
     base = stub.url + ("/v1" if provider == "openai" else "")
     values = {"provider": provider, "base_url": base, "model": "stub-model", "backoff_s": 0.1, "timeout_s": 5.0,
               **keys}
-    lines = ["[llm]"] + [f"{k} = {_toml(v)}" for k, v in values.items()]
+    lines = ["[llm]"] + [f"{k} = {json.dumps(v)}" for k, v in values.items()]  # JSON scalars are TOML's
     return "\n".join(lines) + "\n"
-
-
-def _toml(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return f'"{value}"'
-    return repr(value)
 
 
 def start_daemon(data_dir: Path, config: str, env: dict[str, str] | None = None) -> Daemon:

@@ -32,6 +32,7 @@ from ai_memory.wiki.service import Wiki
 
 log = logging.getLogger(__name__)
 IDLE_WAIT_S = 60.0  # longest sleep with nothing due: a job queued by another process is seen
+STORE_RETRY_S = 5.0  # wait after the store refused the worker's own write
 
 
 def _iso(moment: datetime) -> str:
@@ -75,8 +76,12 @@ class Consolidator:
         self._loop = asyncio.get_running_loop()
         await self.check_provider()
         while True:
-            if not await self.run_once():
-                await self._sleep_until_due()
+            try:
+                if not await self.run_once():
+                    await self._sleep_until_due()
+            except AiMemoryError as exc:  # the store refused (a full queue, a reindex): later
+                log.warning("LLM consolidation waits: %s", exc.message)
+                await asyncio.sleep(STORE_RETRY_S)
 
     async def run_once(self) -> bool:
         """Lease and attempt one due job; False when none is due."""
@@ -127,7 +132,8 @@ class Consolidator:
             retry_at = _iso(now + timedelta(seconds=self.settings.backoff_s * 2 ** (job.attempts - 1)))
         state = await self._wiki.writer.submit_wait(lambda tx: retry_or_fail(tx.conn, job, reason, retry_at, _iso(now)))
         log.warning("consolidation of session %s, attempt %d/%d: %s (%s)", job.session_id, job.attempts,
-                    self.settings.max_attempts, reason, "retried at " + retry_at if retry_at else state)
+                    self.settings.max_attempts, reason, "retried at " + retry_at if retry_at else state,
+                    exc_info=not isinstance(exc, AiMemoryError))  # a bug of ours shows its traceback
 
     async def _sleep_until_due(self) -> None:
         self._wake.clear()  # before reading: a job queued from now on wakes this wait

@@ -112,7 +112,9 @@ async def rewrite_session_page(wiki: Wiki, job: LeasedJob, proposal: Proposal, o
         return False
     new_text = rewritten_page(text, proposal)
     # before the file: a crash between the two then finds its own rewrite, not a person's edit
-    await wiki.writer.submit_wait(lambda tx: note_written(tx.conn, job, new_text))
+    if not await wiki.writer.submit_wait(lambda tx: note_written(tx.conn, job, new_text)):
+        outcome["page"] = "compiled again meanwhile, left alone"  # the new job rewrites it
+        return False
     outcome["page"] = "rewritten"
 
     def done(tx: WriteTx, _page_id: int) -> None:

@@ -31,7 +31,6 @@ RERANK_SYSTEM = (
 )
 
 
-
 def consolidation_prompt(page_text: str) -> str:
     return recorded(page_text) + "\n"
 

@@ -56,10 +56,12 @@ class LlmReranker:
             async with asyncio.timeout(self._timeout_s):
                 reply = await self._provider.complete(RERANK_SYSTEM, prompt, timeout_s=self._timeout_s)
             order = parse_answer(reply, rerank_schema(len(top)))["order"]
-        except (LlmError, TimeoutError) as exc:
+        except Exception as exc:  # any failure: the search still answers, in the local order
             self.fallbacks += 1
-            self.last_error = exc.message if isinstance(exc, LlmError) else "timed out"
-            log.info("LLM rerank fell back to the local order: %s", self.last_error)
+            self.last_error = exc.message if isinstance(exc, LlmError) else \
+                "timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
+            log.info("LLM rerank fell back to the local order: %s", self.last_error,
+                     exc_info=not isinstance(exc, (LlmError, TimeoutError)))
             return hits, "local", self.last_error
         self.used += 1
         placed = [top[n - 1] for n in order]

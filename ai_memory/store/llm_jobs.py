@@ -73,10 +73,12 @@ def save_proposal(conn: sqlite3.Connection, job: LeasedJob, proposal: str) -> bo
     return cur.rowcount == 1
 
 
-def note_written(conn: sqlite3.Connection, job: LeasedJob, page_text: str) -> None:
-    """Remember the bytes the job put in the session page: a retry may replace its own rewrite."""
-    conn.execute("UPDATE llm_jobs SET written_sha256 = ? WHERE id = ? AND lease_token = ?",
-                 (sha256_text(page_text), job.id, job.token))
+def note_written(conn: sqlite3.Connection, job: LeasedJob, page_text: str) -> bool:
+    """Remember the bytes the job is about to put in the session page (a retry may replace its
+    own rewrite); False when the lease was lost: the session was compiled again meanwhile."""
+    cur = conn.execute("UPDATE llm_jobs SET written_sha256 = ? WHERE id = ? AND lease_token = ?",
+                       (sha256_text(page_text), job.id, job.token))
+    return cur.rowcount == 1
 
 
 def finish(conn: sqlite3.Connection, job: LeasedJob, outcome: dict[str, Any], now: str) -> bool:
