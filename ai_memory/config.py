@@ -96,6 +96,18 @@ KEYS: tuple[Key, ...] = (
     Key("client", "breaker_max_ms", int, 600000, "longest open window of the circuit breaker"),
     Key("client", "breaker_trip_after", int, 3, "5xx or unfinished answers in a row that open the breaker"),
     Key("client", "retry_wait_max_ms", int, 5000, "longest wait before retrying a 5xx (bounds Retry-After)"),
+    Key("llm", "provider", str, "", "LLM consolidation: openai (any OpenAI-compatible chat endpoint) or anthropic; empty: off"),
+    Key("llm", "base_url", str, "", "the provider's API root; empty: https://api.openai.com/v1 or https://api.anthropic.com"),
+    Key("llm", "model", str, "", "model name sent to the provider (required when llm.provider is set)"),
+    Key("llm", "api_key_file", str, "", "file holding the API key (never stored in the wiki); empty: llm.api_key_env"),
+    Key("llm", "api_key_env", str, "", "name of the environment variable holding the API key; empty: no key (local servers)"),
+    Key("llm", "timeout_s", float, 60.0, "longest one provider call may take"),
+    Key("llm", "max_attempts", int, 4, "attempts a consolidation job gets before it is marked failed"),
+    Key("llm", "backoff_s", float, 30.0, "wait before a failed job's second attempt; doubles after each failure"),
+    Key("llm", "lease_s", float, 300.0, "how long a running job is leased; a lease left by a crash is taken back after it"),
+    Key("llm", "max_tokens", int, 2048, "most tokens the model may answer with"),
+    Key("llm", "rerank", bool, False, "let the model reorder the top 30 hits of each search (one call per query)"),
+    Key("llm", "rerank_timeout_s", float, 5.0, "longest the rerank call may take; past it the local order stands"),
     Key("log", "level", str, "INFO", "log level: DEBUG, INFO, WARNING or ERROR"),
     Key("log", "keep_days", int, 14, "daily log files kept in logs/"),
 )
@@ -148,6 +160,7 @@ class Config:
         if name in sections:
             return sections[name]
         raise AttributeError(f"no config section or attribute {name!r}")
+    llm_env_key: str | None = dataclasses.field(default=None, repr=False)  # the variable llm.api_key_env names
 
     def get(self, dotted: str) -> Any:
         return self.values[dotted]
@@ -320,7 +333,9 @@ def load_config(
         if dotted not in _BY_DOTTED:
             raise ConfigError(f"unknown config key {dotted}")
         values[dotted] = coerce(_BY_DOTTED[dotted], raw, "command line")
-    return Config(data_dir=root, values=values, endpoint=live_endpoint(root))
+    key_env = str(values["llm.api_key_env"])
+    return Config(data_dir=root, values=values, endpoint=live_endpoint(root),
+                  llm_env_key=env.get(key_env) if key_env else None)
 
 
 def render_template() -> str:

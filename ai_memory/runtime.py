@@ -1,7 +1,8 @@
 """The runtime: builds and owns every long-lived part of the daemon from a Config.
 
 Background work (spool drain, git commits, the watcher, the reconciler, idle sessions, the
-forget sweep, scheduled backups, the git sync) lives in tasks created by ``start`` and cancelled and awaited by ``stop``: no orphans.
+forget sweep, scheduled backups, the git sync, the LLM consolidation worker when ``[llm]`` is set)
+lives in tasks created by ``start`` and cancelled and awaited by ``stop``: no orphans.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ai_memory import datadir
 from ai_memory.backup import backup_due_in, scheduled_backup
@@ -23,10 +25,11 @@ from ai_memory.config import Config
 from ai_memory.coordination.memories import Memories
 from ai_memory.coordination.users import Users
 from ai_memory.core.clock import now_iso
-from ai_memory.core.errors import AiMemoryError
+from ai_memory.core.errors import AiMemoryError, ConfigError
 from ai_memory.ingest.sessions import SessionCompiler
 from ai_memory.ingest.spool import SpoolStats, drain_once
 from ai_memory.ingest.spool_watch import SpoolWatcher
+from ai_memory.llm.settings import llm_settings
 from ai_memory.retrieval.embedding_job import EmbeddingJob
 from ai_memory.retrieval.query_worker import QueryWorkers, WorkerSpec
 from ai_memory.retrieval.search import Answer, Query, Retriever
@@ -43,6 +46,11 @@ from ai_memory.wiki.repo import ensure_repo
 from ai_memory.wiki.service import Wiki
 from ai_memory.wiki.sync import SyncReport, Syncer, syncer_for
 from ai_memory.wiki.watcher import WikiWatcher
+
+if TYPE_CHECKING:
+    from ai_memory.coordination.consolidation import Consolidator
+    from ai_memory.llm.providers import Provider
+    from ai_memory.retrieval.llm_rerank import LlmReranker
 
 log = logging.getLogger(__name__)
 STOP_TASKS_S = 10.0
@@ -67,6 +75,7 @@ class Runtime:
     forgetter: Forgetter
     syncer: Syncer
     query_workers: QueryWorkers | None = None
+    llm: "LlmParts | None" = None  # None: [llm] unset, nothing of it runs
     started_at: float = field(default_factory=time.time)
     spool: SpoolStats = field(default_factory=SpoolStats)
     _oneshots: set[asyncio.Task[object]] = field(default_factory=set)
@@ -99,14 +108,16 @@ class Runtime:
                               ready=lambda: bool(embedding and embedding.ready))
         memories = Memories(wiki, reader, lambda: embedding.query_embedder if embedding and embedding.ready else None)
         token = datadir.read_token(config.token_path)
+        llm = _llm_parts(config, wiki, reader, memories)
+        on_compiled = llm.consolidator.enqueue_rows if llm and llm.consolidator else None
         return cls(
             config=config, token=token, writer=writer, reader=reader, users=Users(token, writer, reader),
-            wiki=wiki, sessions=SessionCompiler(wiki, reader, config.sessions.idle_minutes),
+            wiki=wiki, sessions=SessionCompiler(wiki, reader, config.sessions.idle_minutes, on_compiled),
             watcher=WikiWatcher(wiki) if config.wiki.watch else None,
             spool_watcher=SpoolWatcher(config.sub("spool")),
             retriever=retriever, embedding=embedding, memories=memories,
             forgetter=Forgetter(wiki, retention_params(config)), syncer=syncer_for(wiki, config),
-            query_workers=_query_workers(config),
+            query_workers=_query_workers(config), llm=llm,
         )
 
     def parts(self) -> list[Callable[[], AbstractAsyncContextManager[None]]]:
@@ -118,9 +129,19 @@ class Runtime:
         if self.watcher is not None:
             parts.append(self._wiki_watch)
         parts.append(self._spool)
+        if self.llm is not None and self.llm.provider is not None:
+            parts.append(self._llm_provider)  # closed after the consolidation task has stopped
         parts += [partial(self._background, name, factory) for name, factory in self._schedules()]
         parts.append(self._frozen)
         return parts
+
+    @asynccontextmanager
+    async def _llm_provider(self) -> AsyncIterator[None]:
+        assert self.llm is not None and self.llm.provider is not None
+        try:
+            yield
+        finally:
+            await self.llm.provider.close()
 
     @asynccontextmanager
     async def _database(self) -> AsyncIterator[None]:
@@ -220,6 +241,8 @@ class Runtime:
             found.append(("git-sync", lambda: every("sync.interval_s", self.syncer.sync)))
         if self.embedding is not None:
             found.append(("embeddings", self.embedding.run))
+        if self.llm is not None and self.llm.consolidator is not None:
+            found.append(("llm-consolidation", self.llm.consolidator.run))
         if self.query_workers is not None:  # in the background: searches run in process meanwhile
             found.append(("query-workers", self.query_workers.start))
         return found
@@ -264,6 +287,12 @@ class Runtime:
             log.info("journaled %d user and audit records for rebuilds", count)
 
     async def search(self, query: Query) -> Answer:
+        """The local answer, reordered by the model when ``llm.rerank`` is on."""
+        if self.llm is not None and self.llm.reranker is not None:
+            return await self.llm.reranker.answer(query, self._local_search)
+        return await self._local_search(query)
+
+    async def _local_search(self, query: Query) -> Answer:
         """A query worker's answer when one is free, else the same retrieval in process."""
         if self.query_workers is not None:
             found = await self.query_workers.answer(query)
@@ -403,6 +432,44 @@ class Runtime:
             log.warning("%s failed: %s", getattr(fn, "__name__", fn), exc.message)
         except Exception:
             log.exception("%s failed", getattr(fn, "__name__", fn))
+
+
+@dataclass(frozen=True)
+class LlmParts:
+    """The optional LLM parts, or why they are off although ``llm.provider`` is set."""
+
+    provider: "Provider | None"
+    consolidator: "Consolidator | None"
+    reranker: "LlmReranker | None"
+    problem: str | None = None
+
+    async def describe(self) -> dict[str, Any]:
+        if self.consolidator is None:
+            return {"enabled": False, "problem": self.problem}
+        found = await self.consolidator.describe()
+        if self.reranker is not None:
+            found["rerank_calls"] = self.reranker.describe()
+        return found
+
+
+def _llm_parts(config: Config, wiki: Wiki, reader: Reader, memories: Memories) -> LlmParts | None:
+    """None when [llm] is unset; a bad [llm] setting leaves it off with the reason in status,
+    never stops the daemon that records the hooks."""
+    try:
+        settings = llm_settings(config)
+    except ConfigError as exc:
+        log.warning("LLM consolidation is off: %s%s", exc.message, f" ({exc.detail})" if exc.detail else "")
+        return LlmParts(None, None, None, exc.message + (f" ({exc.detail})" if exc.detail else ""))
+    if settings is None:
+        return None
+    # imported only when configured: a daemon without [llm] loads none of it (nor jsonschema)
+    from ai_memory.coordination.consolidation import Consolidator
+    from ai_memory.llm.providers import make_provider
+    from ai_memory.retrieval.llm_rerank import LlmReranker
+
+    provider = make_provider(settings)
+    reranker = LlmReranker(provider, settings.rerank_timeout_s) if settings.rerank else None
+    return LlmParts(provider, Consolidator(settings, provider, wiki, reader, memories), reranker)
 
 
 def _query_workers(config: Config) -> QueryWorkers | None:

@@ -20,7 +20,10 @@
     │   └── GatewayUnreachable the client's circuit breaker is open: no network touched
     ├── BackupError            a backup could not be written, or an archive not restored
     │   └── CorruptArchive     a member, checksum or manifest of an archive does not match
-    └── SyncError              the wiki could not be synced with its git remote (HTTP 502)
+    ├── SyncError              the wiki could not be synced with its git remote (HTTP 502)
+    └── LlmError               the configured LLM provider failed (a job is retried, a rerank falls back)
+        ├── ProviderTimeout    no whole answer within llm.timeout_s
+        └── MalformedOutput    the answer is not JSON matching its schema
 
 Each class carries the HTTP status it answers with (``status``; 500 where none is its own), so
 the server's edge and the client's reading of an answer use the one tree. Lower-layer errors
@@ -164,3 +167,14 @@ def error_for_status(status: int) -> type[AiMemoryError]:
             return kind
         kinds.extend(kind.__subclasses__())
     return StorageError if status >= 500 else InputError
+
+class LlmError(AiMemoryError):
+    """The LLM provider refused, failed or could not be reached; nothing was written from it."""
+
+
+class ProviderTimeout(LlmError):
+    """The provider did not give a whole answer in time."""
+
+
+class MalformedOutput(LlmError):
+    """The model's answer is not JSON, or does not match the schema it was asked for."""

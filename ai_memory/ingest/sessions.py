@@ -9,6 +9,7 @@ The page file is written atomically; its index rows, the handoff and the session
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
 from ai_memory.core.clock import utc_iso
@@ -21,15 +22,18 @@ from ai_memory.store.writer import WriteTx
 from ai_memory.wiki.service import Wiki
 
 log = logging.getLogger(__name__)
+# (tx, session_id, page_path, page_text): runs in the page's transaction (the LLM queue's enqueue)
+OnCompiled = Callable[[WriteTx, str, str, str], None]
 
 
 class SessionCompiler:
     """Compiles sessions into pages; one compile per session at a time."""
 
-    def __init__(self, wiki: Wiki, reader: Reader, idle_minutes: float) -> None:
+    def __init__(self, wiki: Wiki, reader: Reader, idle_minutes: float, on_compiled: OnCompiled | None = None) -> None:
         self._wiki = wiki
         self._reader = reader
         self._idle = timedelta(minutes=idle_minutes)
+        self._on_compiled = on_compiled
         self.compiled = 0
 
     async def finalize_known(self, session_id: str) -> str | None:
@@ -52,6 +56,8 @@ class SessionCompiler:
         def rows(tx: WriteTx, page_id: int) -> None:
             upsert_auto_handoff(tx.conn, page.handoff, page.path)
             mark_compiled(tx.conn, session_id, last_event, page.path)
+            if self._on_compiled is not None:
+                self._on_compiled(tx, session_id, page.path, page.text)
 
         await self._wiki.write_page(page.path, page.text, f"session: {page.path}", extra=rows)
         self.compiled += 1

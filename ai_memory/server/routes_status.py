@@ -47,6 +47,7 @@ async def status(request: web.Request) -> web.Response:
                  "sessions_compiled": runtime.sessions.compiled, "symlinks": runtime.wiki.symlinks,
                  "git": runtime.wiki.committer.describe()},
         "spool": runtime.spool.as_dict(),
+        "llm": await runtime.llm.describe() if runtime.llm else {"enabled": False},
         "query_workers": runtime.query_workers.describe() if runtime.query_workers else {"configured": 0},
         "writer": {
             "queue_depth": runtime.writer.depth,
