@@ -22,13 +22,22 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.set_defaults(run=run)
 
 
+def mcp_over_http(url: str) -> list:
+    """The MCP tools at /mcp (Streamable HTTP), as clients of the daemon at ``url``."""
+    from ai_memory.mcp.http import PATH, asgi_app, session_manager
+    from ai_memory.server.asgi import AsgiMount
+
+    manager = session_manager(url)
+    return [AsgiMount(PATH, asgi_app(manager), manager.run)]
+
+
 def run(args: argparse.Namespace) -> int:
     from ai_memory.server.serve import serve  # heavy: aiohttp, sqlite store
 
     config = config_from(args, **{
         "server.host": args.host, "server.port": args.port, "server.allow_remote": args.allow_remote,
     })
-    serve(config)
+    serve(config, mcp_over_http)
     # Everything durable is closed (writer stopped, last commit made). What may still run is a
     # thread inside the embedding model (loading it, or a batch whose vectors nobody will
     # store), which the interpreter would wait for at exit, seconds: leave without it.
