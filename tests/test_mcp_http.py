@@ -100,3 +100,9 @@ def test_mcp_is_behind_the_token_host_and_origin_checks(daemon: Daemon, headers:
     got, reply, _ = daemon.request("POST", "/mcp", body, auth=auth,
                                    headers={"Accept": "application/json, text/event-stream", **headers})
     assert got == status, reply
+
+
+def test_there_is_no_get_stream_to_hold_open(daemon: Daemon) -> None:
+    """Stateless: the server never speaks first, so a GET is 405 at once, not a stream left open."""
+    status, _, _ = daemon.request("GET", "/mcp", headers={"Accept": "text/event-stream"}, timeout=5)
+    assert status == 405

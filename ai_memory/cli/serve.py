@@ -23,7 +23,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 
 def mcp_over_http(url: str) -> list:
-    """The MCP tools at /mcp (Streamable HTTP), as clients of the daemon at ``url``."""
+    """The MCP tools at /mcp (Streamable HTTP), as clients of the daemon at ``url``. POST only:
+    stateless, the server never speaks first, so there is no GET stream to hold open (405)."""
     from ai_memory.mcp.http import PATH, asgi_app, session_manager
     from ai_memory.server.asgi import AsgiMount
 

@@ -37,23 +37,11 @@ _caller: contextvars.ContextVar[ToolContext] = contextvars.ContextVar("ai_memory
 
 
 class CallerContext:
-    """A ``ToolContext`` whose every field is the current request's caller's."""
+    """A ``ToolContext`` whose every field (api, project, workdir, session_id) is the current
+    request's caller's."""
 
-    @property
-    def api(self) -> MemoryAPI:
-        return _caller.get().api
-
-    @property
-    def project(self) -> str:
-        return _caller.get().project
-
-    @property
-    def workdir(self) -> Path:
-        return _caller.get().workdir
-
-    @property
-    def session_id(self) -> str:
-        return _caller.get().session_id
+    def __getattr__(self, name: str) -> Any:
+        return getattr(_caller.get(), name)
 
 
 def caller_context(headers: Mapping[str, str], daemon_url: str) -> ToolContext:

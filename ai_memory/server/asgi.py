@@ -32,13 +32,15 @@ class AsgiMount:
     path: str
     app: ASGIApp
     lifespan: Callable[[], AbstractAsyncContextManager[Any]]
+    methods: tuple[str, ...] = ("POST",)  # any other method is a 405 from aiohttp
 
 
 def mount(app: web.Application, served: AsgiMount) -> None:
     async def handler(request: web.Request) -> web.StreamResponse:
         return await call_asgi(served.app, request)
 
-    app.router.add_route("*", served.path, handler)
+    for method in served.methods:
+        app.router.add_route(method, served.path, handler)
     app.cleanup_ctx.append(_lifespan_context(served))
 
 
