@@ -105,3 +105,19 @@ def test_another_users_private_page_has_no_history_for_me(daemon: Daemon) -> Non
         assert status == 404, body
     status, body, _ = daemon.request("POST", "/v1/pages/restore", {"id": mine["id"], "rev": "HEAD"}, headers=as_ana)
     assert status == 404, body
+
+
+def test_a_symlink_in_history_is_no_page_version(daemon: Daemon) -> None:
+    """A commit made outside ai-memory that put a link at a page path: nothing to show or restore."""
+    wiki = daemon.data_dir / "wiki"
+    repo = pygit2.Repository(str(wiki))
+    builder = repo.TreeBuilder(repo[repo.head.target].tree)
+    sub = repo.TreeBuilder()
+    sub.insert("link.md", repo.create_blob(b"/etc/passwd"), pygit2.GIT_FILEMODE_LINK)
+    builder.insert("linked", sub.write(), pygit2.GIT_FILEMODE_TREE)
+    sig = pygit2.Signature("someone", "someone@example.com")
+    oid = repo.create_commit("HEAD", sig, sig, "a link", builder.write(), [repo.head.target])
+    status, body, _ = daemon.request("GET", f"/v1/pages/at?path=linked/link.md&rev={str(oid)[:12]}")
+    assert status == 404, body
+    status, body, _ = daemon.request("POST", "/v1/pages/restore", {"path": "linked/link.md", "rev": "HEAD"})
+    assert status == 404 and not (wiki / "linked" / "link.md").exists(), body

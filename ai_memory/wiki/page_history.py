@@ -120,7 +120,8 @@ def _blob_id(tree: pygit2.Tree, rel: str) -> pygit2.Oid | None:
         entry = tree[rel]
     except KeyError:
         return None
-    return entry.id if entry.type_str == "blob" else None
+    # a symlink is a blob too (its target's path): never a page version
+    return entry.id if entry.type_str == "blob" and entry.filemode != pygit2.GIT_FILEMODE_LINK else None
 
 
 def _revision(commit: pygit2.Commit, removed: bool) -> Revision:

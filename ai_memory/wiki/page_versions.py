@@ -68,6 +68,8 @@ class PageVersions:
     async def restore(self, ref: str, rev: str, owner: str) -> Restored:
         """Write the page as ``rev`` left it, as a new commit (history is never rewritten)."""
         old = await self.at(ref, rev, owner)
+        if parse_page(old.path, old.data).generated:
+            raise InputError("that version is a generated file", detail=f"{old.path}: ai-memory rewrites it itself")
         try:
             text = old.data.decode("utf-8")
         except UnicodeDecodeError as exc:
