@@ -83,7 +83,7 @@ def test_a_revision_that_is_not_a_commit_id_is_refused(daemon: Daemon, corrected
 
 
 def test_paths_outside_the_pages_and_versions_that_did_not_exist(daemon: Daemon, corrected: dict) -> None:
-    for path in ("../token", ".git/config", "hist/../../token.md", "/etc/passwd.md"):
+    for path in ("../token", ".git/config", "hist/../../token.md", "/etc/passwd.md", "hist/a%00b.md", "hist%5C..%5Cx.md"):
         status, body, _ = daemon.request("GET", f"/v1/pages/history?path={path}")
         assert status in (400, 404), (path, body)
     status, body, _ = daemon.request("GET", "/v1/pages/at?path=hist/facts/never-there.md&rev=HEAD")

@@ -53,7 +53,8 @@ class PageAt:
 def check_page_path(rel: str) -> str:
     """A wiki page path, never one that climbs out or into .git."""
     parts = rel.split("/")
-    if not rel or rel.startswith("/") or any(p in ("", ".", "..") for p in parts) or not is_page_path(rel):
+    if (not rel or rel.startswith("/") or "\x00" in rel or "\\" in rel or any(p in ("", ".", "..") for p in parts)
+            or not is_page_path(rel)):
         raise InputError("not a wiki page path", detail=f"{rel[:200]!r}: want <project>/<family>/<page>.md")
     return rel
 
