@@ -15,7 +15,8 @@ LIST_HELP = "every project with its pages, sessions and last activity, most rece
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("project", help=HELP, description=HELP, epilog="example: ai-memory project list --json")
     verbs = p.add_subparsers(dest="project_verb", metavar="SUBCOMMAND", required=True)
-    listing = verbs.add_parser("list", parents=[common], help=LIST_HELP, description=LIST_HELP)
+    listing = verbs.add_parser("list", parents=[common], help=LIST_HELP, description=LIST_HELP,
+                               epilog="example: ai-memory project list --json")
     listing.add_argument("--json", action="store_true", help="print the list as JSON")
     listing.set_defaults(run=run_list, usage=listing.error)
 
