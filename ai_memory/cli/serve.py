@@ -23,13 +23,18 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 
 def mcp_over_http(url: str) -> list:
-    """The MCP tools at /mcp (Streamable HTTP), as clients of the daemon at ``url``. POST only:
-    stateless, the server never speaks first, so there is no GET stream to hold open (405)."""
-    from ai_memory.mcp.http import PATH, asgi_app, session_manager
+    """The MCP tools at /mcp (Streamable HTTP), as clients of the daemon at ``url``, built at the
+    first call. POST only: stateless, the server never speaks first, so there is no GET stream
+    to hold open (405)."""
     from ai_memory.server.asgi import AsgiMount
 
-    manager = session_manager(url)
-    return [AsgiMount(PATH, asgi_app(manager), manager.run)]
+    def build():  # type: ignore[no-untyped-def]
+        from ai_memory.mcp.http import asgi_app, session_manager
+
+        manager = session_manager(url)
+        return asgi_app(manager), manager.run
+
+    return [AsgiMount("/mcp", "ai_memory.mcp.http", build)]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -25,7 +25,6 @@ from ai_memory.client.http import DaemonClient
 from ai_memory.mcp.context import ToolContext
 from ai_memory.mcp.server import build_server
 
-PATH = "/mcp"
 PROJECT_HEADER = "x-ai-memory-project"
 GLOBAL_PROJECT = "_global"
 # The daemon answers its own loopback address at once; a search can take seconds on a big wiki.

@@ -5,12 +5,14 @@ The request has passed the app's middlewares first (token, Host and Origin, rate
 errors), so what the ASGI app sees was already let in. Its body is read whole, within
 ``client_max_size``; the answer is streamed back as the ASGI app sends it. The app's lifespan
 (a task group the SDK keeps for its sessions) runs in a task of its own, entered and left in that
-task as anyio requires, and is a cleanup context of the aiohttp app like any background work.
+task as anyio requires, and is stopped by a cleanup context of the aiohttp app like any
+background work.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -25,45 +27,73 @@ ASGIApp = Callable[[dict[str, Any], Callable[[], Awaitable[Message]], Callable[[
                    Awaitable[None]]
 
 
+Lifespan = Callable[[], AbstractAsyncContextManager[Any]]
+
+
 @dataclass(frozen=True)
 class AsgiMount:
-    """An ASGI app served at ``path``, with what must run while the daemon serves it."""
+    """An ASGI app served at ``path``: ``build()`` gives it and what must run while it serves.
+
+    Built at the first request, not at start-up: the MCP SDK takes seconds of CPU to import, which
+    a daemon whose /mcp nobody calls should not pay. ``module`` is imported first, off the event
+    loop, so those seconds do not stall the requests in flight either."""
 
     path: str
-    app: ASGIApp
-    lifespan: Callable[[], AbstractAsyncContextManager[Any]]
+    module: str
+    build: Callable[[], tuple[ASGIApp, Lifespan]]
     methods: tuple[str, ...] = ("POST",)  # any other method is a 405 from aiohttp
 
 
 def mount(app: web.Application, served: AsgiMount) -> None:
+    lazy = _Lazy(served)
+
     async def handler(request: web.Request) -> web.StreamResponse:
-        return await call_asgi(served.app, request)
+        return await call_asgi(await lazy.app(), request)
 
     for method in served.methods:
         app.router.add_route(method, served.path, handler)
-    app.cleanup_ctx.append(_lifespan_context(served))
+    app.cleanup_ctx.append(lazy.context)
 
 
-def _lifespan_context(served: AsgiMount) -> Callable[[web.Application], AsyncIterator[None]]:
-    async def context(app: web.Application) -> AsyncIterator[None]:
-        started, stopping = asyncio.Event(), asyncio.Event()
+class _Lazy:
+    """The mounted app, built once; its lifespan runs in a task of its own until the daemon stops."""
+
+    def __init__(self, served: AsgiMount) -> None:
+        self.served = served
+        self._app: ASGIApp | None = None
+        self._lock = asyncio.Lock()
+        self._stopping = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def app(self) -> ASGIApp:
+        async with self._lock:
+            if self._app is None:
+                await asyncio.to_thread(importlib.import_module, self.served.module)
+                asgi, lifespan = self.served.build()
+                await self._start(lifespan)
+                self._app = asgi
+        return self._app
+
+    async def _start(self, lifespan: Lifespan) -> None:
+        started = asyncio.Event()
 
         async def hold() -> None:
-            async with served.lifespan():
+            async with lifespan():
                 started.set()
-                await stopping.wait()
+                await self._stopping.wait()
 
-        task = asyncio.create_task(hold(), name=f"asgi-lifespan{served.path}")
+        self._task = asyncio.create_task(hold(), name=f"asgi-lifespan{self.served.path}")
         waiter = asyncio.create_task(started.wait())
-        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({self._task, waiter}, return_when=asyncio.FIRST_COMPLETED)
         if not started.is_set():
             waiter.cancel()
-            await task  # it failed to start: raise its error here, at start-up
-        yield
-        stopping.set()
-        await task
+            await self._task  # it failed to start: its error is this request's
 
-    return context
+    async def context(self, app: web.Application) -> AsyncIterator[None]:
+        yield
+        self._stopping.set()
+        if self._task is not None:
+            await self._task
 
 
 def _scope(request: web.Request) -> dict[str, Any]:
