@@ -48,20 +48,28 @@ class MemoryAPI:
     def query(self, q: str, **options: Any) -> dict[str, Any]:
         return self._call("POST", "/v1/query", {"q": q, **{k: v for k, v in options.items() if v is not None}})
 
-    def read_page(self, ref: str) -> dict[str, Any]:
-        key = "id" if "/" not in ref and not ref.endswith(".md") else "path"
-        return self._call("GET", "/v1/pages" + _params(**{key: ref}))
+    def read_page(self, ref: str, at: str | None = None) -> dict[str, Any]:
+        """The page now, or (``at``: a revision from ``page_history``) as that commit left it."""
+        if at:
+            return self._call("GET", "/v1/pages/at" + _params(**{_ref_key(ref): ref, "rev": at}))
+        return self._call("GET", "/v1/pages" + _params(**{_ref_key(ref): ref}))
+
+    def page_history(self, ref: str) -> dict[str, Any]:
+        """{path, revisions}: the page's commits, newest first."""
+        return self._call("GET", "/v1/pages/history" + _params(**{_ref_key(ref): ref}))
+
+    def restore_page(self, ref: str, rev: str) -> dict[str, Any]:
+        """Write the page back as revision ``rev`` left it, as a new commit."""
+        return self._call("POST", "/v1/pages/restore", {_ref_key(ref): ref, "rev": rev})
 
     def write(self, **memory: Any) -> dict[str, Any]:
         return self._call("POST", "/v1/pages", {k: v for k, v in memory.items() if v is not None})
 
     def delete_page(self, ref: str) -> dict[str, Any]:
-        key = "id" if "/" not in ref and not ref.endswith(".md") else "path"
-        return self._call("DELETE", "/v1/pages" + _params(**{key: ref}))
+        return self._call("DELETE", "/v1/pages" + _params(**{_ref_key(ref): ref}))
 
     def feedback(self, ref: str, signal: str) -> dict[str, Any]:
-        key = "id" if "/" not in ref and not ref.endswith(".md") else "path"
-        return self._call("POST", "/v1/feedback", {key: ref, "signal": signal})
+        return self._call("POST", "/v1/feedback", {_ref_key(ref): ref, "signal": signal})
 
     def forget_sweep(self, dry_run: bool = False) -> dict[str, Any]:
         return self._call("POST", "/v1/forget-sweep", {"dry_run": dry_run})
@@ -74,6 +82,10 @@ class MemoryAPI:
 
     def meta(self, project: str | None = None) -> dict[str, Any]:
         return self._call("GET", "/v1/meta" + _params(project=project))
+
+    def projects(self) -> list[dict[str, Any]]:
+        """Every project: pages, sessions, last activity, most recent first."""
+        return self._call("GET", "/v1/projects")["projects"]
 
     def status(self) -> dict[str, Any]:
         return self._call("GET", "/status")
@@ -139,6 +151,11 @@ class MemoryAPI:
 
     def audit(self, limit: int = 100, user: str | None = None) -> list[dict[str, Any]]:
         return self._call("GET", "/v1/audit" + _params(limit=limit, user=user))["entries"]
+
+
+def _ref_key(ref: str) -> str:
+    """How the API names a page reference: a wiki path, else a memory id."""
+    return "id" if "/" not in ref and not ref.endswith(".md") else "path"
 
 
 def _checked(reply: Reply) -> Any:

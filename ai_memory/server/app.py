@@ -14,6 +14,7 @@ from ai_memory.server import routes_retention
 from ai_memory.server import routes_lint
 from ai_memory.server import routes_sync
 from ai_memory.server import routes_team
+from ai_memory.server import routes_history, routes_projects
 from ai_memory.server.errors import error_middleware
 from ai_memory.server.keys import RUNTIME
 from ai_memory.server.security import make_security_middleware
@@ -41,6 +42,8 @@ def create_app(runtime: Runtime) -> web.Application:
     app.add_routes(routes_lint.routes)
     app.add_routes(routes_sync.routes)
     app.add_routes(routes_team.routes)
+    app.add_routes(routes_history.routes)
+    app.add_routes(routes_projects.routes)
     app.cleanup_ctx.append(_runtime_context)
     return app
 
