@@ -66,6 +66,18 @@ class MemoryAPI:
         key = "id" if "/" not in ref and not ref.endswith(".md") else "path"
         return self._call("POST", "/v1/feedback", {key: ref, "signal": signal})
 
+    def page_history(self, ref: str, limit: int = 50) -> dict[str, Any]:
+        key = "id" if "/" not in ref and not ref.endswith(".md") else "path"
+        return self._call("GET", "/v1/pages/history" + _params(**{key: ref, "limit": limit}))
+
+    def pin(self, ref: str, pinned: bool = True) -> dict[str, Any]:
+        key = "id" if "/" not in ref and not ref.endswith(".md") else "path"
+        return self._call("POST", "/v1/pages/pin", {key: ref, "pinned": pinned})
+
+    def ui_login(self) -> dict[str, Any]:
+        """A one-time login path into the web view for this token's user."""
+        return self._call("POST", "/v1/ui/login", {})
+
     def forget_sweep(self, dry_run: bool = False) -> dict[str, Any]:
         return self._call("POST", "/v1/forget-sweep", {"dry_run": dry_run})
 

@@ -1,4 +1,4 @@
-"""Pages, sessions and search: /v1/query, /v1/pages (read, store), /v1/meta,
+"""Pages, sessions and search: /v1/query, /v1/pages (read, store, history, pin), /v1/meta,
 /v1/sessions/{id}/finalize, /v1/reindex."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from ai_memory.server.audit import audit
 from ai_memory.server.body import query_limit, read_json
 from ai_memory.server.identity import caller, require_admin
 from ai_memory.server.keys import RUNTIME
+from ai_memory.store.history import page_versions
 from ai_memory.store.memories import find_page, lineage
 from ai_memory.store.meta import memory_meta
 from ai_memory.store.observations import session_exists
@@ -101,28 +102,74 @@ async def query(request: web.Request) -> web.Response:
     return web.json_response(found)
 
 
-@routes.get("/v1/pages")
-async def read_page(request: web.Request) -> web.Response:
-    """?path= or ?id= → the page's index row, with its lineage of corrections."""
+def visible_page(conn, ref: str, owner: str) -> tuple[dict | None, list[dict], set[str]]:
+    """(the page by path or id, its lineage, the paths hidden from ``owner``): another user's
+    private page does not exist for this caller, nor does a link to it in the lineage."""
+    found = get_page(conn, ref)
+    if found is None:
+        match = find_page(conn, ref)
+        found = get_page(conn, match["path"]) if match else None
+    hidden = hidden_page_paths(conn, owner)
+    if found is None or found["path"] in hidden:
+        return None, [], hidden
+    chain = [link for link in lineage(conn, found["path"]) if link["path"] not in hidden]
+    return found, chain if len(chain) > 1 else [], hidden
+
+
+def page_ref(request: web.Request) -> str:
     ref = request.query.get("path") or request.query.get("id")
     if not ref:
         raise InputError("missing path or id", detail="pass ?path=<project>/<family>/<page>.md or ?id=<memory id>")
-    owner = caller(request)
+    return ref
 
-    def read(conn):
-        found = get_page(conn, ref)
-        if found is None:
-            match = find_page(conn, ref)
-            found = get_page(conn, match["path"]) if match else None
-        hidden = hidden_page_paths(conn, owner)  # another user's private page does not exist for this caller
-        if found is None or found["path"] in hidden:
-            return None, []
-        return found, [link for link in lineage(conn, found["path"]) if link["path"] not in hidden]
 
-    page, chain = await request.app[RUNTIME].reader.run(read)
+@routes.get("/v1/pages")
+async def read_page(request: web.Request) -> web.Response:
+    """?path= or ?id= → the page's index row, with its lineage of corrections."""
+    ref, owner = page_ref(request), caller(request)
+    page, chain, _ = await request.app[RUNTIME].reader.run(lambda c: visible_page(c, ref, owner))
     if page is None:
         raise NotFound("no such page", detail=ref)
-    return web.json_response({**page, "lineage": chain if len(chain) > 1 else []})
+    return web.json_response({**page, "lineage": chain})
+
+
+def visible_history(conn, ref: str, owner: str, limit: int) -> tuple[dict | None, list[dict]]:
+    """The page and its versions from git's history, those ``owner`` may see (a version that
+    was another user's private page is left out)."""
+    page, _, _ = visible_page(conn, ref, owner)
+    if page is None:
+        return None, []
+    versions = [v for v in page_versions(conn, page["path"], limit)
+                if v["scope"] != "private" or v["owner"] == owner]
+    return page, versions
+
+
+@routes.get("/v1/pages/history")
+async def page_history(request: web.Request) -> web.Response:
+    """?path= or ?id=&limit=: the page's versions from git's history, newest first."""
+    ref, owner, limit = page_ref(request), caller(request), query_limit(request, 50, 500)
+    page, versions = await request.app[RUNTIME].reader.run(lambda c: visible_history(c, ref, owner, limit))
+    if page is None:
+        raise NotFound("no such page", detail=ref)
+    return web.json_response({"path": page["path"], "versions": versions})
+
+
+@routes.post("/v1/pages/pin")
+async def pin_page(request: web.Request) -> web.Response:
+    """{path or id, pinned}: pin a page (the forget sweep keeps it, the briefing lists a pinned
+    rule or decision) or unpin it; the page's frontmatter changes, in git like any edit."""
+    body = await read_json(request)
+    if not isinstance(body, dict):
+        raise InputError("body must be a JSON object", detail='{"path": "acme-api/rules/x.md", "pinned": true}')
+    ref, pinned = body.get("path") or body.get("id"), body.get("pinned", True)
+    if not isinstance(ref, str) or not ref.strip():
+        raise InputError("missing path or id", detail="the page's wiki path or memory id")
+    if not isinstance(pinned, bool):
+        raise InputError("pinned must be true or false")
+    who = caller(request, body)
+    done = await request.app[RUNTIME].memories.set_pinned(ref, pinned, who)
+    await audit(request, who, "pin" if pinned else "unpin", done["path"])
+    return web.json_response(done)
 
 
 @routes.post("/v1/pages")
@@ -141,9 +188,7 @@ async def store_page(request: web.Request) -> web.Response:
 @routes.delete("/v1/pages")
 async def delete_page(request: web.Request) -> web.Response:
     """?path= or ?id=: remove a page (a mistake, a leaked secret); git history still has it."""
-    ref = request.query.get("path") or request.query.get("id")
-    if not ref:
-        raise InputError("missing path or id", detail="pass ?path=<project>/<family>/<page>.md or ?id=<memory id>")
+    ref = page_ref(request)
     runtime = request.app[RUNTIME]
     who = caller(request)
     found = await runtime.reader.run(lambda c: find_page(c, ref))

@@ -9,6 +9,7 @@ from aiohttp import web
 
 from ai_memory.core.errors import InputError, NotFound
 from ai_memory.core.retention import FEEDBACK_DELTAS
+from ai_memory.runtime import Runtime
 from ai_memory.server.audit import audit
 from ai_memory.server.body import query_limit, read_json
 from ai_memory.server.identity import caller, require_admin
@@ -59,12 +60,17 @@ async def feedback(request: web.Request) -> web.Response:
         raise InputError("missing path or id", detail="the page's wiki path or memory id")
     if not isinstance(signal, str) or signal not in FEEDBACK_DELTAS:
         raise InputError("signal must be one of " + ", ".join(FEEDBACK_DELTAS), detail=str(signal)[:40])
-    runtime = request.app[RUNTIME]
     who = caller(request, body)
+    result = await page_feedback(request.app[RUNTIME], ref, signal, who)
+    await audit(request, who, "feedback", result["path"], str(signal))
+    return web.json_response(result)
+
+
+async def page_feedback(runtime: Runtime, ref: str, signal: str, who: str) -> dict[str, Any]:
+    """Move the salience of the page ``who`` may see by ``ref``; NotFound for any other."""
     found = await runtime.reader.run(lambda c: find_page(c, ref))
     if found is None or (found["scope"] == "private" and found["owner"] != who):
         raise NotFound("no such page", detail=ref[:200])
     when = stamp(datetime.now(timezone.utc))
     result = await runtime.writer.submit(give_feedback(found["path"], signal, when))
-    await audit(request, who, "feedback", found["path"], str(signal))
-    return web.json_response({**result, "id": found["uid"]})
+    return {**result, "id": found["uid"]}
