@@ -18,7 +18,7 @@ SECURITY_HEADERS = {
     # everything the view needs comes from the daemon itself; no frame may hold it
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # "no-referrer" makes a form's Origin "null"
     "Cache-Control": "no-store",
     "X-Content-Type-Options": "nosniff",
 }

@@ -6,6 +6,7 @@ who sees what live once), and renders a template; nothing here writes.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from datetime import datetime, timezone
 from importlib.resources import files
@@ -13,6 +14,7 @@ from typing import Any
 
 from aiohttp import web
 
+from ai_memory.backup import latest_backup
 from ai_memory.coordination import handoffs, messages
 from ai_memory.core.errors import InputError, NotFound
 from ai_memory.core.observation import utc_iso
@@ -152,10 +154,14 @@ async def coordination(request: web.Request) -> web.Response:
 @routes.get("/ui/status")
 @html_errors
 async def status(request: web.Request) -> web.Response:
-    """What ``status`` says; ``?part=1`` is the fragment the page's script swaps in every few seconds."""
-    report = await status_report(request.app[RUNTIME])
+    """What ``status`` says, and the newest backup as ``doctor`` reads it; ``?part=1`` is the
+    fragment the page's script swaps in every few seconds."""
+    runtime = request.app[RUNTIME]
+    report = await status_report(runtime)
+    newest = await asyncio.to_thread(latest_backup, runtime.config.data_dir)
+    backup = {"name": newest[0].name, "age_s": newest[1]} if newest else None
     template = "status_part.html" if request.query.get("part") else "status.html"
-    return page(request, template, report=report)
+    return page(request, template, report=report, backup=backup)
 
 
 @routes.get("/ui/static/{name}")
