@@ -203,3 +203,17 @@ def test_codes_and_sessions_expire() -> None:
     active.discard("alice")
     assert access.session(sid) is None
     assert access.redeem(access.new_code("alice")) is None  # a code of a revoked user buys nothing
+
+
+def test_the_json_routes_behind_the_view_keep_its_rules(served: dict) -> None:
+    daemon, secret = served["daemon"], served["secret"]
+    bob = {"Authorization": f"Bearer {served['bob']}"}
+    assert daemon.request("GET", f"/v1/pages/history?path={quote(secret['path'])}", headers=bob)[0] == 404
+    assert daemon.request("POST", "/v1/pages/pin", {"path": secret["path"]}, headers=bob)[0] == 404
+    history = ok(daemon, served["alice"], "GET", f"/v1/pages/history?id={secret['id']}")
+    assert history["path"] == secret["path"] and history["versions"][0]["valid_to"] is None
+    assert daemon.request("POST", "/v1/pages/pin", {"path": secret["path"], "pinned": "yes"})[0] == 400
+    done = ok(daemon, served["alice"], "POST", "/v1/pages/pin", {"id": secret["id"], "pinned": True})
+    assert done == {"path": secret["path"], "id": secret["id"], "pinned": True, "changed": True}
+    again = ok(daemon, served["alice"], "POST", "/v1/pages/pin", {"id": secret["id"]})
+    assert again["changed"] is False

@@ -27,6 +27,11 @@ def _params(**values: Any) -> str:
     return ("?" + urlencode(kept)) if kept else ""
 
 
+def _ref_key(ref: str) -> str:
+    """How the API names a page reference: a wiki path has a folder or ends in .md, else an id."""
+    return "id" if "/" not in ref and not ref.endswith(".md") else "path"
+
+
 class MemoryAPI:
     """One method per endpoint a person or an agent uses."""
 
@@ -52,27 +57,19 @@ class MemoryAPI:
         return self._call("POST", "/v1/query", {"q": q, **{k: v for k, v in options.items() if v is not None}})
 
     def read_page(self, ref: str) -> dict[str, Any]:
-        key = "id" if "/" not in ref and not ref.endswith(".md") else "path"
+        key = _ref_key(ref)
         return self._call("GET", "/v1/pages" + _params(**{key: ref}))
 
     def write(self, **memory: Any) -> dict[str, Any]:
         return self._call("POST", "/v1/pages", {k: v for k, v in memory.items() if v is not None})
 
     def delete_page(self, ref: str) -> dict[str, Any]:
-        key = "id" if "/" not in ref and not ref.endswith(".md") else "path"
+        key = _ref_key(ref)
         return self._call("DELETE", "/v1/pages" + _params(**{key: ref}))
 
     def feedback(self, ref: str, signal: str) -> dict[str, Any]:
-        key = "id" if "/" not in ref and not ref.endswith(".md") else "path"
+        key = _ref_key(ref)
         return self._call("POST", "/v1/feedback", {key: ref, "signal": signal})
-
-    def page_history(self, ref: str, limit: int = 50) -> dict[str, Any]:
-        key = "id" if "/" not in ref and not ref.endswith(".md") else "path"
-        return self._call("GET", "/v1/pages/history" + _params(**{key: ref, "limit": limit}))
-
-    def pin(self, ref: str, pinned: bool = True) -> dict[str, Any]:
-        key = "id" if "/" not in ref and not ref.endswith(".md") else "path"
-        return self._call("POST", "/v1/pages/pin", {key: ref, "pinned": pinned})
 
     def ui_login(self) -> dict[str, Any]:
         """A one-time login path into the web view for this token's user."""
