@@ -217,3 +217,13 @@ def test_the_json_routes_behind_the_view_keep_its_rules(served: dict) -> None:
     assert done == {"path": secret["path"], "id": secret["id"], "pinned": True, "changed": True}
     again = ok(daemon, served["alice"], "POST", "/v1/pages/pin", {"id": secret["id"]})
     assert again["changed"] is False
+
+
+def test_a_forms_next_page_stays_on_the_view(served: dict) -> None:
+    browser = Browser(served["daemon"]).login(served["alice"])
+    rel = served["fixed"]["path"]
+    for hostile in ("https://evil.example/", "//evil.example/ui/", "/ui/\r\nSet-Cookie: x=1", "/ui/" + "a" * 5000):
+        status, _, headers = browser.request("POST", "/ui/feedback", {"path": rel, "signal": "helpful",
+                                                                      "csrf": browser.csrf(), "next": hostile})
+        assert status == 303 and headers["Location"].startswith(f"/ui/page?path={rel}"), hostile[:40]
+        assert "Set-Cookie" not in headers

@@ -14,6 +14,7 @@ from ai_memory.server.errors import status_of
 from ai_memory.server.keys import UI_VIEWS
 
 HTML = "text/html"
+MAX_NEXT_CHARS = 2000
 SECURITY_HEADERS = {
     # everything the view needs comes from the daemon itself; no frame may hold it
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'",
@@ -40,8 +41,8 @@ def error_page(request: web.Request, exc: AiMemoryError) -> web.Response:
 def back_to(request: web.Request, fallback: str, done: str) -> web.Response:
     """After a POST, the page it came from (a path of ours only), told what was done."""
     target = str(request.get("form_next") or fallback)
-    if not target.startswith("/ui/") or target.startswith("//"):
-        target = fallback
+    if not target.startswith("/ui/") or len(target) > MAX_NEXT_CHARS or not target.isprintable():
+        target = fallback  # never another site, and never a header a newline could split
     sep = "&" if "?" in target else "?"
     return web.Response(status=303, headers={"Location": f"{target}{sep}done={quote(done)}", **SECURITY_HEADERS})
 
