@@ -122,9 +122,19 @@ def test_sessions_handoffs_and_live_status(world: dict) -> None:
     entry.locator("a", has_text="observations").click()
     assert page.locator("ol.observations li").count() >= 5
     _shot(world, page, "07-session")
-    page.goto(world["daemon"].url + "/ui/handoffs")
-    assert page.locator("#handoffs tr").count() >= 2  # the session's end left one
+    daemon, alice = world["daemon"], world["alice"]
+    ok(daemon, alice, "POST", "/v1/handoffs", {"summary": "finish the rotation job", "project": "acme-api",
+                                               "to_agent": "codex"})
+    ok(daemon, alice, "POST", "/v1/messages", {"to_project": "web-frontend", "from_project": "acme-api",
+                                               "body": "the token TTL is now six hours"})
+    page.goto(daemon.url + "/ui/handoffs")
+    row = page.locator("#handoffs tr", has_text="finish the rotation job")
+    assert "open" in row.inner_text() and "codex" in row.inner_text()
+    assert "the token TTL is now six hours" in page.locator("#messages").inner_text()
     _shot(world, page, "08-handoffs")
+    row.locator("button", has_text="Cancel").click()
+    assert "cancelled" in page.locator("p.done").inner_text()
+    assert page.locator("#handoffs tr", has_text="finish the rotation job").locator("td").first.inner_text() == "cancelled"
     page.goto(world["daemon"].url + "/ui/status")
     page.locator("#status[data-refreshed]").wait_for(state="attached", timeout=10_000)  # the script swapped it in
     assert int(page.locator("#count-pages").inner_text()) >= 3 and "claude" in page.locator("#agents").inner_text()
