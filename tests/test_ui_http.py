@@ -76,6 +76,11 @@ def test_every_page_answers_once_logged_in(served: dict) -> None:
     assert 'id="user">alice<' in shown
     status, _, _ = browser.request("GET", "/ui/page?path=acme-api/nothing.md")
     assert status == 404
+    filtered = browser.get("/ui/?q=token+rotation&project=acme-api&kind=decision&scope=project&as_of=2999-01-01")
+    assert "Token rotation schedule</a>" in filtered and 'value="decision" checked' in filtered
+    assert "Token rotation schedule</a>" not in browser.get("/ui/?q=token+rotation&kind=fact")
+    status, text, _ = browser.request("GET", "/ui/?q=token&as_of=someday")
+    assert status == 400 and "as_of must be an ISO date" in text
 
 
 def test_a_page_written_by_someone_else_is_shown_and_never_run(served: dict) -> None:
