@@ -19,6 +19,9 @@ def test_the_wheel_carries_the_package_data(installed: Installed) -> None:
 
     members = wheel_members(installed.wheel)
     assert {"ai_memory/data_template/config.toml", "ai_memory/hooks/ai-memory-hook", "ai_memory/py.typed"} <= members
+    ui = REPO / "ai_memory" / "server" / "ui"
+    assets = {str(path.relative_to(REPO)) for folder in ("templates", "static") for path in (ui / folder).iterdir()}
+    assert assets <= members, f"the web view's {sorted(assets - members)[:3]} are not in the wheel"
     assert not any(m.startswith(("tests/", "benchmarks/")) for m in members)
     modules = {str(path.relative_to(REPO)) for path in (REPO / "ai_memory").rglob("*.py")}
     assert modules <= members, f"add {sorted(modules - members)[:3]}'s package to pyproject.toml"

@@ -24,6 +24,11 @@ def _params(**values: Any) -> str:
     return ("?" + urlencode(kept)) if kept else ""
 
 
+def _ref_key(ref: str) -> str:
+    """How the API names a page reference: a wiki path has a folder or ends in .md, else an id."""
+    return "id" if "/" not in ref and not ref.endswith(".md") else "path"
+
+
 class MemoryAPI:
     """One method per endpoint a person or an agent uses."""
 
@@ -70,6 +75,10 @@ class MemoryAPI:
 
     def feedback(self, ref: str, signal: str) -> dict[str, Any]:
         return self._call("POST", "/v1/feedback", {_ref_key(ref): ref, "signal": signal})
+
+    def ui_login(self) -> dict[str, Any]:
+        """A one-time login path into the web view for this token's user."""
+        return self._call("POST", "/v1/ui/login", {})
 
     def forget_sweep(self, dry_run: bool = False) -> dict[str, Any]:
         return self._call("POST", "/v1/forget-sweep", {"dry_run": dry_run})

@@ -118,16 +118,34 @@ class Memories:
         await self._wiki.write_pages(pages, reason, extra=_store_vector(draft, vector, embedder), commit_now=True)
         return Stored(uid, rel, True, old_ref)
 
+    async def set_pinned(self, ref: str, pinned: bool, owner: str) -> dict[str, Any]:
+        """Pin or unpin the page ``owner`` may see by ``ref``: its frontmatter's ``pinned``,
+        written and committed as any edit (a page already so is left alone)."""
+        async with self._lock:
+            found = await self._reader.run(lambda c: find_page(c, ref))
+            if found is None or (found["scope"] == "private" and found["owner"] != owner):
+                raise NotFound("no such page", detail=ref[:200])
+            meta, body = await self._read_page(found["path"], "to pin")
+            changed = bool(meta.get("pinned")) != pinned
+            if changed:
+                if pinned:
+                    meta["pinned"] = True
+                else:
+                    meta.pop("pinned", None)
+                verb = "pin" if pinned else "unpin"
+                await self._wiki.write_pages([(found["path"], render_page(meta, body))],
+                                             f"{verb} {found['path']} by {owner}", commit_now=True)
+        return {"path": found["path"], "id": found["uid"], "pinned": pinned, "changed": changed}
 
-    async def _read_page(self, rel: str) -> tuple[dict[str, Any], str]:
+    async def _read_page(self, rel: str, purpose: str = "to supersede") -> tuple[dict[str, Any], str]:
         """The file as it is now (files win over the index)."""
         try:
             text = (await asyncio.to_thread(self._wiki.read, rel)).decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise NotFound("the page to supersede cannot be read", detail=f"{rel}: {exc}") from exc
+            raise NotFound(f"the page {purpose} cannot be read", detail=f"{rel}: {exc}") from exc
         meta, body, problems = split_frontmatter(text)
         if problems:
-            raise Conflict("the page to supersede has broken frontmatter", detail=f"{rel}: {problems[0]}")
+            raise Conflict(f"the page {purpose} has broken frontmatter", detail=f"{rel}: {problems[0]}")
         return meta, body
 
 

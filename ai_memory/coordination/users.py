@@ -47,6 +47,11 @@ class Users:
             return ADMIN
         return self._by_hash.get(token_hash(token))
 
+    def active(self, user: str) -> bool:
+        """Whether ``user`` still has a live token (the admin always has): a revoked user's
+        web-view session ends with the token."""
+        return user == ADMIN or user in self._by_hash.values()
+
     async def seen(self, user: str) -> None:
         """Record that ``user`` called (at most once a minute); a busy writer skips a stamp."""
         now = time.monotonic()

@@ -16,23 +16,30 @@ from ai_memory.server import routes_sync
 from ai_memory.server import routes_team
 from ai_memory.server import routes_history, routes_projects
 from ai_memory.server.errors import error_middleware
-from ai_memory.server.keys import RUNTIME
+from ai_memory.server.keys import RUNTIME, UI_ACCESS, UI_VIEWS
 from ai_memory.server.security import make_security_middleware
+from ai_memory.server.ui import routes_actions, routes_login, routes_read
+from ai_memory.server.ui.access import UiAccess
+from ai_memory.server.ui.render import Views
 
 
 def create_app(runtime: Runtime) -> web.Application:
     """Build the app; the runtime starts with the app and stops (draining the writer) with it."""
     cfg = runtime.config
+    ui_access = UiAccess(runtime.users.active)
     security = make_security_middleware(
         runtime.users, cfg.host, cfg.server.allowed_origins,
         cfg.server.allow_remote,
         RateLimiter(cfg.server.rate_limit_per_s, cfg.server.rate_burst),
+        ui_access,
     )
     app = web.Application(
         middlewares=[error_middleware, security],
         client_max_size=cfg.server.max_body_bytes,
     )
     app[RUNTIME] = runtime
+    app[UI_ACCESS] = ui_access
+    app[UI_VIEWS] = Views()
     app.add_routes(routes_status.routes)
     app.add_routes(routes_hooks.routes)
     app.add_routes(routes_briefing.routes)
@@ -44,6 +51,8 @@ def create_app(runtime: Runtime) -> web.Application:
     app.add_routes(routes_team.routes)
     app.add_routes(routes_history.routes)
     app.add_routes(routes_projects.routes)
+    for ui_routes in (routes_login.routes, routes_read.routes, routes_actions.routes):
+        app.add_routes(ui_routes)
     app.cleanup_ctx.append(_runtime_context)
     return app
 

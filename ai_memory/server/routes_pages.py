@@ -9,7 +9,7 @@ from datetime import date
 from aiohttp import web
 
 from ai_memory.core.clock import now_iso
-from ai_memory.core.errors import InputError
+from ai_memory.core.errors import InputError, NotFound
 from ai_memory.core.memory import parse_draft
 from ai_memory.core.observation import parse_timestamp
 from ai_memory.retrieval.search import KIND_TYPES, Query
@@ -17,8 +17,12 @@ from ai_memory.server.audit import audit
 from ai_memory.server.body import query_limit, read_json
 from ai_memory.server.identity import caller, require_admin
 from ai_memory.server.keys import RUNTIME
+from ai_memory.store.history import page_versions
+from ai_memory.store.memories import find_page, lineage
 from ai_memory.store.meta import memory_meta
+from ai_memory.store.pages import get_page
 from ai_memory.store.recent import recent as recent_rows
+from ai_memory.store.users import hidden_page_paths
 from ai_memory.wiki import page_access as pages
 
 routes = web.RouteTableDef()
@@ -96,6 +100,50 @@ async def query(request: web.Request) -> web.Response:
     if q.profile:
         found["profile_ms"] = result.stages_ms
     return web.json_response(found)
+
+
+# The page and its history as the web view reads them, with the visibility rule of read_page.
+def visible_page(conn, ref: str, owner: str) -> tuple[dict | None, list[dict], set[str]]:
+    """(the page by path or id, its lineage, the paths hidden from ``owner``): another user's
+    private page does not exist for this caller, nor does a link to it in the lineage."""
+    found = get_page(conn, ref)
+    if found is None:
+        match = find_page(conn, ref)
+        found = get_page(conn, match["path"]) if match else None
+    hidden = hidden_page_paths(conn, owner)
+    if found is None or found["path"] in hidden:
+        return None, [], hidden
+    chain = [link for link in lineage(conn, found["path"]) if link["path"] not in hidden]
+    return found, chain if len(chain) > 1 else [], hidden
+
+
+def visible_history(conn, ref: str, owner: str, limit: int) -> tuple[dict | None, list[dict]]:
+    """The page and its versions from git's history, those ``owner`` may see (a version that
+    was another user's private page is left out)."""
+    page, _, _ = visible_page(conn, ref, owner)
+    if page is None:
+        return None, []
+    versions = [v for v in page_versions(conn, page["path"], limit)
+                if v["scope"] != "private" or v["owner"] == owner]
+    return page, versions
+
+
+@routes.post("/v1/pages/pin")
+async def pin_page(request: web.Request) -> web.Response:
+    """{path or id, pinned}: pin a page (the forget sweep keeps it, the briefing lists a pinned
+    rule or decision) or unpin it; the page's frontmatter changes, in git like any edit."""
+    body = await read_json(request)
+    if not isinstance(body, dict):
+        raise InputError("body must be a JSON object", detail='{"path": "acme-api/rules/x.md", "pinned": true}')
+    ref, pinned = body.get("path") or body.get("id"), body.get("pinned", True)
+    if not isinstance(ref, str) or not ref.strip():
+        raise InputError("missing path or id", detail="the page's wiki path or memory id")
+    if not isinstance(pinned, bool):
+        raise InputError("pinned must be true or false")
+    who = caller(request, body)
+    done = await request.app[RUNTIME].memories.set_pinned(ref, pinned, who)
+    await audit(request, who, "pin" if pinned else "unpin", done["path"])
+    return web.json_response(done)
 
 
 @routes.get("/v1/pages")
