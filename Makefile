@@ -22,10 +22,11 @@ serve: setup
 	HF_HUB_OFFLINE=1 $(VENV)/bin/ai-memory serve
 
 # Bytecode first, as a wheel install has it: hooks and the MCP server start in tens of ms only
-# with it, and an environment with PYTHONDONTWRITEBYTECODE never writes it.
+# with it, and an environment with PYTHONDONTWRITEBYTECODE never writes it. Two workers, each
+# test module whole on one of them (its module fixtures are made once).
 test: setup
 	$(PY) -m compileall -q ai_memory
-	HF_HUB_OFFLINE=1 $(PY) -m pytest
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -n 2 --dist loadfile
 
 bench: setup
 	$(PY) benchmarks/writer.py

@@ -8,6 +8,8 @@ is checked against it by a test, so the two cannot drift.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import keyword
 import logging
 import os
 import tomllib
@@ -37,6 +39,11 @@ class Key:
     @property
     def dotted(self) -> str:
         return f"{self.section}.{self.name}"
+
+    @property
+    def attr(self) -> str:
+        """The key's field in its section's class (``forget.lambda`` is ``lambda_``)."""
+        return f"{self.name}_" if keyword.iskeyword(self.name) else self.name
 
     @property
     def env(self) -> str:
@@ -90,11 +97,35 @@ KEYS: tuple[Key, ...] = (
     Key("client", "breaker_max_ms", int, 600000, "longest open window of the circuit breaker"),
     Key("client", "breaker_trip_after", int, 3, "5xx or unfinished answers in a row that open the breaker"),
     Key("client", "retry_wait_max_ms", int, 5000, "longest wait before retrying a 5xx (bounds Retry-After)"),
+    Key("llm", "provider", str, "", "LLM consolidation: openai (any OpenAI-compatible chat endpoint) or anthropic; empty: off"),
+    Key("llm", "base_url", str, "", "the provider's API root; empty: https://api.openai.com/v1 or https://api.anthropic.com"),
+    Key("llm", "model", str, "", "model name sent to the provider (required when llm.provider is set)"),
+    Key("llm", "api_key_file", str, "", "file holding the API key (never stored in the wiki); empty: llm.api_key_env"),
+    Key("llm", "api_key_env", str, "", "name of the environment variable holding the API key; empty: no key (local servers)"),
+    Key("llm", "timeout_s", float, 60.0, "longest one provider call may take"),
+    Key("llm", "max_attempts", int, 4, "attempts a consolidation job gets before it is marked failed"),
+    Key("llm", "backoff_s", float, 30.0, "wait before a failed job's second attempt; doubles after each failure"),
+    Key("llm", "lease_s", float, 300.0, "how long a running job is leased; a lease left by a crash is taken back after it"),
+    Key("llm", "max_tokens", int, 2048, "most tokens the model may answer with"),
+    Key("llm", "rerank", bool, False, "let the model reorder the top 30 hits of each search (one call per query)"),
+    Key("llm", "rerank_timeout_s", float, 5.0, "longest the rerank call may take; past it the local order stands"),
     Key("log", "level", str, "INFO", "log level: DEBUG, INFO, WARNING or ERROR"),
     Key("log", "keep_days", int, 14, "daily log files kept in logs/"),
 )
 
 _BY_DOTTED = {k.dotted: k for k in KEYS}
+
+
+def _section_class(section: str) -> type:
+    """A frozen dataclass of one section's keys, with their types and defaults, made from KEYS."""
+    fields = [(k.attr, k.type, dataclasses.field(default_factory=functools.partial(list, k.default))
+               if k.type is list else dataclasses.field(default=k.default))
+              for k in KEYS if k.section == section]
+    return dataclasses.make_dataclass(f"{section.capitalize()}Section", fields, frozen=True)
+
+
+# One typed, frozen class per section: ``config.server.port`` is an int, no cast at the call site.
+SECTIONS: dict[str, type] = {name: _section_class(name) for name in dict.fromkeys(k.section for k in KEYS)}
 # Short environment names people expect to type, beside the AI_MEMORY_<SECTION>_<KEY> forms.
 _ENV_ALIASES = {
     "AI_MEMORY_HOST": "server.host", "AI_MEMORY_PORT": "server.port", "AI_MEMORY_URL": "client.url",
@@ -108,6 +139,29 @@ class Config:
     data_dir: Path
     values: Mapping[str, Any]
     endpoint: str | None = None  # the URL the live daemon of data_dir recorded (daemon.json)
+    sections: Mapping[str, Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        """Build the typed sections now: an unknown key or a value of the wrong type fails here,
+        as the process starts, not when the code that reads it first runs."""
+        unknown = sorted(set(self.values) - set(_BY_DOTTED))
+        if unknown:
+            raise ConfigError(f"unknown config key {unknown[0]}")
+        for dotted, value in self.values.items():
+            key = _BY_DOTTED[dotted]
+            if not isinstance(value, key.type) or (key.type is int and isinstance(value, bool)):
+                raise ConfigError(f"config key {dotted} must be of type {key.type.__name__}", detail=f"got {value!r}")
+        built = {name: cls(**{k.attr: self.values[k.dotted] for k in KEYS if k.section == name and k.dotted in self.values})
+                 for name, cls in SECTIONS.items()}
+        object.__setattr__(self, "sections", built)
+
+    def __getattr__(self, name: str) -> Any:
+        """``config.<section>``: that section's typed, frozen values."""
+        sections = self.__dict__.get("sections") or {}
+        if name in sections:
+            return sections[name]
+        raise AttributeError(f"no config section or attribute {name!r}")
+    llm_env_key: str | None = dataclasses.field(default=None, repr=False)  # the variable llm.api_key_env names
 
     def get(self, dotted: str) -> Any:
         return self.values[dotted]
@@ -280,7 +334,9 @@ def load_config(
         if dotted not in _BY_DOTTED:
             raise ConfigError(f"unknown config key {dotted}")
         values[dotted] = coerce(_BY_DOTTED[dotted], raw, "command line")
-    return Config(data_dir=root, values=values, endpoint=live_endpoint(root))
+    key_env = str(values["llm.api_key_env"])
+    return Config(data_dir=root, values=values, endpoint=live_endpoint(root),
+                  llm_env_key=env.get(key_env) if key_env else None)
 
 
 def render_template() -> str:

@@ -20,7 +20,7 @@ from ai_memory.core.endpoint import ENDPOINT_FILE, Endpoint, parse_endpoint, ren
 from ai_memory.core.errors import ConfigError, DataDirLocked, StorageError
 
 SUBDIRS = ("wiki", "db", "raw", "spool", "spool/bad", "logs", "models")
-# Package data: the top-level data_template/ is installed as ai_memory.data_template (pyproject.toml),
+# Package data: the top-level data_template/ is installed as ai_memory.data_template (a link to it),
 # so a wheel carries it; read through importlib.resources, never through a checkout path.
 TEMPLATE_DIR: Traversable = resources.files("ai_memory.data_template")
 

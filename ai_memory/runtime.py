@@ -1,7 +1,8 @@
 """The runtime: builds and owns every long-lived part of the daemon from a Config.
 
 Background work (spool drain, git commits, the watcher, the reconciler, idle sessions, the
-forget sweep, scheduled backups, the git sync) lives in tasks created by ``start`` and cancelled and awaited by ``stop``: no orphans.
+forget sweep, scheduled backups, the git sync, the LLM consolidation worker when ``[llm]`` is set)
+lives in tasks created by ``start`` and cancelled and awaited by ``stop``: no orphans.
 """
 
 from __future__ import annotations
@@ -11,26 +12,31 @@ import gc
 import logging
 import os
 import time
-from datetime import datetime, timezone
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ai_memory import datadir
 from ai_memory.backup import backup_due_in, scheduled_backup
 from ai_memory.config import Config
 from ai_memory.coordination.memories import Memories
 from ai_memory.coordination.users import Users
-from ai_memory.core.errors import AiMemoryError
+from ai_memory.core.clock import now_iso
+from ai_memory.core.errors import AiMemoryError, ConfigError
 from ai_memory.ingest.sessions import SessionCompiler
 from ai_memory.ingest.spool import SpoolStats, drain_once
 from ai_memory.ingest.spool_watch import SpoolWatcher
+from ai_memory.llm.settings import llm_settings
 from ai_memory.retrieval.embedding_job import EmbeddingJob
 from ai_memory.retrieval.model_worker import ModelWorker, RemoteModel, WorkerSpec
 from ai_memory.retrieval.search import Answer, Query, Retriever
 from ai_memory.retrieval.vectors import VectorIndex
 from ai_memory.store.ledger import seed as seed_ledger
 from ai_memory.store.observations import InsertResult
+from ai_memory.store.pages import count_access
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer
 from ai_memory.wiki.forget import Forgetter, SweepReport, retention_params
@@ -40,6 +46,11 @@ from ai_memory.wiki.repo import ensure_repo
 from ai_memory.wiki.service import Wiki
 from ai_memory.wiki.sync import SyncReport, Syncer, syncer_for
 from ai_memory.wiki.watcher import WikiWatcher
+
+if TYPE_CHECKING:
+    from ai_memory.coordination.consolidation import Consolidator
+    from ai_memory.llm.providers import Provider
+    from ai_memory.retrieval.llm_rerank import LlmReranker
 
 log = logging.getLogger(__name__)
 STOP_TASKS_S = 10.0
@@ -64,9 +75,9 @@ class Runtime:
     forgetter: Forgetter
     syncer: Syncer
     model_worker: ModelWorker | None = None
+    llm: "LlmParts | None" = None  # None: [llm] unset, nothing of it runs
     started_at: float = field(default_factory=time.time)
     spool: SpoolStats = field(default_factory=SpoolStats)
-    _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     _oneshots: set[asyncio.Task[object]] = field(default_factory=set)
     _maintenance: asyncio.Lock = field(default_factory=asyncio.Lock)
     _last_access: dict[str, float] = field(default_factory=dict)
@@ -78,62 +89,179 @@ class Runtime:
         ensure_repo(config.sub("wiki"))
         writer = Writer(
             config.db_path, config.sub("raw"),
-            queue_size=int(config.get("writer.queue_size")), max_batch=int(config.get("writer.max_batch")),
+            queue_size=config.writer.queue_size, max_batch=config.writer.max_batch,
         )
         reader = Reader(config.db_path)
-        committer = Committer(config.sub("wiki"), float(config.get("wiki.commit_window_s")))
+        committer = Committer(config.sub("wiki"), config.wiki.commit_window_s)
         wiki = Wiki(config.sub("wiki"), writer, reader, committer)
         worker = _model_worker(config)
         embedding, retriever, query_model = _embedding_and_retriever(config, reader, writer, worker)
         memories = Memories(wiki, reader, lambda: query_model if embedding and embedding.ready else None)
         token = datadir.read_token(config.token_path)
+        llm = _llm_parts(config, wiki, reader, memories)
+        on_compiled = llm.consolidator.enqueue_rows if llm and llm.consolidator else None
         return cls(
             config=config, token=token, writer=writer, reader=reader, users=Users(token, writer, reader),
-            wiki=wiki, sessions=SessionCompiler(wiki, reader, float(config.get("sessions.idle_minutes"))),
-            watcher=WikiWatcher(wiki) if config.get("wiki.watch") else None,
+            wiki=wiki, sessions=SessionCompiler(wiki, reader, config.sessions.idle_minutes, on_compiled),
+            watcher=WikiWatcher(wiki) if config.wiki.watch else None,
             spool_watcher=SpoolWatcher(config.sub("spool")),
             retriever=retriever, embedding=embedding, memories=memories,
             forgetter=Forgetter(wiki, retention_params(config)), syncer=syncer_for(wiki, config),
-            model_worker=worker,
+            model_worker=worker, llm=llm,
         )
 
-    async def start(self) -> None:
+    def parts(self) -> list[Callable[[], AbstractAsyncContextManager[None]]]:
+        """One context per long-lived part, in start order; each undoes only what it started, so
+        a failure midway stops the parts already running and nothing else (``server.app``
+        enters them on an exit stack, and leaves them in reverse)."""
+        parts = [self._database, self._model_worker_launched, self._store, self._indexed, self._commits,
+                 self._oneshots_drained]
+        if self.watcher is not None:
+            parts.append(self._wiki_watch)
+        parts.append(self._spool)
+        if self.llm is not None and self.llm.provider is not None:
+            parts.append(self._llm_provider)  # closed after the consolidation task has stopped
+        parts += [partial(self._background, name, factory) for name, factory in self._schedules()]
+        parts.append(self._frozen)
+        return parts
+
+    @asynccontextmanager
+    async def _llm_provider(self) -> AsyncIterator[None]:
+        assert self.llm is not None and self.llm.provider is not None
+        try:
+            yield
+        finally:
+            await self.llm.provider.close()
+
+    @asynccontextmanager
+    async def _database(self) -> AsyncIterator[None]:
         # before anything opens the database: a damaged or missing one is rebuilt, never served
         db, wiki_dir, raw = self.config.db_path, self.config.sub("wiki"), self.config.sub("raw")
         recovered = await asyncio.to_thread(recover_database, wiki_dir, raw, db)
         if recovered:
             log.warning("%s", recovered)
+        yield
+
+    @asynccontextmanager
+    async def _model_worker_launched(self) -> AsyncIterator[None]:
         if self.model_worker is not None:
             self.model_worker.launch()  # before lowering our priority: searches keep the normal one
-        _lower_ingest_priority(int(self.config.get("server.ingest_nice")))
+        _lower_ingest_priority(self.config.server.ingest_nice)
+        try:
+            yield
+        finally:
+            if self.model_worker is not None:
+                await asyncio.to_thread(self.model_worker.stop)
+
+    @asynccontextmanager
+    async def _store(self) -> AsyncIterator[None]:
         await self.writer.start()  # migrates the schema before any reader opens the file
+        try:
+            yield
+        finally:
+            log.info("stopping: closing the store")
+            if self.model_worker is not None:  # readers first: the writer's close is then the last, and clears the WAL
+                await asyncio.to_thread(self.model_worker.stop)
+            self.reader.close()
+            await self.writer.stop()
+
+    @asynccontextmanager
+    async def _indexed(self) -> AsyncIterator[None]:
         await self._seed_ledger()
         await self.users.load()  # team tokens are checked from memory on every request
         report = await self.wiki.reconcile()  # edits made while the daemon was down
         if report.changed:
             log.info("start-up reconcile: %d indexed, %d removed", len(report.indexed), len(report.removed))
+        yield
+
+    @asynccontextmanager
+    async def _commits(self) -> AsyncIterator[None]:
         # pages an earlier run wrote but could not commit (git was failing when it stopped)
         self.wiki.committer.request("commit what an earlier run left uncommitted")
-        self._spawn(self.wiki.committer.run(), "git-commits")
-        if self.watcher is not None:
-            self.watcher.start()
-            self._spawn(self.watcher.run(), "wiki-watcher")
-        self._spawn(self._every("spool.drain_interval_s", self.drain_spool), "spool-drain")
-        self.spool_watcher.start()  # hooks only spool: a file that lands is delivered at once
-        self._spawn(self.spool_watcher.run(lambda: self._guarded(self.drain_spool)), "spool-watch")
-        self._spawn(self._every("wiki.reconcile_interval_s", self.wiki.reconcile, first_wait=True), "reconcile")
-        self._spawn(self._every("wiki.reconcile_interval_s", self.sessions.finalize_idle), "idle-sessions")
-        if self.config.get("forget.enabled"):
-            self._spawn(self._sweeps_on_schedule(), "forget-sweep")
-        if float(self.config.get("backup.interval_hours")) > 0:
-            self._spawn(self._backups_on_schedule(), "scheduled-backups")
+        try:
+            async with self._task(self.wiki.committer.run(), "git-commits"):
+                yield
+        finally:
+            log.info("stopping: last git commit")
+            await self.wiki.committer.flush()
+
+    @asynccontextmanager
+    async def _oneshots_drained(self) -> AsyncIterator[None]:
+        """Session compiles and access counts started by requests: finished (bounded) at the end."""
+        try:
+            yield
+        finally:
+            if self._oneshots:
+                _, pending = await asyncio.wait(list(self._oneshots), timeout=5)
+                for task in pending:
+                    task.cancel()
+
+    @asynccontextmanager
+    async def _wiki_watch(self) -> AsyncIterator[None]:
+        assert self.watcher is not None
+        self.watcher.start()
+        try:
+            async with self._task(self.watcher.run(), "wiki-watcher"):
+                yield
+        finally:
+            await asyncio.to_thread(self.watcher.stop)
+
+    @asynccontextmanager
+    async def _spool(self) -> AsyncIterator[None]:
+        async with self._task(self._every("spool.drain_interval_s", self.drain_spool), "spool-drain"):
+            self.spool_watcher.start()  # hooks only spool: a file that lands is delivered at once
+            try:
+                async with self._task(self.spool_watcher.run(lambda: self._guarded(self.drain_spool)), "spool-watch"):
+                    yield
+            finally:
+                await asyncio.to_thread(self.spool_watcher.stop)
+
+    def _schedules(self) -> list[tuple[str, Callable[[], Awaitable[None]]]]:
+        """The background tasks this configuration runs, by name."""
+        every = self._every
+        found: list[tuple[str, Callable[[], Awaitable[None]]]] = [
+            ("reconcile", lambda: every("wiki.reconcile_interval_s", self.wiki.reconcile, first_wait=True)),
+            ("idle-sessions", lambda: every("wiki.reconcile_interval_s", self.sessions.finalize_idle)),
+        ]
+        if self.config.forget.enabled:
+            found.append(("forget-sweep", self._sweeps_on_schedule))
+        if self.config.backup.interval_hours > 0:
+            found.append(("scheduled-backups", self._backups_on_schedule))
         if self.syncer.remote:  # at start (pull what others wrote meanwhile), then every interval
-            self._spawn(self._every("sync.interval_s", self.syncer.sync), "git-sync")
+            found.append(("git-sync", lambda: every("sync.interval_s", self.syncer.sync)))
         if self.embedding is not None:
-            self._spawn(self.embedding.run(), "embeddings")
+            found.append(("embeddings", self.embedding.run))
+        if self.llm is not None and self.llm.consolidator is not None:
+            found.append(("llm-consolidation", self.llm.consolidator.run))
+        return found
+
+    @asynccontextmanager
+    async def _background(self, name: str, factory: Callable[[], Awaitable[None]]) -> AsyncIterator[None]:
+        async with self._task(factory(), name):
+            yield
+
+    @asynccontextmanager
+    async def _frozen(self) -> AsyncIterator[None]:
         # Everything built so far lives as long as the daemon: keep it out of every GC pass.
         gc.freeze()
         log.info("data dir %s ready", self.config.data_dir)
+        try:
+            yield
+        finally:
+            log.info("stopping: background tasks")
+
+    @asynccontextmanager
+    async def _task(self, coro: Awaitable[None], name: str) -> AsyncIterator[None]:
+        """``coro`` as a task for the context's life; cancelled and awaited (bounded) at its end."""
+        task = asyncio.create_task(coro, name=name)  # type: ignore[arg-type]
+        try:
+            yield
+        finally:
+            task.cancel()
+            # bounded: a task that ignores its cancel must not hold the shutdown
+            _, stuck = await asyncio.wait([task], timeout=STOP_TASKS_S)
+            if stuck:
+                log.error("background task %s did not stop within %.0f s", name, STOP_TASKS_S)
 
     async def _seed_ledger(self) -> None:
         """Once per data dir: journal the users and audit rows a database from before the ledger
@@ -146,40 +274,19 @@ class Runtime:
         if count:
             log.info("journaled %d user and audit records for rebuilds", count)
 
-    def _spawn(self, coro: Awaitable[None], name: str) -> None:
-        self._tasks.append(asyncio.create_task(coro, name=name))  # type: ignore[arg-type]
-
     async def search(self, query: Query) -> Answer:
+        """The local answer, reordered by the model when ``llm.rerank`` is on."""
+        if self.llm is not None and self.llm.reranker is not None:
+            return await self.llm.reranker.answer(query, self._local_search)
+        return await self._local_search(query)
+
+    async def _local_search(self, query: Query) -> Answer:
         """The model worker's answer; in process (without vectors) while it loads or after a loss."""
         if self.model_worker is not None:
             found = await asyncio.to_thread(self.model_worker.answer, query)
             if found is not None:
                 return found
         return await self.reader.run(lambda c: self.retriever.answer(c, query))
-
-    async def stop(self) -> None:
-        """Stop background work, finish session compiles (bounded), commit, close the store."""
-        log.info("stopping: background tasks")
-        if self.watcher is not None:
-            await asyncio.to_thread(self.watcher.stop)
-        await asyncio.to_thread(self.spool_watcher.stop)
-        if self._oneshots:
-            _, pending = await asyncio.wait(list(self._oneshots), timeout=5)
-            for task in pending:
-                task.cancel()
-        for task in self._tasks:
-            task.cancel()
-        if self._tasks:  # bounded: a task that ignores its cancel must not hold the shutdown
-            _, stuck = await asyncio.wait(self._tasks, timeout=STOP_TASKS_S)
-            for task in stuck:
-                log.error("background task %s did not stop within %.0f s", task.get_name(), STOP_TASKS_S)
-        if self.model_worker is not None:
-            await asyncio.to_thread(self.model_worker.stop)
-        log.info("stopping: last git commit")
-        await self.wiki.committer.flush()
-        log.info("stopping: closing the store")
-        self.reader.close()  # readers first: the writer's close is then the last, and clears the WAL
-        await self.writer.stop()
 
     def notice(self, result: InsertResult) -> None:
         """Called after an event is stored: a session-end compiles the session in the background."""
@@ -206,16 +313,7 @@ class Runtime:
             self._last_access[path] = now
         if len(self._last_access) > 50_000:
             self._last_access = {p: t for p, t in self._last_access.items() if now - t < 60.0}
-        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-        def bump(tx) -> None:
-            # by path in page_stats: usage is not in the files, and must outlive a reindex
-            tx.conn.executemany(
-                "INSERT INTO page_stats(path, access_count, last_access_at) VALUES (?, 1, ?)"
-                " ON CONFLICT(path) DO UPDATE SET access_count = access_count + 1, last_access_at = excluded.last_access_at",
-                [(path, stamp) for path in due])
-
-        task = asyncio.create_task(self._quiet(self.writer.submit(bump)))
+        task = asyncio.create_task(self._quiet(self.writer.submit(count_access(due, now_iso()))))
         self._oneshots.add(task)
         task.add_done_callback(self._oneshots.discard)
 
@@ -263,7 +361,7 @@ class Runtime:
         """A forget sweep every interval, counted from the last one (a marker file), so a daemon
         restarted more often than the interval still sweeps. The very first sweep waits one whole
         interval: a daemon started to look at an old wiki must not change it before anyone asked."""
-        interval = float(self.config.get("forget.sweep_interval_hours")) * 3600.0
+        interval = self.config.forget.sweep_interval_hours * 3600.0
         marker = self.config.sub("db") / "forget-sweep.last"
         while True:
             await asyncio.sleep(await asyncio.to_thread(_due_in, marker, interval))
@@ -282,7 +380,7 @@ class Runtime:
         Under the maintenance lock: a reindex must not swap the database file mid-copy (the
         other periodic passes wait for the backup; hooks do not).
         """
-        interval = float(self.config.get("backup.interval_hours")) * 3600.0
+        interval = self.config.backup.interval_hours * 3600.0
         while True:
             await asyncio.sleep(backup_due_in(self.config.data_dir, interval))
             try:
@@ -299,15 +397,14 @@ class Runtime:
     async def drain_spool(self) -> int:
         return await drain_once(
             self.writer, self.config.sub("spool"),
-            max_files=int(self.config.get("spool.max_files")),
-            max_age_days=float(self.config.get("spool.max_age_days")),
+            max_files=self.config.spool.max_files,
+            max_age_days=self.config.spool.max_age_days,
             stats=self.spool, on_stored=self.notice,
         )
 
-    async def _every(self, interval_key: str, fn: Callable[[], Awaitable[object]], first_wait: bool = False,
-                     unit_s: float = 1.0) -> None:
+    async def _every(self, interval_key: str, fn: Callable[[], Awaitable[object]], first_wait: bool = False) -> None:
         """Run ``fn`` now (or after one interval) and then every interval; failures wait a turn."""
-        interval = float(self.config.get(interval_key)) * unit_s
+        interval = float(self.config.get(interval_key))
         if first_wait:
             await asyncio.sleep(interval)
         while True:
@@ -323,6 +420,44 @@ class Runtime:
             log.warning("%s failed: %s", getattr(fn, "__name__", fn), exc.message)
         except Exception:
             log.exception("%s failed", getattr(fn, "__name__", fn))
+
+
+@dataclass(frozen=True)
+class LlmParts:
+    """The optional LLM parts, or why they are off although ``llm.provider`` is set."""
+
+    provider: "Provider | None"
+    consolidator: "Consolidator | None"
+    reranker: "LlmReranker | None"
+    problem: str | None = None
+
+    async def describe(self) -> dict[str, Any]:
+        if self.consolidator is None:
+            return {"enabled": False, "problem": self.problem}
+        found = await self.consolidator.describe()
+        if self.reranker is not None:
+            found["rerank_calls"] = self.reranker.describe()
+        return found
+
+
+def _llm_parts(config: Config, wiki: Wiki, reader: Reader, memories: Memories) -> LlmParts | None:
+    """None when [llm] is unset; a bad [llm] setting leaves it off with the reason in status,
+    never stops the daemon that records the hooks."""
+    try:
+        settings = llm_settings(config)
+    except ConfigError as exc:
+        log.warning("LLM consolidation is off: %s%s", exc.message, f" ({exc.detail})" if exc.detail else "")
+        return LlmParts(None, None, None, exc.message + (f" ({exc.detail})" if exc.detail else ""))
+    if settings is None:
+        return None
+    # imported only when configured: a daemon without [llm] loads none of it (nor jsonschema)
+    from ai_memory.coordination.consolidation import Consolidator
+    from ai_memory.llm.providers import make_provider
+    from ai_memory.retrieval.llm_rerank import LlmReranker
+
+    provider = make_provider(settings)
+    reranker = LlmReranker(provider, settings.rerank_timeout_s) if settings.rerank else None
+    return LlmParts(provider, Consolidator(settings, provider, wiki, reader, memories), reranker)
 
 
 def _model_worker(config: Config) -> ModelWorker | None:
@@ -353,6 +488,7 @@ def _embedding_and_retriever(config: Config, reader: Reader, writer: Writer, wor
     embedding = EmbeddingJob(batches, reader, writer, query_embedder=batches.sibling())
     retriever = Retriever(embedding.query_embedder, VectorIndex(MODEL_ID, DIM), ready=lambda: embedding.ready)
     return embedding, retriever, embedding.query_embedder
+
 
 
 def _lower_ingest_priority(steps: int) -> None:

@@ -1,4 +1,4 @@
-"""Briefing latency: GET /v1/briefing (SessionStart) on a wiki of 10,000 pages.
+"""Briefing latency: POST /v1/briefing (SessionStart) on a wiki of 10,000 pages.
 
     python benchmarks/briefing.py [--pages 10000] [--calls 300] [--json OUT]
 
@@ -21,7 +21,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -78,9 +77,9 @@ def populate(client: Client, work: Path) -> None:
 def measure(client: Client, work: Path, calls: int) -> tuple[list[float], int, dict]:
     latencies, largest, sample = [], 0, {}
     for i in range(calls):
-        cwd = urllib.parse.quote(str(work / PROJECTS[i % len(PROJECTS)]))
-        t0 = time.perf_counter()
-        status, body = client.call("GET", f"/v1/briefing?cwd={cwd}&session_id=brief-{i}&agent=codex")
+        cwd = str(work / PROJECTS[i % len(PROJECTS)])
+        t0 = time.perf_counter()  # a POST, as the hook sends it: it claims the handoff
+        status, body = client.call("POST", "/v1/briefing?agent=codex", {"cwd": cwd, "session_id": f"brief-{i}"})
         latencies.append(time.perf_counter() - t0)
         if status != 200:
             raise RuntimeError(f"briefing failed: {status} {body}")

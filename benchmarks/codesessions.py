@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from harness import (
-    RANK_METRICS, REPO, Daemon, encode_cached, latency_summary, mean_of, rank_metrics, rank_of, save_vectors,
-    seed_vectors,
+    RANK_METRICS, REPO, Daemon, ablation_rows, encode_cached, explained_hits, latency_summary, mean_of,
+    print_ablation, rank_metrics, rank_of, save_vectors, seed_vectors,
 )
 
 sys.path.insert(0, str(REPO))
@@ -229,6 +229,17 @@ def measure(d: Daemon, data: dict[str, Any], baselines: Baselines) -> dict[str, 
     }
 
 
+def ablation(d: Daemon, data: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Every question's candidates with their features, ranked again without each feature."""
+    explained = [(explained_hits(d, {"q": qa["q"], "project": data["project"]}), qa["gold"])
+                 for qa in data["questions"]]
+
+    def judge(hits: list[dict[str, Any]], gold: list[str]) -> dict[str, float]:
+        return rank_metrics(rank_of(list(dict.fromkeys(h.get("session_id") or h["path"] for h in hits)), gold))
+
+    return ablation_rows(explained, judge, RANK_METRICS)
+
+
 def report(result: dict[str, Any]) -> None:
     systems = result["systems"]
     lat = result["latency_ms"]
@@ -260,6 +271,8 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="write every figure (and the misses at rank 1) here")
     parser.add_argument("--vectors-cache", type=Path, help="a file of vectors by content hash, read and grown")
     parser.add_argument("--embed-threads", type=int, help="AI_MEMORY_EMBED_THREADS for the daemon")
+    parser.add_argument("--ablation", action="store_true",
+                        help="also rank every question with each reranker feature removed in turn")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--keep", type=Path, help="build the data dir here and leave it")
     where.add_argument("--reuse", type=Path, help="query a data dir an earlier --keep built (no ingest)")
@@ -280,9 +293,13 @@ def main() -> int:
             status = d.call("GET", "/status")[1]
             result = {"data": str(args.data), "sessions": len(data["sessions"]),
                       "observations": status["counts"]["observations"], **measure(d, data, baselines)}
+            if args.ablation:
+                result["ablation"] = ablation(d, data)
         finally:
             d.stop()
     report(result)
+    if "ablation" in result:
+        print_ablation(result["ablation"], RANK_METRICS)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
     return 0

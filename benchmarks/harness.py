@@ -213,3 +213,51 @@ def encode_cached(embedder: Any, texts: list[str], cache: Path | None) -> np.nda
         if conn is not None:
             conn.close()
     return np.stack([found[h] for h in hashes]) if hashes else np.zeros((0, embedder.dim), dtype=np.float32)
+
+
+# ---- ablation ---------------------------------------------------------------------------------
+
+ABLATION_DEPTH = 40  # every candidate the reranker scores (search.RERANK_DEPTH)
+
+
+def explained_hits(d: Daemon, body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every candidate the daemon's reranker scored for one query, with its features."""
+    status, answer = d.call("POST", "/v1/query", {**body, "k": ABLATION_DEPTH, "explain": True})
+    if status != 200:
+        raise RuntimeError(f"query refused ({status}): {answer}")
+    return list(answer["hits"])
+
+
+def rescored(hits: list[dict[str, Any]], drop: str | None) -> list[dict[str, Any]]:
+    """The candidates ranked again with one feature left out of the registry: each hit's
+    features and authority, as ``explain`` reported them, recombined by the reranker's own
+    ``combine`` (the streams and the candidates stay those of the full search)."""
+    from ai_memory.retrieval.features import FEATURES, combine, without
+
+    registry = without([drop] if drop else [], FEATURES)
+    scored = [(combine(h["explain"]["features"], h["explain"]["authority"], registry), i, h)
+              for i, h in enumerate(hits)]
+    return [h for _, _, h in sorted(scored, key=lambda s: (-s[0], s[1]))]
+
+
+def ablation_rows(explained: list[tuple[list[dict[str, Any]], Any]],
+                  judge: Any, names: Sequence[str]) -> dict[str, dict[str, float]]:
+    """Mean metrics with every feature of the registry (``none``) and with each removed in turn;
+    ``judge(ranked_hits, gold)`` gives one question's metrics."""
+    from ai_memory.retrieval.features import FEATURES
+
+    out: dict[str, dict[str, float]] = {}
+    for drop in [None, *(f.name for f in FEATURES)]:
+        rows = [judge(rescored(hits, drop), gold) for hits, gold in explained]
+        out[drop or "none"] = mean_of(rows, names)
+    return out
+
+
+def print_ablation(table: dict[str, dict[str, float]], names: Sequence[str]) -> None:
+    print("\nablation (each feature of the reranker removed in turn; same candidates):")
+    print(f"  {'without':<16}" + "".join(f"{m:>12}" for m in names))
+    full = table["none"]
+    for drop, row in table.items():
+        cells = "".join(f"{row[m]:>12.3f}" for m in names)
+        delta = "" if drop == "none" else f"   Δmrr {row['mrr@10'] - full['mrr@10']:+.3f}"
+        print(f"  {drop:<16}{cells}{delta}")

@@ -27,7 +27,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from harness import REPO, Daemon
+from harness import REPO, Daemon, ablation_rows, explained_hits, print_ablation
 
 sys.path.insert(0, str(REPO))
 
@@ -106,14 +106,19 @@ def ours(d: Daemon, sample: str, qa: dict[str, Any], dia_of: dict[str, str]) -> 
     status, body = d.call("POST", "/v1/query", {"q": qa["question"], "project": sample, "k": 10})
     elapsed = (time.perf_counter() - t0) * 1000
     assert status == 200, body
+    return judged(body["hits"], qa, dia_of), elapsed
+
+
+def judged(hits: list[dict[str, Any]], qa: dict[str, Any], dia_of: dict[str, str]) -> dict[str, float]:
+    """One question's metrics from the hits, best first (sessions and their evidence turns)."""
     ranked, turns = [], []
-    for hit in body["hits"]:
+    for hit in hits[:10]:
         sid = hit.get("session_id") or ""
         m = re.search(r"-s(\d+)$", sid)
         ranked.append(int(m.group(1)) if m else -1)
         turns.append({dia_of[e["observation_id"]] for e in hit.get("evidence", []) if e["observation_id"] in dia_of})
     gold_s, gold_t = evidence_of(qa)
-    return score(ranked, turns, gold_s, gold_t), elapsed
+    return score(ranked, turns, gold_s, gold_t)
 
 
 # ---- baselines over the same turns ----------------------------------------------------------
@@ -176,6 +181,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "locomo" / "locomo-dev.json")
     parser.add_argument("--conversations", default="0-9")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--ablation", action="store_true",
+                        help="also rank every question with each reranker feature removed in turn")
     args = parser.parse_args()
     if not args.data.exists():
         sys.exit(f"LoCoMo data not found at {args.data}; pass --data PATH/locomo10.json")
@@ -186,6 +193,7 @@ def main() -> None:
     ours_rows: dict[str, list[dict[str, float]]] = defaultdict(list)
     base_rows: dict[str, list[dict[str, float]]] = defaultdict(list)
     latencies: list[float] = []
+    explained: list[tuple[list[dict[str, Any]], tuple[dict[str, Any], dict[str, str]]]] = []
     for index in parse_range(args.conversations, len(data)):
         item = data[index]
         sample = item.get("sample_id", f"conv-{index}")
@@ -207,6 +215,9 @@ def main() -> None:
                     gold_s, gold_t = evidence_of(qa)
                     base_rows["fts5"].append(score(*baselines.bm25(qa["question"]), gold_s, gold_t))
                     base_rows["minilm"].append(score(*baselines.minilm(qa["question"]), gold_s, gold_t))
+                if args.ablation:
+                    explained += [(explained_hits(d, {"q": qa["question"], "project": sample}), (qa, dia_of))
+                                  for qa in questions]
             finally:
                 d.stop()
     overall = mean_metrics(ours_rows["all"], latencies)
@@ -229,6 +240,9 @@ def main() -> None:
         print(f"{'ours/' + name:<14}" + "".join(f"{(ratios[k] or 0):>12.3f}" for k in METRICS))
     print(f"\nquery latency through HTTP: p50 {overall['query_ms_p50']} ms, p95 {overall['query_ms_p95']} ms; "
           f"{result['questions']} questions")
+    if args.ablation:
+        result["ablation"] = ablation_rows(explained, lambda hits, gold: judged(hits, *gold), METRICS)
+        print_ablation(result["ablation"], METRICS)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
 

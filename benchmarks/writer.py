@@ -52,6 +52,34 @@ def payload(i: int) -> dict[str, Any]:
     }
 
 
+class SlowCommit:
+    """A write connection whose COMMIT first sleeps: a slow fsync, for either writer."""
+
+    def __init__(self, conn: sqlite3.Connection, delay_s: float) -> None:
+        self._conn, self._delay_s = conn, delay_s
+
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+        if sql == "COMMIT":
+            time.sleep(self._delay_s)
+        return self._conn.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+
+class SlowWriter(Writer):
+    """ai-memory's writer on a connection with a slow COMMIT."""
+
+    def __init__(self, db: Path, raw_dir: Path, commit_delay_s: float) -> None:
+        super().__init__(db, raw_dir)
+        self._delay_s = commit_delay_s
+
+    def _open(self) -> None:
+        super()._open()  # migrations run on the plain connection
+        if self._delay_s:
+            self._conn = SlowCommit(self._conn, self._delay_s)  # type: ignore[arg-type, assignment]
+
+
 class BaselineWriter:
     """One thread, one transaction per write: what the leading system does."""
 
@@ -64,14 +92,13 @@ class BaselineWriter:
         self._thread.start()
 
     def _run(self) -> None:
-        conn = open_write_connection(self._db)
-        migrate(conn)
+        plain = open_write_connection(self._db)
+        migrate(plain)
+        conn: Any = SlowCommit(plain, self._delay) if self._delay else plain
         while (item := self._jobs.get()) is not None:
             fn, loop, fut = item
             conn.execute("BEGIN IMMEDIATE")
             result = fn(WriteTx(conn))
-            if self._delay:
-                time.sleep(self._delay)
             conn.execute("COMMIT")
             loop.call_soon_threadsafe(fut.set_result, result)
         conn.close()
@@ -121,7 +148,7 @@ async def store_direct(kind: str, concurrency: int, total: int, delay_s: float) 
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "bench.sqlite"
         if kind == "ours":
-            writer: Any = Writer(db, Path(tmp) / "raw", commit_delay_s=delay_s)
+            writer: Any = SlowWriter(db, Path(tmp) / "raw", delay_s)
         else:
             writer = BaselineWriter(db, delay_s)
         await writer.start()

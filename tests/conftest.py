@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import http.client
 import json
 import os
@@ -29,7 +30,9 @@ def free_port() -> int:
 
 
 def cli_env(data_dir: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AI_MEMORY_")}
+    # The caller's terminal says nothing about a CLI writing into a pipe (pytest-xdist's workers
+    # inherit a $COLUMNS, which would cut the CLI's lines): a test that wants a width sets it.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AI_MEMORY_") and k not in ("COLUMNS", "LINES")}
     # Embeddings load torch (seconds per daemon): off unless a test turns them on.
     # A query worker is a second process per daemon: off too, except where a test asks for one.
     env.update({"AI_MEMORY_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1", "AI_MEMORY_EMBED_ENABLED": "0",
@@ -189,12 +192,21 @@ class Installed:
 
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
-    """Built and installed once per run, shared by every test that needs it (minutes)."""
+    """Built and installed once per run, shared by every test that needs it (minutes), and by
+    the workers of a parallel run: the first builds under a lock, the others wait and reuse it."""
     from wheel_install import build_wheel, install
 
-    root = tmp_path_factory.mktemp("wheel")
-    wheel = build_wheel(root / "dist")
-    install(wheel, root / "venv")
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the run's folder, above each worker's own
+    root = shared / "wheel"
+    root.mkdir(exist_ok=True)
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / "ready").exists():
+            install(build_wheel(root / "dist"), root / "venv")
+            (root / "ready").touch()
+    [wheel] = (root / "dist").glob("ai_memory-*.whl")
     return Installed(wheel, root / "venv")
 
 

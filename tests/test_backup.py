@@ -9,7 +9,6 @@ import json
 import subprocess
 import tarfile
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 from ai_memory.backup import latest_backup
 from ai_memory.backup.archive import verify_archive
 from conftest import Daemon, run_cli
+from wiki_helpers import wait_until
 
 MEMORIES = (
     "Access tokens live 15 minutes in the auth service.",
@@ -47,6 +47,11 @@ def _git_log(wiki: Path, rev: str = "HEAD") -> str:
                           capture_output=True, text=True, check=True).stdout
 
 
+def _committed(daemon: Daemon) -> bool:
+    return not subprocess.run(["git", "-C", str(daemon.data_dir / "wiki"), "status", "--porcelain"],
+                              capture_output=True, text=True, check=True).stdout
+
+
 def _tree(root: Path) -> dict[str, str]:
     return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(root.rglob("*")) if p.is_file()}
@@ -69,7 +74,7 @@ def test_backup_under_load_restores_every_acknowledged_event(tmp_path: Path) -> 
     restored = None
     try:
         _remember(source)
-        time.sleep(1.0)  # the memories' git commit window
+        wait_until(lambda: _committed(source))  # the memories' git commit window has passed
         answers = _search(source)
         assert all(answers), "each query should find its memory"
         acked: list[tuple[str, str]] = []
@@ -77,10 +82,11 @@ def test_backup_under_load_restores_every_acknowledged_event(tmp_path: Path) -> 
         clients = [threading.Thread(target=_post_forever, args=(source, c, acked, stop)) for c in range(8)]
         for t in clients:
             t.start()
-        time.sleep(1.0)
+        wait_until(lambda: len(acked) > 50)
         before = list(acked)  # acknowledged before the backup began
         result = run_cli(source.data_dir, "backup", "--to", str(tmp_path / "b.tar.gz"), "--json")
-        time.sleep(0.3)
+        after = len(acked)
+        wait_until(lambda: len(acked) > after)  # still flowing once the backup is done
         stop.set()
         for t in clients:
             t.join(timeout=30)
@@ -193,14 +199,15 @@ def test_scheduled_backups_keep_the_newest_n(tmp_path: Path) -> None:
     daemon = Daemon(tmp_path / "data", env={"AI_MEMORY_BACKUP_INTERVAL_HOURS": str(0.5 / 3600),
                                             "AI_MEMORY_BACKUP_KEEP": "2"}).start()
     seen: set[str] = set()
+
+    def four_seen() -> bool:
+        seen.update(p.name for p in (daemon.data_dir / "backups").glob("ai-memory-*.tar.gz"))
+        return len(seen) >= 4
+
     try:
-        deadline = time.monotonic() + 30
-        while len(seen) < 4 and time.monotonic() < deadline:
-            seen |= {p.name for p in (daemon.data_dir / "backups").glob("ai-memory-*.tar.gz")}
-            time.sleep(0.1)
+        wait_until(four_seen, timeout=30, step=0.1)
     finally:
         daemon.stop()
-    assert len(seen) >= 4, f"only {len(seen)} scheduled backups in 30 s"
     kept = sorted(p.name for p in (daemon.data_dir / "backups").glob("ai-memory-*.tar.gz"))
     assert len(kept) == 2 and kept == sorted(seen | set(kept))[-2:]
     newest = latest_backup(daemon.data_dir)

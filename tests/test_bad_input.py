@@ -84,3 +84,17 @@ def test_generated_bodies_never_get_5xx(shared_daemon: Daemon, body: bytes) -> N
         _assert_4xx_with_reason(status, reply)
     else:
         assert status in (200, 202) and reply["id"]
+
+
+def test_each_error_status_reads_back_as_its_class_or_a_parent() -> None:
+    """The server answers with ``exc.status``; the client raises ``error_for_status``: one tree."""
+    from ai_memory.core import errors
+
+    own = [k for k in vars(errors).values()
+           if isinstance(k, type) and issubclass(k, errors.AiMemoryError) and "status" in vars(k)]
+    assert len(own) >= 10
+    for kind in own:
+        if kind is not errors.AiMemoryError:
+            assert issubclass(kind, errors.error_for_status(kind.status)), kind
+    assert errors.error_for_status(401) is errors.TokenRefused and errors.error_for_status(418) is errors.InputError
+    assert errors.error_for_status(504) is errors.StorageError

@@ -21,7 +21,7 @@ def pop(daemon: Daemon, project: str, limit: int = 1) -> list[dict]:
 
 
 def briefing(daemon: Daemon, cwd: Path, session_id: str = "s-new") -> str:
-    status, body, _ = daemon.request("GET", f"/v1/briefing?cwd={cwd}&session_id={session_id}&agent=codex")
+    status, body, _ = daemon.request("POST", "/v1/briefing?agent=codex", {"cwd": str(cwd), "session_id": session_id})
     assert status == 200, body
     return body["text"]
 
@@ -129,3 +129,21 @@ def test_only_the_sender_cancels_a_message(daemon: Daemon) -> None:
     assert status == 403, body
     status, body, _ = daemon.request("POST", f"/v1/messages/{sent['id']}/cancel?owner=alice")
     assert status == 200 and body["message"]["state"] == "cancelled"
+
+
+def test_a_get_briefing_claims_nothing_a_post_claims_once(daemon: Daemon, tmp_path: Path) -> None:
+    """Clients retry a GET as safe: a GET with a session shows no handoff and takes no message,
+    so a lost reply cannot have claimed work nobody saw; the POST (the hook's) claims."""
+    cwd = tmp_path / "getproj"
+    cwd.mkdir()
+    status, body, _ = daemon.request("POST", "/v1/handoffs", {"summary": "half-way through the retry work",
+                                                               "cwd": str(cwd)})
+    assert status in (200, 201), body
+    project = daemon.request("GET", f"/v1/briefing?cwd={cwd}")[1]["project"]
+    send(daemon, to_project=project, body="the webhook secret rotated")
+    for _ in range(2):
+        status, got, _ = daemon.request("GET", f"/v1/briefing?cwd={cwd}&session_id=s-get&agent=codex")
+        assert status == 200 and got["handoff"] is None and got["messages"] == []
+    status, posted, _ = daemon.request("POST", "/v1/briefing?agent=codex", {"cwd": str(cwd), "session_id": "s-post"})
+    assert status == 200 and posted["handoff"]["summary"] == "half-way through the retry work"
+    assert [m["body"] for m in posted["messages"]] == ["the webhook secret rotated"]

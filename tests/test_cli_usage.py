@@ -75,11 +75,11 @@ def test_bash_completion_completes_verbs_and_options(tmp_path: Path) -> None:
     script = run_cli(tmp_path / "data", "completions", "bash")
     assert script.returncode == 0, script.stderr
     probe = (f"source {_saved(tmp_path, 'ai-memory.bash', script.stdout)}\n"
-             "COMP_WORDS=(ai-memory ser); COMP_CWORD=1; _shtab_ai_memory; echo \"${COMPREPLY[*]}\"\n"
+             "COMP_WORDS=(ai-memory serv); COMP_CWORD=1; _shtab_ai_memory; echo \"${COMPREPLY[*]}\"\n"
              "COMP_WORDS=(ai-memory search --ex); COMP_CWORD=2; _shtab_ai_memory; echo \"${COMPREPLY[*]}\"\n"
              "COMP_WORDS=(ai-memory install-hooks --agent c); COMP_CWORD=3; _shtab_ai_memory; echo \"${COMPREPLY[*]}\"\n")
     done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=30)
-    assert done.stdout.splitlines() == ["serve", "--explain", "claude codex"], done.stdout + done.stderr
+    assert done.stdout.splitlines() == ["serve service", "--explain", "claude codex"], done.stdout + done.stderr
 
 
 @pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed")

@@ -12,7 +12,6 @@ import json
 import os
 import sqlite3
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -121,7 +120,8 @@ def full_disk_phase(daemon: Daemon, acked: dict[int, str], session_page: str) ->
     status, body, _ = daemon.request("POST", "/v1/pages", {"text": "Deploys run at noon.", "kind": "fact",
                                                            "project": "full"})
     assert status == 503 and "disk is full" in body["error"], body
-    time.sleep(float(COMMIT_WINDOW_S) + 1)  # the session page's commit has now failed at least once
+    wait_until(lambda: daemon.request("GET", "/status")[1]["wiki"]["git"]["failures"] >= 1,  # the session page's commit
+               timeout=float(COMMIT_WINDOW_S) + 30)
     assert session_page not in git(daemon.data_dir / "wiki", "log", "--name-only", "--format=")
     assert daemon.request("GET", "/health", auth=False)[0] == 200
     status, info, _ = daemon.request("GET", "/status")
@@ -217,3 +217,26 @@ def test_a_partial_journal_append_is_cut_back_and_a_torn_tail_fenced_off(small_f
     journal.close()
     ids = [json.loads(line)["id"] for line in segment.read_bytes().splitlines() if line.endswith(b"}")]
     assert ids == ["first", "after"]
+
+
+def test_an_error_that_only_says_full_fails_its_own_job_alone(tmp_path: Path) -> None:
+    """A full disk is SQLITE_FULL, not a message with "full" in it: a job asking for a missing
+    table named so fails alone, and the job beside it in the same batch commits."""
+    def missing_table(tx) -> None:
+        tx.conn.execute("SELECT * FROM disk_full_notes")  # "no such table: disk_full_notes"
+
+    def insert(tx) -> str:
+        tx.conn.execute("INSERT INTO idempotency_keys(key, observation_id, created_at) VALUES ('k', 'o', 'now')")
+        return "stored"
+
+    async def main() -> list[object]:
+        writer = Writer(tmp_path / "memory.sqlite", tmp_path / "raw")
+        await writer.start()
+        try:
+            return await asyncio.gather(writer.submit(missing_table), writer.submit(insert), return_exceptions=True)
+        finally:
+            await writer.stop()
+
+    failed, stored = asyncio.run(main())
+    assert isinstance(failed, sqlite3.OperationalError) and "disk_full_notes" in str(failed)
+    assert stored == "stored"

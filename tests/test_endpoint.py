@@ -129,5 +129,6 @@ def test_a_taken_port_is_one_line_and_exit_2(data_dir: Path) -> None:
         busy.bind(("127.0.0.1", port))
         busy.listen(1)
         done = run_cli(data_dir, "serve", "--port", str(port))
-    assert done.returncode == 2 and "cannot listen on 127.0.0.1" in done.stderr
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert f"port {port} on 127.0.0.1 is already in use" in done.stderr
     assert not (data_dir / "daemon.json").exists()

@@ -74,24 +74,6 @@ def test_not_text_gives_nothing() -> None:
     assert extract_entities("") == []
 
 
-def test_two_kilobytes_take_about_a_hundred_microseconds() -> None:
-    text = (
-        "I looked at why the login test fails on CI but not locally. The test in tests/test_login.py relies on "
-        "`TOKEN_TTL` from app/auth.py, which is read at import time, so the CI runner sees the old value. I raised "
-        "TOKEN_TTL to 900 and added docs/adr/0007-token-ttl.md, as discussed with Caroline last week. The session "
-        "store in app/session.py also hard-codes TTL = 300; npm test still fails because node_modules is missing, "
-        "so run npm install express first. Next steps: update app/session.py and check issue #142 on CI.\n"
-    ) * 5
-    text = text[:2048]
-    extract_entities(text)
-    runs = 200
-    started = time.perf_counter()
-    for _ in range(runs):
-        extract_entities(text)
-    per_call = (time.perf_counter() - started) / runs
-    assert per_call < 0.002, f"{per_call * 1e6:.0f} µs for 2 KB"  # ~100-150 µs; loose for busy machines
-
-
 @pytest.mark.parametrize("text", [
     "a" * 200_000, "-".join(["abc"] * 50_000), "a/" * 100_000 + "a", "a." * 100_000 + "1",
     "_" * 200_000, "`" * 200_000, "#1" * 100_000, "Foo Bar " * 25_000, "/x" * 100_000, "@a" * 100_000,

@@ -17,7 +17,8 @@ from conftest import REPO, Daemon, cli_env, free_port
 from proc_scan import ProcScanner
 
 SHELL_CLIENT = REPO / "hooks" / "ai-memory-hook"
-BUDGET_MS = 150
+BRIEFING_BUDGET_S = 1.0  # the clients' own bound on the SessionStart request
+HELD_MARGIN_S = 10.0  # start-up on the most loaded machine; far below the 30 s a held hook would take
 
 
 def fire(data_dir: Path, port: int, payload: dict, *, client: str = "shell", agent: str = "codex",
@@ -98,23 +99,30 @@ class HungListener:
 
 @pytest.mark.parametrize("client", ["shell", "python"])
 def test_hung_daemon_never_holds_the_agent(data_dir: Path, client: str) -> None:
+    """Events other than SessionStart never open a connection, so a hung daemon cannot hold
+    them; a SessionStart gives up within its briefing budget. How fast a hook returns is
+    measured by benchmarks/hook_latency.py, not here: a loaded machine may take 400 ms to start
+    Python, while a hook held by the daemon takes the subprocess timeout."""
     daemon = Daemon(data_dir).start()
     daemon.stop()
     hung = HungListener(daemon.port)
     try:
-        times = []
         for i in range(20):
-            done, ms = fire(data_dir, daemon.port, {"session_id": "hung", "hook_event_name": "Stop",
-                                                    "last_assistant_message": f"m{i}"}, client=client)
+            done, _ = fire(data_dir, daemon.port, {"session_id": "hung", "hook_event_name": "Stop",
+                                                   "last_assistant_message": f"m{i}"}, client=client)
             assert done.returncode == 0 and done.stdout.strip() == "{}"
-            times.append(ms)
-        assert max(times) <= BUDGET_MS + 50, times
+        assert hung.held == [], "a Stop hook connected to the daemon"
+        done, ms = fire(data_dir, daemon.port, {"session_id": "hung", "hook_event_name": "SessionStart"},
+                        client=client, event="SessionStart")
+        assert done.returncode == 0 and done.stdout.strip() == ""
+        wait_for(lambda: len(hung.held) >= 1, timeout=10)  # the briefing request reached the hung daemon
+        assert len(hung.held) == 1
+        assert ms < (BRIEFING_BUDGET_S + HELD_MARGIN_S) * 1000, f"SessionStart held the agent {ms:.0f} ms"
     finally:
         hung.close()
-    time.sleep(0.3)  # the detached deliveries give up within their budget
     daemon.start()
     try:
-        wait_for(lambda: count(daemon) == 20 and not spooled(data_dir))
+        wait_for(lambda: count(daemon) == 21 and not spooled(data_dir))
     finally:
         daemon.stop()
 
@@ -214,7 +222,7 @@ def test_hook_client_import_path_is_standard_library_only(tmp_path: Path) -> Non
     at_exec = set(ast.literal_eval(done.stderr.split("AT_EXEC ", 1)[1].splitlines()[0]))
     assert at_exec == {"ai_memory", "ai_memory.cli", "ai_memory.cli.main", "ai_memory.cli.hook",
                        "ai_memory.client", "ai_memory.client.hook_script", "ai_memory.core",
-                       "ai_memory.core.errors"}, at_exec
+                       "ai_memory.core.errors", "ai_memory.hooks"}, at_exec
 
 
 def test_spool_caps_drop_old_and_excess_files_and_count_them(data_dir: Path) -> None:

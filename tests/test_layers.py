@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "ai_memory"
 LAYERS: dict[str, int] = {
     "core": 0,
     "config": 1, "datadir": 1, "logsetup": 1, "store": 1, "embed": 1, "client": 1,
-    "wiki": 2,
+    "wiki": 2, "llm": 2,
     "retrieval": 3, "ingest": 3, "coordination": 3, "backup": 3,
     "runtime": 4,
     "server": 5, "mcp": 5,
@@ -41,9 +41,9 @@ def _imports(path: Path) -> list[str]:
 
 
 def test_every_unit_has_a_layer() -> None:
-    # a folder without Python modules is package data (data_template/, hooks/), not a unit
+    # package data (data_template/, hooks/: links to the top-level folders) is not a unit
     units = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()
-             if (p.suffix == ".py" or (p.is_dir() and any(p.glob("*.py")))) and not p.name.startswith("_")}
+             if (p.suffix == ".py" or p.is_dir()) and not p.name.startswith("_")} - PACKAGE_DATA
     assert units <= set(LAYERS), f"add {sorted(units - set(LAYERS))} to LAYERS and ARCHITECTURE.md"
 
 
@@ -68,3 +68,35 @@ def test_core_does_no_io() -> None:
     for path in (PACKAGE / "core").rglob("*.py"):
         bad = [m for m in _imports(path) if m.split(".")[0] in forbidden]
         assert not bad, f"{path.name} imports {bad}"
+
+
+SQL_START = ("SELECT ", "INSERT ", "UPDATE ", "DELETE ", "REPLACE ", "CREATE ", "DROP ", "ALTER ", "PRAGMA ", "WITH ")
+WRITES = {"submit", "submit_wait", "execute", "executemany", "executescript"}
+
+
+def _server_findings(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.lstrip().startswith(SQL_START):
+            found.append(f"line {node.lineno}: SQL {node.value.strip()[:40]!r}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in WRITES:
+            found.append(f"line {node.lineno}: .{node.func.attr}() (a writer job or a query)")
+        elif isinstance(node, ast.ImportFrom) and node.module == "ai_memory.store.writer":
+            found.append(f"line {node.lineno}: imports the writer")
+    return found
+
+
+def test_no_sql_or_writer_jobs_in_the_server() -> None:
+    """Handlers parse, call a use case in coordination/, wiki/, retrieval/ or ingest/, and render:
+    the SQL lives in store/, and the writer jobs in the use cases."""
+    violations = [f"{path.relative_to(PACKAGE)} {finding}" for path in sorted((PACKAGE / "server").rglob("*.py"))
+                  for finding in _server_findings(path)]
+    assert not violations, "\n".join(violations)
+
+
+def test_the_server_check_sees_sql_and_writer_jobs(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text('from ai_memory.store.writer import Writer\n'
+                   'async def h(rt):\n    await rt.writer.submit(lambda tx: tx.conn.execute("SELECT 1"))\n')
+    assert len(_server_findings(bad)) == 4

@@ -11,7 +11,8 @@ import pytest
 
 from ai_memory.client.offline import ResilientAPI, open_api
 from ai_memory.client.outbox import Outbox
-from ai_memory.client.resilient import ClientSettings
+from ai_memory.cli.common import settings_from
+from ai_memory.config import load_config
 from conftest import Daemon, run_cli
 from fault_proxy import FaultProxy, client_dir, proxy  # noqa: F401 (fixtures)
 
@@ -22,7 +23,7 @@ CORRECTIONS = 10
 
 
 def api_for(client_dir: Path, url: str) -> ResilientAPI:
-    s = ClientSettings.from_values(FAST, url, (client_dir / "token").read_text().strip(), client_dir)
+    s = settings_from(load_config(client_dir, {**FAST, "client.url": url}, environ={}))
     api = open_api(s)
     assert isinstance(api, ResilientAPI)
     return api

@@ -203,8 +203,32 @@ def test_other_remote_forms(url: str, expected: str | None) -> None:
 
 
 @pytest.mark.parametrize("raw, expected", [
-    ("Hello World", "hello-world"), ("a__b..c--d", "a__b..c--d"), ("--x--", "x"),
+    ("Hello World", "hello-world"), ("a__b..c--d", "a__b.c--d"), ("--x--", "x"),
     ("Ünïcode", "n-code"), ("!!!", "default"), ("", "default"), (".hidden.", "hidden"),
 ])
 def test_normalize_name(raw: str, expected: str) -> None:
     assert normalize_name(raw) == expected
+
+
+def test_a_long_repository_name_gets_the_wikis_name(tmp_path: Path) -> None:
+    """One normaliser (core.names.project_name): the hook's project of a 70-character repository
+    name is the wiki's (64 characters), so a search by project compares equal."""
+    from ai_memory.core.names import project_name
+
+    long = "a" * 60 + "-" + "b" * 9
+    identity = resolve_project(repo(tmp_path / long))
+    assert identity.name == project_name(long) == long[:64]
+    assert remote_name(f"git@github.com:acme/{long}.git") == project_name(f"acme-{long}")
+    assert normalize_name("Two..Dots") == project_name("Two..Dots") == "two.dots"
+
+
+def test_a_later_marker_or_git_init_names_the_directorys_next_events(tmp_path: Path) -> None:
+    from ai_memory.ingest.hooks import project_of
+
+    work = tmp_path / "scratch"
+    work.mkdir()
+    assert project_of(str(work)) == "scratch"
+    repo(work, remotes=(("origin", "git@github.com:acme/api.git"),))
+    assert project_of(str(work)) == "acme-api"
+    (work / ".ai-memory.toml").write_text('project = "Billing"\n')
+    assert project_of(str(work)) == "billing"

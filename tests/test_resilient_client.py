@@ -17,7 +17,9 @@ import pytest
 from ai_memory.client.breaker import Breaker
 from ai_memory.client.hook_drain import drain_lock
 from ai_memory.client.offline import ResilientAPI, open_api
+from ai_memory.cli.common import settings_from
 from ai_memory.client.resilient import ClientSettings, ResilientClient
+from ai_memory.config import load_config
 from ai_memory.core.errors import ConnectFailed, GatewayUnreachable, ResponseIncomplete, StorageError
 from conftest import REPO, Daemon, cli_env, run_cli
 from fault_proxy import FaultProxy, client_dir, proxy  # noqa: F401 (fixtures)
@@ -28,8 +30,8 @@ FAST = {"client.resilient": "always", "client.connect_timeout_ms": 500, "client.
 
 
 def settings(client_dir: Path, url: str, **overrides: object) -> ClientSettings:
-    values = {**FAST, **{k.replace("__", "."): v for k, v in overrides.items()}}
-    return ClientSettings.from_values(values, url, (client_dir / "token").read_text().strip(), client_dir)
+    values = {**FAST, "client.url": url, **{k.replace("__", "."): v for k, v in overrides.items()}}
+    return settings_from(load_config(client_dir, values, environ={}))
 
 
 def client_env(client_dir: Path, url: str, **extra: str) -> dict[str, str]:
@@ -58,7 +60,7 @@ def test_refused_opens_at_once_then_calls_skip_the_network(client_dir: Path, pro
         t = time.monotonic()
         with pytest.raises(GatewayUnreachable) as info:
             api.status()
-        assert (time.monotonic() - t) * 1000 < 5
+        assert (time.monotonic() - t) * 1000 < 1000  # no timeout waited; proxy.connections proves no network
         assert info.value.fields["error"] == "gateway_unreachable" and info.value.fields["breaker_open"] is True
         assert 0 < info.value.retry_in_ms <= 1500
     assert proxy.connections == before

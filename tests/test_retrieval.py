@@ -378,6 +378,16 @@ def test_query_terms_drop_possessives_and_lone_letters() -> None:
     assert query_terms("a") == ["a"]  # nothing else left: keep what there is
 
 
+def test_a_dotted_path_in_a_query_is_looked_for_by_the_names_it_is_made_of() -> None:
+    # The code defines and calls is_default_port; a changelog writes yarl.URL.is_default_port.
+    assert query_terms("yarl.URL.is_default_port") == ["yarl.url.is_default_port", "is_default_port", "yarl",
+                                                       "url", "is", "default", "port"]
+    assert query_terms("URL.joinPath") == ["url.joinpath", "joinpath", "url", "join", "path"]
+    assert query_terms("yarl/_url.py") == ["yarl", "_url.py", "url", "py"]  # a path stays a path
+    assert query_terms("version 1.7.1") == ["version", "1.7.1"]
+    assert query_terms("upside-down") == ["upside-down", "upsid", "down"]  # prose keeps its words
+
+
 def test_yearless_day_takes_the_named_year_or_any_year() -> None:
     now = datetime(2026, 1, 1, tzinfo=timezone.utc)
     first, last = parse_ranges("between August 11 and August 15 2023", now)

@@ -121,3 +121,56 @@ def test_stop_does_not_wait_for_the_model_or_a_loading_worker(data_dir: Path) ->
     assert time.monotonic() - t0 < 4.0
     log = (data_dir.parent / f"daemon-{d.port}.log").read_text()
     assert "stopped cleanly" in log and "Traceback" not in log
+
+
+def test_a_failure_midway_through_start_up_stops_what_had_started(data_dir: Path) -> None:
+    """The runtime starts part by part (database, query workers, store, index, ...): when the
+    part after the store fails, the store is closed and nothing later was started."""
+    import asyncio
+    from contextlib import AsyncExitStack
+
+    from ai_memory.config import load_config
+    from ai_memory.core.errors import StorageError
+    from ai_memory.runtime import Runtime
+
+    runtime = Runtime.build(load_config(data_dir, {"embed.enabled": False, "server.query_workers": 0}, environ={}))
+    parts = runtime.parts()
+    assert [p.__name__ for p in parts[:4]] == ["_database", "_query_workers_launched", "_store", "_indexed"]
+
+    async def main() -> None:
+        with pytest.raises(RuntimeError, match="the index failed"):
+            async with AsyncExitStack() as stack:
+                for part in parts[:3]:
+                    await stack.enter_async_context(part())
+                assert await runtime.writer.submit(lambda tx: 1) == 1  # the store serves
+                raise RuntimeError("the index failed")  # as a failing reconcile would
+        with pytest.raises(StorageError, match="not running"):
+            await runtime.writer.submit(lambda tx: 1)
+        assert not runtime.wiki.committer.describe()["commits"]
+
+    asyncio.run(main())
+    assert not (data_dir / "db" / "memory.sqlite-wal").exists() or (data_dir / "db" / "memory.sqlite-wal").stat().st_size == 0
+
+
+def test_config_sections_are_typed_and_checked_as_the_config_loads(data_dir: Path) -> None:
+    """One frozen class per section, made from KEYS: values come typed (no cast at the call
+    site); a value of the wrong type or an unknown key fails when the config is built."""
+    import dataclasses
+
+    from ai_memory.config import KEYS, Config, load_config
+    from ai_memory.core.errors import ConfigError
+
+    data_dir.mkdir(parents=True)
+    (data_dir / "config.toml").write_text("[spool]\ndrain_interval_s = 5\n[forget]\nlambda = 0.5\n")
+    cfg = load_config(data_dir, {"server.query_workers": 3}, environ={"AI_MEMORY_CLIENT_TIMEOUT_MS": "1200"})
+    assert cfg.spool.drain_interval_s == 5.0 and isinstance(cfg.spool.drain_interval_s, float)
+    assert cfg.server.query_workers == 3 and cfg.client.timeout_ms == 1200 and cfg.forget.lambda_ == 0.5
+    assert {f.name for f in dataclasses.fields(cfg.writer)} == {k.attr for k in KEYS if k.section == "writer"}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.server.port = 1  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        cfg.sever  # noqa: B018
+    with pytest.raises(ConfigError, match="server.port must be of type int"):
+        Config(data_dir, {**cfg.values, "server.port": "49374"})
+    with pytest.raises(ConfigError, match="unknown config key server.prot"):
+        Config(data_dir, {**cfg.values, "server.prot": 1})

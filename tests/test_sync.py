@@ -147,13 +147,18 @@ def test_merge_rules() -> None:
               "new-t.md": _e(21)}
     theirs.pop("edit-del.md")
     theirs.pop("gone.md")
-    merged, copies = merge_files(base, ours, theirs, "abc-20260101-000000")
+    generated = {_e(8), _e(18), _e(28)}  # the blobs of index.md that say generated: true
+    merged, copies = merge_files(base, ours, theirs, "abc-20260101-000000", derived=lambda p, e: e in generated)
     assert merged["same.md"] == _e(1) and merged["ours.md"] == _e(12) and merged["theirs.md"] == _e(13)
     assert merged["both.md"] == _e(14) and merged["both.conflict-abc-20260101-000000.md"] == _e(24)
     assert merged["del-edit.md"] == _e(25) and merged["edit-del.md"] == _e(16)  # the edit wins a delete
     assert "gone.md" not in merged and merged["new-o.md"] == _e(20) and merged["new-t.md"] == _e(21)
     assert merged["p/index.md"] == _e(18)  # generated: ours, rebuilt from the index afterwards
     assert copies == ["both.conflict-abc-20260101-000000.md"]
+    # their index.md hand-written (not generated): a page like any other, kept as a conflict copy
+    merged, copies = merge_files(base, ours, {**theirs, "p/index.md": _e(29)}, "abc", derived=lambda p, e: e in generated)
+    assert merged["p/index.md"] == _e(18) and merged["p/index.conflict-abc.md"] == _e(29)
+    assert copies == ["both.conflict-abc.md", "p/index.conflict-abc.md"]
     assert conflict_name("a/b.md", "x") == "a/b.conflict-x.md" and conflict_name(".gitignore", "x") == ".gitignore.conflict-x"
 
 
@@ -196,6 +201,28 @@ def test_two_data_dirs_converge_without_daemons(tmp_path: Path) -> None:
         assert f"{P}/notes/gone.md" not in indexed_paths(side)
         assert report["conflicts"][0] in lint_rules(side)["conflict-copy"]
     assert tombstone_reasons(b)[f"{P}/notes/gone.md"] == "synced deletion"
+    check_history(url, heads, [a, b])
+
+
+def test_a_hand_written_index_md_from_the_remote_becomes_a_conflict_copy(tmp_path: Path) -> None:
+    """index.md is only ai-memory's to regenerate when it says so (generated: true): two people's
+    own index.md of one folder are two edits of a page, and the remote's is never dropped."""
+    url, heads = bare_remote(tmp_path), []
+    a, b = tmp_path / "a", tmp_path / "b"
+    sync(a, url, heads)
+    sync(b, url, heads)
+    mine_a, mine_b = "# Reading list\n\nA's own index: zebra\n", "# Reading list\n\nB's own index: yak\n"
+    put(a, "Reading/index.md", mine_a)
+    put(b, "Reading/index.md", mine_b)
+    sync(a, url, heads)
+    report = sync(b, url, heads)
+    sync(a, url, heads)
+    files_a, files_b = tree(a), tree(b)
+    assert files_a == files_b
+    assert versions_of(files_a, "Reading/index.md") == {mine_a.encode(), mine_b.encode()}
+    assert files_b["Reading/index.md"] == mine_b.encode()  # the merging side keeps its own at the path
+    assert report["conflicts"] == [c for c in files_a if c.startswith("Reading/index.conflict-")]
+    assert report["conflicts"][0] in lint_rules(b)["conflict-copy"]
     check_history(url, heads, [a, b])
 
 

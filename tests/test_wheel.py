@@ -19,6 +19,9 @@ def test_the_wheel_carries_the_package_data(installed: Installed) -> None:
 
     members = wheel_members(installed.wheel)
     assert {"ai_memory/data_template/config.toml", "ai_memory/hooks/ai-memory-hook", "ai_memory/py.typed"} <= members
+    ui = REPO / "ai_memory" / "server" / "ui"
+    assets = {str(path.relative_to(REPO)) for folder in ("templates", "static") for path in (ui / folder).iterdir()}
+    assert assets <= members, f"the web view's {sorted(assets - members)[:3]} are not in the wheel"
     assert not any(m.startswith(("tests/", "benchmarks/")) for m in members)
     modules = {str(path.relative_to(REPO)) for path in (REPO / "ai_memory").rglob("*.py")}
     assert modules <= members, f"add {sorted(modules - members)[:3]}'s package to pyproject.toml"
@@ -67,7 +70,7 @@ def test_the_installed_tool_serves_installs_hooks_and_takes_an_event(installed: 
         assert (data_dir / "config.toml").read_text() == packaged  # from the package data
 
         dry = run(tool, "install-hooks", "--agent", "claude", "--dry-run")
-        assert dry.returncode == 0 and f"{data_dir}/bin/ai-memory-hook claude SessionStart" in dry.stdout, dry
+        assert dry.returncode == 0 and f"{data_dir}/bin/ai-memory-hook --data-dir {data_dir} claude SessionStart" in dry.stdout, dry
         assert not (home / ".claude").exists()
 
         done = run(tool, "install-hooks", "--agent", "codex")

@@ -13,6 +13,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import sys
 import tarfile
 import time
@@ -62,11 +63,29 @@ class Manifest:
             raise CorruptArchive("the archive's manifest is unreadable", detail=str(exc)) from exc
         if manifest.format != FORMAT:
             raise CorruptArchive(f"unknown archive format {manifest.format!r}", detail=f"this ai-memory reads format {FORMAT}")
+        _check_head(manifest)
+        if not isinstance(manifest.files, dict):
+            raise CorruptArchive("the archive's manifest has a bad file list", detail=type(manifest.files).__name__)
         for name, entry in manifest.files.items():
             check_name(name)
             if not isinstance(entry, dict) or not isinstance(entry.get("sha256"), str):
                 raise CorruptArchive("the archive's manifest has a bad entry", detail=name)
         return manifest
+
+
+_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_BRANCH_REF = re.compile(r"refs/heads/[A-Za-z0-9_][A-Za-z0-9._/-]{0,200}")
+
+
+def _check_head(manifest: "Manifest") -> None:
+    """The head restore hands to git: a commit id, and a branch ref or nothing (never an option,
+    never a ref outside refs/heads/)."""
+    head, ref = manifest.wiki_head, manifest.wiki_head_ref
+    if not isinstance(head, str) or not _COMMIT.fullmatch(head):
+        raise CorruptArchive("the archive's manifest names no commit for the wiki", detail=repr(head)[:100])
+    if not isinstance(ref, str) or (ref and (not _BRANCH_REF.fullmatch(ref) or ".." in ref
+                                             or ref.endswith((".", "/", ".lock")))):
+        raise CorruptArchive("the archive's manifest names a bad branch for the wiki", detail=repr(ref)[:100])
 
 
 def check_name(name: str) -> PurePosixPath:

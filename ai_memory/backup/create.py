@@ -18,6 +18,7 @@ from ai_memory.backup.archive import Manifest, file_entry, write_archive
 from ai_memory.backup.gitbundle import create_bundle
 from ai_memory.backup.snapshot import copy_file, copy_raw, copy_wiki_files, snapshot_db
 from ai_memory.config import Config
+from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import BackupError
 
 BACKUP_DIR = "backups"
@@ -72,7 +73,7 @@ def create_backup(config: Config, target: Path | None = None, *, include_secrets
 
 def _stage(config: Config, staging: Path, include_secrets: bool, show_progress: bool) -> Manifest:
     """Copy every part into ``staging`` (database first: see snapshot.py) and describe it."""
-    created_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    created_at = now_iso()
     schema = snapshot_db(config.db_path, staging / "db" / config.db_path.name, show_progress)
     copy_raw(config.sub("raw"), staging / "raw")
     head = create_bundle(config.sub("wiki"), staging / "wiki.bundle")

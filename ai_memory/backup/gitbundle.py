@@ -44,7 +44,7 @@ def _git(*args: str) -> str:
 def create_bundle(wiki_dir: Path, dest: Path) -> WikiHead:
     """Bundle every ref of the wiki (HEAD included) into ``dest``; return what HEAD was."""
     git_dir = f"--git-dir={wiki_dir / '.git'}"
-    _git(git_dir, "bundle", "create", "--quiet", str(dest), "--all")
+    _git(git_dir, "bundle", "create", "--quiet", "--", str(dest), "--all")
     listed = (line.split(" ", 1) for line in _git("bundle", "list-heads", str(dest)).splitlines() if " " in line)
     heads = {name: sha for sha, name in listed}
     if "HEAD" not in heads:
@@ -68,9 +68,9 @@ def restore_bundle(bundle: Path, wiki_dir: Path, head: WikiHead) -> None:
     # --update-head-ok: HEAD of the fresh repository names a branch the fetch is about to create
     _git(git_dir, work_tree, "fetch", "--quiet", "--update-head-ok", "--", str(bundle), "refs/*:refs/*")
     if head.ref:
-        _git(git_dir, "symbolic-ref", "HEAD", head.ref)
+        _git(git_dir, "symbolic-ref", "--", "HEAD", head.ref)
     else:
-        _git(git_dir, "update-ref", "--no-deref", "HEAD", head.commit)
+        _git(git_dir, "update-ref", "--no-deref", "HEAD", head.commit)  # a hex id (checked in the manifest)
     _git(git_dir, work_tree, "read-tree", "HEAD")
     restored = _git(git_dir, "rev-parse", "HEAD").strip()
     if restored != head.commit:

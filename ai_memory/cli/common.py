@@ -28,7 +28,7 @@ def client_from(config: Config) -> "DaemonClient":
     token = None
     if config.token_path.exists():
         token = config.token_path.read_text().strip()
-    return DaemonClient(config.url, token, float(config.get("client.timeout_s")))
+    return DaemonClient(config.url, token, config.client.timeout_s)
 
 
 def settings_from(config: Config) -> "ClientSettings":
@@ -36,7 +36,7 @@ def settings_from(config: Config) -> "ClientSettings":
     from ai_memory.client.resilient import ClientSettings
 
     token = config.token_path.read_text().strip() if config.token_path.exists() else None
-    return ClientSettings.from_values(config.values, config.url, token, config.data_dir)
+    return ClientSettings.from_section(config.client, config.url, token, config.data_dir)
 
 
 def print_json(value: Any) -> None:

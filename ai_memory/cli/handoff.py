@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ai_memory.cli.claim_actions import action_parser, add_cancel, add_list, print_cancelled
 from ai_memory.cli.common import print_json
-from ai_memory.cli.daemon_args import add_project_flags, api_from, listing_project, text_arg
+from ai_memory.cli.daemon_args import api_from, listing_project, text_arg
 
 HELP = "hand work over between agents: list, begin, accept or cancel handoffs"
 EXAMPLES = """examples:
@@ -22,30 +23,17 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p = sub.add_parser("handoff", help=HELP, description=HELP, epilog=EXAMPLES,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    _list(actions, common)
+    add_list(actions, common, "handoff",
+             "list handoffs you may see, newest first", "--all --state open",
+             STATES, run_list)
     _begin(actions, common)
     _accept(actions, common)
-    _cancel(actions, common)
-
-
-def _parser(actions: argparse._SubParsersAction, common: argparse.ArgumentParser, name: str,
-            help_text: str, example: str) -> argparse.ArgumentParser:
-    p = actions.add_parser(name, parents=[common], help=help_text, description=help_text,
-                           epilog=f"example: ai-memory handoff {name} {example}".rstrip())
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    return p
-
-
-def _list(actions: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    p = _parser(actions, common, "list", "list handoffs you may see, newest first", "--all --state open")
-    add_project_flags(p, "handoffs")
-    p.add_argument("--state", choices=STATES, help="only handoffs in this state")
-    p.set_defaults(run=run_list, usage=p.error)
+    add_cancel(actions, common, "handoff", run_cancel)
 
 
 def _begin(actions: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    p = _parser(actions, common, "begin", "leave a handoff for the next agent in this directory",
-                '"Token refresh half done" --next-step "wire the refresh route"')
+    p = action_parser(actions, common, "handoff", "begin", "leave a handoff for the next agent in this directory",
+                      '"Token refresh half done" --next-step "wire the refresh route"')
     p.add_argument("summary", help="what was done and where it stands; - reads it from stdin")
     p.add_argument("--next-step", action="append", help="a next step (repeat for more)")
     p.add_argument("--open-question", action="append", help="an open question (repeat for more)")
@@ -60,18 +48,12 @@ def _begin(actions: argparse._SubParsersAction, common: argparse.ArgumentParser)
 
 
 def _accept(actions: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    p = _parser(actions, common, "accept", "claim the newest open handoff for this directory (once)",
-                "--agent codex")
+    p = action_parser(actions, common, "handoff", "accept", "claim the newest open handoff for this directory (once)",
+                      "--agent codex")
     p.add_argument("--cwd", help="the directory to take a handoff for (default: the current one)")
     p.add_argument("--agent", help="who is taking it (a handoff for another agent is skipped)")
     p.add_argument("--session-id", help="the session taking it (default: a new cli-... id)")
     p.set_defaults(run=run_accept, usage=p.error)
-
-
-def _cancel(actions: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    p = _parser(actions, common, "cancel", "cancel an open handoff", "01J9Z6Q4K8M2N3P5R7S9T1V3W5")
-    p.add_argument("id", help="the handoff's id (from handoff list)")
-    p.set_defaults(run=run_cancel, usage=p.error)
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -121,12 +103,7 @@ def run_accept(args: argparse.Namespace) -> int:
 
 
 def run_cancel(args: argparse.Namespace) -> int:
-    handoff = api_from(args).handoff_cancel(args.id)
-    if args.json:
-        print_json(handoff)
-    else:
-        print(f"cancelled handoff {handoff['id']}")
-    return 0
+    return print_cancelled(args, "handoff", api_from(args).handoff_cancel(args.id))
 
 
 def render(handoff: dict[str, Any], brief: bool) -> list[str]:

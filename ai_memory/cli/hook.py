@@ -113,7 +113,7 @@ def _remote_delivery(config: "Config", url: str, token: str) -> tuple[Callable[[
         from ai_memory.client.hook_drain import drain_spool
         from ai_memory.client.resilient import ClientSettings
 
-        drain_spool(ClientSettings.from_values(config.values, url, token or None, config.data_dir), config.sub("spool"))
+        drain_spool(ClientSettings.from_section(config.client, url, token or None, config.data_dir), config.sub("spool"))
 
     return drain, open_ms == 0
 

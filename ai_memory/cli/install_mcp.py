@@ -15,13 +15,17 @@ from ai_memory.cli.common import config_from
 from ai_memory.cli.file_changes import apply_and_report, print_diffs
 
 if TYPE_CHECKING:
+    from ai_memory.client.mcp_settings import HttpSpec
     from ai_memory.config import Config
+
+PROJECT_HEADER = "X-AI-Memory-Project"  # what ai_memory.mcp.http reads (case does not matter)
 
 INSTALL_HELP = "register ai-memory's MCP server (ai-memory mcp) with Claude Code, Codex or Gemini CLI"
 UNINSTALL_HELP = "remove ai-memory's MCP server from an agent's settings, keeping everything else"
 EXAMPLE = "example: ai-memory {verb} --agent claude --scope project --dry-run"
 AGENTS = ("claude", "codex", "gemini")
 SCOPES = ("user", "project")
+TRANSPORTS = ("stdio", "http")
 RESTART_NOTE = "restart the agent (or reload its MCP servers) to pick this up"
 
 
@@ -35,6 +39,10 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         p.add_argument("--project-dir",
                        help="project for --scope project (default: the git root of the current directory, else it)")
         p.add_argument("--dry-run", action="store_true", help="print a diff and write nothing")
+        if verb == "install-mcp":
+            p.add_argument("--transport", choices=TRANSPORTS, default="stdio", help=(
+                "stdio: the agent starts ai-memory mcp; http: it connects to the daemon's /mcp itself "
+                "(--url; the token goes in a header of the settings file, written 0600)"))
         p.set_defaults(run=run, mcp_verb=verb, usage=p.error)
 
 
@@ -46,7 +54,9 @@ def run(args: argparse.Namespace) -> int:
 
     project = Path(args.project_dir).expanduser().resolve() if args.project_dir else project_root(Path.cwd())
     target = mcp_settings.McpTarget(args.agent, args.scope, Path.home(), project)
-    if args.mcp_verb == "install-mcp":
+    if args.mcp_verb == "install-mcp" and args.transport == "http":
+        changes = mcp_settings.plan_install(target, http_spec(config_from(args), project, args.scope))
+    elif args.mcp_verb == "install-mcp":
         command, server_args = mcp_settings.server_command(Path(sys.executable))
         spec = mcp_settings.ServerSpec(command, server_args, pinned_env(config_from(args)))
         changes = mcp_settings.plan_install(target, spec)
@@ -59,6 +69,24 @@ def run(args: argparse.Namespace) -> int:
     if any(change.changed for change in changes):
         print(f"note: {RESTART_NOTE}")
     return 0
+
+
+def http_spec(config: "Config", project_dir: Path, scope: str) -> "HttpSpec":
+    """The daemon's /mcp and the headers it needs: the token of this data dir (your user token
+    on a team server), and for one project its name (the tools' default project; user scope
+    leaves it out, so the default is _global and a tool call names its project)."""
+    from ai_memory.client.mcp_settings import HttpSpec
+    from ai_memory.client.project import resolve_project
+    from ai_memory.core.errors import ConfigError
+
+    try:
+        token = config.token_path.read_text().strip()
+    except OSError as exc:
+        raise ConfigError(f"no token at {config.token_path}", detail="the HTTP transport sends it as a header") from exc
+    headers = {"Authorization": f"Bearer {token}"}
+    if scope == "project":
+        headers[PROJECT_HEADER] = resolve_project(project_dir).name
+    return HttpSpec(config.url.rstrip("/") + "/mcp", headers)
 
 
 def pinned_env(config: "Config") -> dict[str, str]:

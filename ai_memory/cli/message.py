@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ai_memory.cli.claim_actions import action_parser, add_cancel, add_list, print_cancelled
 from ai_memory.cli.common import print_json
-from ai_memory.cli.daemon_args import add_project_flags, api_from, cwd_project, listing_project, text_arg
+from ai_memory.cli.daemon_args import api_from, cwd_project, listing_project, text_arg
 
 HELP = "leave notes for another project: send, list, pop (take, once) or cancel messages"
 EXAMPLES = """examples:
@@ -23,22 +24,16 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     _send(actions, common)
-    _list(actions, common)
+    add_list(actions, common, "message",
+             "list messages, oldest first", "--project acme-web --state open",
+             STATES, run_list)
     _pop(actions, common)
-    _cancel(actions, common)
-
-
-def _parser(actions: argparse._SubParsersAction, common: argparse.ArgumentParser, name: str,
-            help_text: str, example: str) -> argparse.ArgumentParser:
-    p = actions.add_parser(name, parents=[common], help=help_text, description=help_text,
-                           epilog=f"example: ai-memory message {name} {example}")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    return p
+    add_cancel(actions, common, "message", run_cancel)
 
 
 def _send(actions: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    p = _parser(actions, common, "send", "leave a message for another project's next session",
-                'acme-web "The /v2/token response now has expires_in."')
+    p = action_parser(actions, common, "message", "send", "leave a message for another project's next session",
+                      'acme-web "The /v2/token response now has expires_in."')
     p.add_argument("to_project", metavar="TO_PROJECT", help="the project to tell")
     p.add_argument("body", help="the message; - reads it from stdin")
     p.add_argument("--from-project", help="who is telling (default: the current directory's project)")
@@ -47,26 +42,14 @@ def _send(actions: argparse._SubParsersAction, common: argparse.ArgumentParser) 
     p.set_defaults(run=run_send, usage=p.error)
 
 
-def _list(actions: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    p = _parser(actions, common, "list", "list messages, oldest first", "--project acme-web --state open")
-    add_project_flags(p, "messages")
-    p.add_argument("--state", choices=STATES, help="only messages in this state")
-    p.set_defaults(run=run_list, usage=p.error)
-
-
 def _pop(actions: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    p = _parser(actions, common, "pop", "take the oldest open messages of a project (each goes to one taker)",
-                "--project acme-web --limit 5")
+    p = action_parser(actions, common, "message", "pop",
+                      "take the oldest open messages of a project (each goes to one taker)",
+                      "--project acme-web --limit 5")
     p.add_argument("--project", help="whose messages (default: the current directory's project)")
     p.add_argument("--limit", type=int, default=1, help="how many at most (default 1)")
     p.add_argument("--session-id", help="the session taking them")
     p.set_defaults(run=run_pop, usage=p.error)
-
-
-def _cancel(actions: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    p = _parser(actions, common, "cancel", "cancel an open message", "01J9Z6Q4K8M2N3P5R7S9T1V3W5")
-    p.add_argument("id", help="the message's id (from message list)")
-    p.set_defaults(run=run_cancel, usage=p.error)
 
 
 def run_send(args: argparse.Namespace) -> int:
@@ -98,12 +81,7 @@ def run_pop(args: argparse.Namespace) -> int:
 
 
 def run_cancel(args: argparse.Namespace) -> int:
-    message = api_from(args).message_cancel(args.id)
-    if args.json:
-        print_json(message)
-    else:
-        print(f"cancelled message {message['id']}")
-    return 0
+    return print_cancelled(args, "message", api_from(args).message_cancel(args.id))
 
 
 def _show(args: argparse.Namespace, messages: list[dict[str, Any]], empty: str) -> None:

@@ -22,13 +22,28 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.set_defaults(run=run)
 
 
+def mcp_over_http(url: str) -> list:
+    """The MCP tools at /mcp (Streamable HTTP), as clients of the daemon at ``url``, built at the
+    first call. POST only: stateless, the server never speaks first, so there is no GET stream
+    to hold open (405)."""
+    from ai_memory.server.asgi import AsgiMount
+
+    def build():  # type: ignore[no-untyped-def]
+        from ai_memory.mcp.http import asgi_app, session_manager
+
+        manager = session_manager(url)
+        return asgi_app(manager), manager.run
+
+    return [AsgiMount("/mcp", "ai_memory.mcp.http", build)]
+
+
 def run(args: argparse.Namespace) -> int:
     from ai_memory.server.serve import serve  # heavy: aiohttp, sqlite store
 
     config = config_from(args, **{
         "server.host": args.host, "server.port": args.port, "server.allow_remote": args.allow_remote,
     })
-    serve(config)
+    serve(config, mcp_over_http)
     # Everything durable is closed (writer stopped, last commit made). What may still run is a
     # thread inside the embedding model (loading it, or a batch whose vectors nobody will
     # store), which the interpreter would wait for at exit, seconds: leave without it.

@@ -46,6 +46,9 @@ def describe(body: dict, url: str) -> list[str]:
         f"writer:       queue {w['queue_depth']}, {plural(w['batches'], 'batch', 'batches')},"
         f" mean batch {w['mean_batch']}",
     ]
+    llm = body.get("llm") or {}
+    if llm.get("enabled") or llm.get("problem"):  # nothing new to read while [llm] is unset
+        lines.insert(-1, f"llm:          {_llm(llm)}")
     lines += [f"  broken: {page['path']}: {'; '.join(page['problems'])}" for page in broken[:10]]
     if len(broken) > 10:
         lines.append(f"  ... and {len(broken) - 10} more (ai-memory lint lists them all)")
@@ -72,6 +75,16 @@ def _embeddings(found: dict) -> str:
     waiting = f"{plural(backlog.get('chunks', 0), 'chunk')} and {plural(backlog.get('observations', 0), 'event')}"
     state = "ready" if found.get("ready") else "loading the model"
     return f"{state}; {waiting} waiting" if any(backlog.values()) else f"{state}; nothing waiting"
+
+
+def _llm(found: dict) -> str:
+    if not found.get("enabled"):
+        return f"off: {found.get('problem')}"
+    queue = found.get("queue", {})
+    jobs = ", ".join(f"{queue.get(state, 0)} {state}" for state in ("pending", "running", "done", "failed"))
+    check = found.get("check", "")
+    line = f"{found.get('provider')} {found.get('model')} ({'reachable' if check == 'ok' else check}); jobs: {jobs}"
+    return line + (f"; last error: {queue['last_error']}" if queue.get("last_error") else "")
 
 
 def _spool(found: dict) -> str:

@@ -1,9 +1,9 @@
 """The daemon's HTTP API as Python calls, shared by the CLI and the MCP server.
 
-Each method returns the decoded JSON of a 2xx answer, or raises the typed error matching the
-status (400 InputError, 404 NotFound, 409 Conflict, 429 Overloaded, 503 StorageError), with the
-daemon's own reason. A daemon that cannot be reached raises DaemonUnavailable saying how to
-start it. Standard library only, like the rest of ``client/``.
+Each method returns the decoded JSON of a 2xx answer, or raises the typed error whose class
+answers with that status (``core.errors.error_for_status``: 400 InputError, 404 NotFound, 409
+Conflict, 429 Overloaded, 503 StorageError, ...), with the daemon's own reason. A daemon that
+cannot be reached raises DaemonUnavailable saying how to start it. Standard library only, like the rest of ``client/``.
 """
 
 from __future__ import annotations
@@ -13,18 +13,20 @@ from urllib.parse import quote, urlencode
 
 from ai_memory.client.http import DaemonClient, Reply
 from ai_memory.core.errors import (
-    AiMemoryError, AuthError, Conflict, DaemonUnavailable, GatewayUnreachable, InputError, NotFound, Overloaded,
-    ResponseIncomplete, StorageError,
+    DaemonUnavailable, GatewayUnreachable, Overloaded, ResponseIncomplete, error_for_status,
 )
 
 START_HINT = "start it with: ai-memory serve (or make serve in a checkout)"
-_ERRORS: dict[int, type[AiMemoryError]] = {400: InputError, 401: AuthError, 403: AuthError, 404: NotFound, 409: Conflict, 413: InputError,
-                                           415: InputError, 429: Overloaded, 503: StorageError}
 
 
 def _params(**values: Any) -> str:
     kept = {k: v for k, v in values.items() if v is not None and v != ""}
     return ("?" + urlencode(kept)) if kept else ""
+
+
+def _ref_key(ref: str) -> str:
+    """How the API names a page reference: a wiki path has a folder or ends in .md, else an id."""
+    return "id" if "/" not in ref and not ref.endswith(".md") else "path"
 
 
 class MemoryAPI:
@@ -51,20 +53,32 @@ class MemoryAPI:
     def query(self, q: str, **options: Any) -> dict[str, Any]:
         return self._call("POST", "/v1/query", {"q": q, **{k: v for k, v in options.items() if v is not None}})
 
-    def read_page(self, ref: str) -> dict[str, Any]:
-        key = "id" if "/" not in ref and not ref.endswith(".md") else "path"
-        return self._call("GET", "/v1/pages" + _params(**{key: ref}))
+    def read_page(self, ref: str, at: str | None = None) -> dict[str, Any]:
+        """The page now, or (``at``: a revision from ``page_history``) as that commit left it."""
+        if at:
+            return self._call("GET", "/v1/pages/at" + _params(**{_ref_key(ref): ref, "rev": at}))
+        return self._call("GET", "/v1/pages" + _params(**{_ref_key(ref): ref}))
+
+    def page_history(self, ref: str) -> dict[str, Any]:
+        """{path, revisions}: the page's commits, newest first."""
+        return self._call("GET", "/v1/pages/history" + _params(**{_ref_key(ref): ref}))
+
+    def restore_page(self, ref: str, rev: str) -> dict[str, Any]:
+        """Write the page back as revision ``rev`` left it, as a new commit."""
+        return self._call("POST", "/v1/pages/restore", {_ref_key(ref): ref, "rev": rev})
 
     def write(self, **memory: Any) -> dict[str, Any]:
         return self._call("POST", "/v1/pages", {k: v for k, v in memory.items() if v is not None})
 
     def delete_page(self, ref: str) -> dict[str, Any]:
-        key = "id" if "/" not in ref and not ref.endswith(".md") else "path"
-        return self._call("DELETE", "/v1/pages" + _params(**{key: ref}))
+        return self._call("DELETE", "/v1/pages" + _params(**{_ref_key(ref): ref}))
 
     def feedback(self, ref: str, signal: str) -> dict[str, Any]:
-        key = "id" if "/" not in ref and not ref.endswith(".md") else "path"
-        return self._call("POST", "/v1/feedback", {key: ref, "signal": signal})
+        return self._call("POST", "/v1/feedback", {_ref_key(ref): ref, "signal": signal})
+
+    def ui_login(self) -> dict[str, Any]:
+        """A one-time login path into the web view for this token's user."""
+        return self._call("POST", "/v1/ui/login", {})
 
     def forget_sweep(self, dry_run: bool = False) -> dict[str, Any]:
         return self._call("POST", "/v1/forget-sweep", {"dry_run": dry_run})
@@ -77,6 +91,10 @@ class MemoryAPI:
 
     def meta(self, project: str | None = None) -> dict[str, Any]:
         return self._call("GET", "/v1/meta" + _params(project=project))
+
+    def projects(self) -> list[dict[str, Any]]:
+        """Every project: pages, sessions, last activity, most recent first."""
+        return self._call("GET", "/v1/projects")["projects"]
 
     def status(self) -> dict[str, Any]:
         return self._call("GET", "/status")
@@ -96,7 +114,10 @@ class MemoryAPI:
         return self._call("GET", f"/v1/sessions/{quote(session_id, safe='')}/observations")
 
     def briefing(self, cwd: str, agent: str | None = None, session_id: str | None = None) -> dict[str, Any]:
-        return self._call("GET", "/v1/briefing" + _params(cwd=cwd, agent=agent, session_id=session_id))
+        """Read the briefing; with ``session_id``, a POST that also claims the session's handoff and messages."""
+        if session_id:
+            return self._call("POST", "/v1/briefing" + _params(agent=agent), {"cwd": cwd, "session_id": session_id})
+        return self._call("GET", "/v1/briefing" + _params(cwd=cwd, agent=agent))
 
     # -- handoffs
     def handoff_begin(self, **handoff: Any) -> dict[str, Any]:
@@ -141,11 +162,16 @@ class MemoryAPI:
         return self._call("GET", "/v1/audit" + _params(limit=limit, user=user))["entries"]
 
 
+def _ref_key(ref: str) -> str:
+    """How the API names a page reference: a wiki path, else a memory id."""
+    return "id" if "/" not in ref and not ref.endswith(".md") else "path"
+
+
 def _checked(reply: Reply) -> Any:
     if reply.ok:
         return reply.body
     body = reply.body if isinstance(reply.body, dict) else {"error": str(reply.body)[:200]}
-    kind = _ERRORS.get(reply.status, StorageError if reply.status >= 500 else InputError)
+    kind = error_for_status(reply.status)
     message = str(body.get("error") or f"the daemon answered {reply.status}")
     if kind is Overloaded:
         raise Overloaded(message)

@@ -18,7 +18,7 @@ SHELL = "/bin/sh"
 
 def hook_source() -> str:
     """The shell client shipped with this installation: package data of ``ai_memory.hooks`` (the
-    top-level ``hooks/``, mapped into the package by pyproject.toml), found where the package's
+    top-level ``hooks/``, linked into the package as ``ai_memory/hooks``), found where the package's
     own file is, as ``importlib.resources.files`` would find it for a package on disk, without
     importing importlib.resources (~20 ms, most of the hook's budget)."""
     import ai_memory.hooks as package

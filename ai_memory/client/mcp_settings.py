@@ -9,8 +9,11 @@ Files, by agent and scope (user: under $HOME; project: under the project root):
 - Gemini CLI: ``mcpServers`` in ``~/.gemini/settings.json`` / ``.gemini/settings.json``.
 
 We own one entry, named ``ai-memory``, and in it the keys ``type`` (Claude), ``command``,
-``args`` and ``env``; keys the user added to it (a timeout, ``trust``) and everything else in
-the file are kept. JSON files are re-rendered with their values and key order intact (as
+``args`` and ``env`` (stdio), or the URL and headers of the daemon's ``/mcp`` (Streamable HTTP:
+Claude's ``url``/``headers``, Codex's ``url``/``http_headers``, Gemini's ``httpUrl``/``headers``);
+keys the user added to it (a timeout, ``trust``) and everything else in the file are kept.
+The HTTP form carries the caller's token in a header (none of the three CLIs can read it from
+a file), so a file holding it is written 0600 and, in a project, kept out of git. JSON files are re-rendered with their values and key order intact (as
 install-hooks does). TOML is edited as text: only our table's lines change, the rest stays
 byte-identical, and the result is parsed back and compared with what we meant to write, so
 a layout we cannot edit safely is an error, never a corrupted file.
@@ -22,7 +25,7 @@ import copy
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +34,7 @@ from ai_memory.client.agent_settings import (
 )
 from ai_memory.core.errors import ConfigError
 from ai_memory.core.own_tools import SERVER_NAME
-OWNED_KEYS = ("type", "command", "args", "env")
+OWNED_KEYS = ("type", "command", "args", "env", "url", "httpUrl", "headers", "http_headers")
 CLAUDE_LOCAL = ".claude/settings.local.json"
 APPROVED_KEY, DENIED_KEY = "enabledMcpjsonServers", "disabledMcpjsonServers"
 
@@ -50,6 +53,14 @@ class ServerSpec:
     command: str
     args: tuple[str, ...]
     env: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class HttpSpec:
+    """How an agent reaches the daemon's MCP endpoint: its URL and the headers to send."""
+
+    url: str
+    headers: Mapping[str, str]
 
 
 @dataclass(frozen=True)
@@ -86,12 +97,23 @@ def server_command(executable: Path) -> tuple[str, tuple[str, ...]]:
     return command, (*rest, "mcp")
 
 
-def wanted_entry(agent: str, spec: ServerSpec) -> Doc:
+def wanted_entry(agent: str, spec: ServerSpec | HttpSpec) -> Doc:
+    if isinstance(spec, HttpSpec):
+        return _http_entry(agent, spec)
     entry: Doc = {"type": "stdio"} if agent == "claude" else {}
     entry.update(command=spec.command, args=list(spec.args))
     if spec.env:
         entry["env"] = dict(spec.env)
     return entry
+
+
+def _http_entry(agent: str, spec: HttpSpec) -> Doc:
+    headers = dict(spec.headers)
+    if agent == "claude":
+        return {"type": "http", "url": spec.url, "headers": headers}
+    if agent == "codex":
+        return {"url": spec.url, "http_headers": headers}
+    return {"httpUrl": spec.url, "headers": headers}  # Gemini CLI: url is its SSE transport
 
 
 def merged_entry(current: Any, wanted: Doc) -> Doc:
@@ -118,14 +140,22 @@ def _json_change(path: Path, before: str | None, old: Doc, new: Doc, private: bo
     return FileChange(path, before, render(new), private)
 
 
-def _install_json(target: McpTarget, spec: ServerSpec) -> FileChange:
+def _install_json(target: McpTarget, spec: ServerSpec | HttpSpec) -> FileChange:
     path = target.path
     before, doc = read_settings(path)
     servers = _servers(doc, path)
     entry = merged_entry(servers.get(SERVER_NAME), wanted_entry(target.agent, spec))
     new = {**doc, "mcpServers": {**servers, SERVER_NAME: entry}}
     # ~/.claude.json also holds account and project state: keep it private like Claude Code does.
-    return _json_change(path, before, doc, new, private=target.agent == "claude" and target.scope == "user")
+    private = isinstance(spec, HttpSpec) or (target.agent == "claude" and target.scope == "user")
+    return _with_token(_json_change(path, before, doc, new, private=private), target, spec)
+
+
+def _with_token(change: FileChange, target: McpTarget, spec: ServerSpec | HttpSpec) -> FileChange:
+    """A file that holds a token: 0600, and never committed from a project."""
+    if not isinstance(spec, HttpSpec):
+        return change
+    return replace(change, private=True, git_local=change.git_local or target.scope == "project")
 
 
 def _uninstall_json(target: McpTarget) -> FileChange:
@@ -290,7 +320,7 @@ def _check_toml(new: str, old: Doc, entry: Doc | None, path: Path) -> None:
                           detail=f"edit the [mcp_servers.{SERVER_NAME}] table by hand")
 
 
-def _toml_change(target: McpTarget, entry: Doc | None) -> FileChange:
+def _toml_change(target: McpTarget, entry: Doc | None, private: bool = False) -> FileChange:
     path = target.path
     try:
         with path.open(encoding="utf-8", newline="") as fh:  # keep line endings byte for byte
@@ -302,15 +332,16 @@ def _toml_change(target: McpTarget, entry: Doc | None) -> FileChange:
     if before is None and entry is None:
         return FileChange(path, None, None)
     new = edit_toml(before, entry, path)
-    return FileChange(path, before, before if new is None else new)
+    return FileChange(path, before, before if new is None else new, private)
 
 
 # ---- plans ----------------------------------------------------------------------------------
 
-def plan_install(target: McpTarget, spec: ServerSpec) -> list[FileChange]:
+def plan_install(target: McpTarget, spec: ServerSpec | HttpSpec) -> list[FileChange]:
     """The file changes that register our server; nothing is written."""
     if target.agent == "codex":
-        return [_toml_change(target, wanted_entry("codex", spec))]
+        change = _toml_change(target, wanted_entry("codex", spec), private=isinstance(spec, HttpSpec))
+        return [_with_token(change, target, spec)]
     changes = [_install_json(target, spec)]
     if target.agent == "claude" and target.scope == "project":
         changes.append(_approval(target, approve=True))

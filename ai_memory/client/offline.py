@@ -78,7 +78,9 @@ class ResilientAPI(MemoryAPI):
         self.index.remember([d for d in map(doc_from_hit, reply.get("hits") or []) if d is not None])
         return reply
 
-    def read_page(self, ref: str) -> dict[str, Any]:
+    def read_page(self, ref: str, at: str | None = None) -> dict[str, Any]:
+        if at:  # a past version is in the server's git history only
+            return super().read_page(ref, at)
         entry = self.outbox.get(ref) if is_local_id(ref) else None
         if entry is not None and entry.server_id:
             ref = entry.server_id  # adopted: the server's record is the real one now

@@ -21,11 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from ai_memory.core.names import project_name
+
 MARKER = ".ai-memory.toml"
 DEFAULT_NAME = "default"
 Source = Literal["marker", "remote", "repo", "dir"]
 
-_UNSAFE = re.compile(r"[^a-z0-9._-]+")
 _SECTION = re.compile(r'^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]')
 _SCP_LIKE = re.compile(r"^(?:[^@/:]+@)?([^/:]{2,}):(.*)$")
 
@@ -46,8 +47,8 @@ class _Repo:
 
 
 def normalize_name(raw: str) -> str:
-    """Lower case; runs outside ``[a-z0-9._-]`` become ``-``; ends stripped of ``-`` and ``.``."""
-    return _clean(raw) or DEFAULT_NAME
+    """The wiki's name for ``raw`` (``core.names.project_name``), or ``default`` when none is left."""
+    return project_name(raw) or DEFAULT_NAME
 
 
 def remote_name(url: str) -> str | None:
@@ -71,7 +72,7 @@ def remote_name(url: str) -> str | None:
     segments[-1] = segments[-1].removesuffix(".git")
     if local:
         segments = segments[-1:]
-    return _clean("-".join(segments)) or None
+    return project_name("-".join(segments))
 
 
 def resolve_project(cwd: str | Path) -> ProjectIdentity:
@@ -193,10 +194,6 @@ def _config_string(value: str) -> str:
         end = value.find('"', 1)
         return value[1:end] if end > 0 else value[1:]
     return re.split(r"\s[#;]", value, maxsplit=1)[0].strip()
-
-
-def _clean(raw: str) -> str:
-    return _UNSAFE.sub("-", raw.lower()).strip("-.")
 
 
 def _read_text(path: Path) -> str | None:

@@ -15,7 +15,7 @@ URL), or always/never when the config says so. Rules, and why:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,32 +31,31 @@ _IDEMPOTENT_POSTS = ("/v1/query", "/hook/envelope")  # a repeat changes nothing 
 
 @dataclass(frozen=True)
 class ClientSettings:
-    """What the client layer needs from the config, read from its dotted keys (client/ may not import config)."""
+    """What the client layer needs from the config (client/ may not import config: the caller
+    hands in the typed ``[client]`` section, ``config.client``, whose defaults live in KEYS)."""
 
     url: str
     token: str | None
     state_dir: Path  # <data_dir>/client: breaker, outbox, cache
     data_dir: Path
-    mode: str = "auto"
-    local_timeout_s: float = 10.0
-    connect_timeout_s: float = 15.0
-    timeout_s: float = 30.0
-    retry_wait_max_s: float = 5.0
-    policy: BreakerPolicy = BreakerPolicy()
+    mode: str
+    local_timeout_s: float
+    connect_timeout_s: float
+    timeout_s: float
+    retry_wait_max_s: float
+    policy: BreakerPolicy
 
     @classmethod
-    def from_values(cls, values: Mapping[str, Any], url: str, token: str | None, data_dir: Path) -> "ClientSettings":
-        mode = str(values.get("client.resilient", "auto")).lower()
+    def from_section(cls, client: Any, url: str, token: str | None, data_dir: Path) -> "ClientSettings":
+        mode = client.resilient.lower()
         if mode not in MODES:
             raise ConfigError(f"client.resilient must be one of {', '.join(MODES)}", detail=f"got {mode!r}")
-        policy = BreakerPolicy(base_ms=int(values.get("client.breaker_base_ms", 120_000)),
-                               max_ms=int(values.get("client.breaker_max_ms", 600_000)),
-                               trip_after=max(1, int(values.get("client.breaker_trip_after", 3))))
+        policy = BreakerPolicy(base_ms=client.breaker_base_ms, max_ms=client.breaker_max_ms,
+                               trip_after=max(1, client.breaker_trip_after))
         return cls(url=url, token=token, state_dir=data_dir / "client", data_dir=data_dir, mode=mode,
-                   local_timeout_s=float(values.get("client.timeout_s", 10.0)),
-                   connect_timeout_s=int(values.get("client.connect_timeout_ms", 15_000)) / 1000,
-                   timeout_s=int(values.get("client.timeout_ms", 30_000)) / 1000,
-                   retry_wait_max_s=int(values.get("client.retry_wait_max_ms", 5_000)) / 1000, policy=policy)
+                   local_timeout_s=client.timeout_s, connect_timeout_s=client.connect_timeout_ms / 1000,
+                   timeout_s=client.timeout_ms / 1000, retry_wait_max_s=client.retry_wait_max_ms / 1000,
+                   policy=policy)
 
     @property
     def resilient(self) -> bool:

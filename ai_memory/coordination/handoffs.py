@@ -6,8 +6,9 @@ import os
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ai_memory.core.errors import AuthError, Conflict, InputError, NotFound
-from ai_memory.core.observation import utc_iso
+from ai_memory.coordination.cancelling import cancelled
+from ai_memory.core.clock import utc_iso
+from ai_memory.core.errors import InputError
 from ai_memory.core.sanitizer import TextKind, sanitize
 from ai_memory.store.handoffs import (
     Receiver, cancel_handoff, claim_handoff, insert_manual_handoff, list_handoffs,
@@ -77,14 +78,8 @@ async def begin(writer: Writer, record: dict[str, Any]) -> tuple[dict[str, Any],
 async def cancel(writer: Writer, handoff_id: str, owner: str) -> dict[str, Any]:
     """Cancel an open handoff; 404 when the caller cannot see it, 409 when it is no longer open."""
     handoff = await writer.submit_wait(lambda tx: cancel_handoff(tx.conn, handoff_id, owner))
-    if handoff is None:
-        raise NotFound("no such handoff", detail=handoff_id)
-    if handoff["owner"] != owner and handoff["state"] == "open":
-        raise AuthError("only the handoff's owner can cancel it", detail=f"it belongs to {handoff['owner']}")
-    if handoff["state"] != "cancelled":
-        raise Conflict(f"handoff is {handoff['state']}", detail="only an open handoff can be cancelled",
-                       record=handoff)
-    return handoff
+    return cancelled(handoff, kind="handoff", record_id=handoff_id, owner=owner,
+                     only="the handoff's owner", whose="it belongs to")
 
 
 def listing(conn, *, owner: str, project: str | None, state: str | None) -> list[dict[str, Any]]:

@@ -15,14 +15,15 @@ from typing import Any
 import numpy as np
 
 from ai_memory.core.chunks import chunk_text, text_hash
+from ai_memory.core.clock import utc_iso
 from ai_memory.core.errors import Conflict, NotFound
 from ai_memory.core.ids import new_id
 from ai_memory.core.memory import (
     MemoryDraft, correction_hides, mark_superseded, memory_page, normalized_hash, page_path,
 )
-from ai_memory.core.observation import utc_iso
 from ai_memory.core.page import render_page, split_frontmatter
 from ai_memory.embed.model import Embedder
+from ai_memory.store.embeddings import insert_embeddings
 from ai_memory.store.memories import by_idempotency_key, find_page, live_first_chunks, same_text
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import WriteTx
@@ -117,16 +118,34 @@ class Memories:
         await self._wiki.write_pages(pages, reason, extra=_store_vector(draft, vector, embedder), commit_now=True)
         return Stored(uid, rel, True, old_ref)
 
+    async def set_pinned(self, ref: str, pinned: bool, owner: str) -> dict[str, Any]:
+        """Pin or unpin the page ``owner`` may see by ``ref``: its frontmatter's ``pinned``,
+        written and committed as any edit (a page already so is left alone)."""
+        async with self._lock:
+            found = await self._reader.run(lambda c: find_page(c, ref))
+            if found is None or (found["scope"] == "private" and found["owner"] != owner):
+                raise NotFound("no such page", detail=ref[:200])
+            meta, body = await self._read_page(found["path"], "to pin")
+            changed = bool(meta.get("pinned")) != pinned
+            if changed:
+                if pinned:
+                    meta["pinned"] = True
+                else:
+                    meta.pop("pinned", None)
+                verb = "pin" if pinned else "unpin"
+                await self._wiki.write_pages([(found["path"], render_page(meta, body))],
+                                             f"{verb} {found['path']} by {owner}", commit_now=True)
+        return {"path": found["path"], "id": found["uid"], "pinned": pinned, "changed": changed}
 
-    async def _read_page(self, rel: str) -> tuple[dict[str, Any], str]:
+    async def _read_page(self, rel: str, purpose: str = "to supersede") -> tuple[dict[str, Any], str]:
         """The file as it is now (files win over the index)."""
         try:
             text = (await asyncio.to_thread(self._wiki.read, rel)).decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise NotFound("the page to supersede cannot be read", detail=f"{rel}: {exc}") from exc
+            raise NotFound(f"the page {purpose} cannot be read", detail=f"{rel}: {exc}") from exc
         meta, body, problems = split_frontmatter(text)
         if problems:
-            raise Conflict("the page to supersede has broken frontmatter", detail=f"{rel}: {problems[0]}")
+            raise Conflict(f"the page {purpose} has broken frontmatter", detail=f"{rel}: {problems[0]}")
         return meta, body
 
 
@@ -144,9 +163,8 @@ def _store_vector(draft: MemoryDraft, vector: np.ndarray | None, embedder: Embed
         return None
 
     def rows(tx: WriteTx, _page_id: int) -> None:
-        tx.conn.execute("INSERT OR IGNORE INTO embeddings(content_hash, model, dim, vector) VALUES (?,?,?,?)",
-                        (text_hash(_first_chunk(draft)), embedder.model_id, int(vector.shape[0]),
-                         vector.astype(np.float32).tobytes()))
+        insert_embeddings(tx.conn, embedder.model_id, int(vector.shape[0]),
+                          [(text_hash(_first_chunk(draft)), vector.astype(np.float32).tobytes())])
 
     return rows
 

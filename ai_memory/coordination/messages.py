@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ai_memory.core.errors import AuthError, Conflict, InputError, NotFound
+from ai_memory.coordination.cancelling import cancelled
+from ai_memory.core.clock import utc_iso
+from ai_memory.core.errors import InputError
 from ai_memory.core.memory import check_project
-from ai_memory.core.observation import utc_iso
 from ai_memory.core.sanitizer import TextKind, sanitize
 from ai_memory.store.messages import cancel_message, claim_messages, insert_message, pop_messages
 from ai_memory.store.writer import Writer
@@ -66,14 +67,8 @@ async def cancel(writer: Writer, message_id: str, owner: str, now: datetime | No
     """Withdraw an open message; only its sender may."""
     stamp = utc_iso(now or datetime.now(timezone.utc))
     message = await writer.submit_wait(lambda tx: cancel_message(tx.conn, message_id, stamp, owner))
-    if message is None:
-        raise NotFound("no such message", detail=message_id)
-    if message["owner"] != owner and message["state"] == "open":
-        raise AuthError("only the message's sender can cancel it", detail=f"it was sent by {message['owner']}")
-    if message["state"] != "cancelled":
-        raise Conflict(f"message is {message['state']}", detail="only an open message can be cancelled",
-                       record=message)
-    return message
+    return cancelled(message, kind="message", record_id=message_id, owner=owner,
+                     only="the message's sender", whose="it was sent by")
 
 
 def render_messages(messages: list[dict[str, Any]]) -> list[str]:

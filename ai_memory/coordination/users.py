@@ -10,11 +10,10 @@ from __future__ import annotations
 import hmac
 import logging
 import time
-from datetime import datetime, timezone
 from typing import Any
 
+from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import AiMemoryError
-from ai_memory.core.observation import utc_iso
 from ai_memory.core.users import ADMIN, check_name, new_token, token_hash
 from ai_memory.store.audit import record_audit
 from ai_memory.store.reader import Reader
@@ -48,6 +47,11 @@ class Users:
             return ADMIN
         return self._by_hash.get(token_hash(token))
 
+    def active(self, user: str) -> bool:
+        """Whether ``user`` still has a live token (the admin always has): a revoked user's
+        web-view session ends with the token."""
+        return user == ADMIN or user in self._by_hash.values()
+
     async def seen(self, user: str) -> None:
         """Record that ``user`` called (at most once a minute); a busy writer skips a stamp."""
         now = time.monotonic()
@@ -55,7 +59,7 @@ class Users:
             return
         self._touched[user] = now
         try:
-            await self._writer.submit(touch_user(user, _now()))
+            await self._writer.submit(touch_user(user, now_iso()))
         except AiMemoryError as exc:
             log.info("last_used of %s not recorded: %s", user, exc.message)
 
@@ -64,21 +68,17 @@ class Users:
         name = check_name(requested)
         token = new_token()
         hashed = token_hash(token)
-        row = await self._writer.submit_wait(add_user(name, hashed, _now()))
+        row = await self._writer.submit_wait(add_user(name, hashed, now_iso()))
         self._by_hash = {h: n for h, n in self._by_hash.items() if n != name} | {hashed: name}
-        await self._writer.submit_wait(record_audit(_now(), by, "user.add", name))
+        await self._writer.submit_wait(record_audit(now_iso(), by, "user.add", name))
         return row, token
 
     async def revoke(self, name: str, by: str) -> dict[str, Any]:
         # refused in memory first: even if the write below fails, this daemon stops accepting it
         self._by_hash = {h: n for h, n in self._by_hash.items() if n != name}
-        row = await self._writer.submit_wait(revoke_user(name, _now()))
-        await self._writer.submit_wait(record_audit(_now(), by, "user.revoke", name))
+        row = await self._writer.submit_wait(revoke_user(name, now_iso()))
+        await self._writer.submit_wait(record_audit(now_iso(), by, "user.revoke", name))
         return row
 
     async def listing(self) -> list[dict[str, Any]]:
         return await self._reader.run(list_users)
-
-
-def _now() -> str:
-    return utc_iso(datetime.now(timezone.utc))

@@ -7,7 +7,8 @@
     ├── InputError             a request or payload we refuse (HTTP 4xx)
     │   ├── PayloadTooLarge    413
     │   └── UnsupportedMedia   415
-    ├── AuthError              401/403 (a client was refused: token or origin)
+    ├── AuthError              403 (a client was refused: origin, host, someone else's record)
+    │   └── TokenRefused       401 (no token, or a wrong one)
     ├── NotFound               404
     ├── Conflict               409
     ├── Overloaded             the writer queue is full (HTTP 429 + Retry-After)
@@ -19,11 +20,16 @@
     │   └── GatewayUnreachable the client's circuit breaker is open: no network touched
     ├── BackupError            a backup could not be written, or an archive not restored
     │   └── CorruptArchive     a member, checksum or manifest of an archive does not match
-    └── SyncError              the wiki could not be synced with its git remote (HTTP 502)
+    ├── SyncError              the wiki could not be synced with its git remote (HTTP 502)
+    └── LlmError               the configured LLM provider failed (a job is retried, a rerank falls back)
+        ├── ProviderTimeout    no whole answer within llm.timeout_s
+        └── MalformedOutput    the answer is not JSON matching its schema
 
-Lower-layer errors (sqlite3, OSError, json) are translated into these once, at the layer
-that sees them, with ``raise ... from exc``; the edges translate these into an HTTP status or a
-CLI exit code and never show a traceback to a user.
+Each class carries the HTTP status it answers with (``status``; 500 where none is its own), so
+the server's edge and the client's reading of an answer use the one tree. Lower-layer errors
+(sqlite3, OSError, json) are translated into these once, at the layer that sees them, with
+``raise ... from exc``; the edges translate these into an HTTP status or a CLI exit code and never
+show a traceback to a user.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ from __future__ import annotations
 
 class AiMemoryError(Exception):
     """Base of every error ai-memory raises on purpose."""
+
+    status: int = 500  # a class attribute (no typing.ClassVar: this module is on the hook's path)
 
     def __init__(self, message: str, detail: str | None = None, **fields: object) -> None:
         super().__init__(message)
@@ -54,29 +62,49 @@ class DataDirLocked(AiMemoryError):
 class InputError(AiMemoryError):
     """The caller sent something we cannot accept."""
 
+    status = 400
+
 
 class PayloadTooLarge(InputError):
     """The body or batch exceeds its bound."""
+
+    status = 413
 
 
 class UnsupportedMedia(InputError):
     """The body is not JSON."""
 
+    status = 415
+
 
 class AuthError(AiMemoryError):
     """The daemon refused the caller: no token, a wrong one, or a foreign origin."""
+
+    status = 403
+
+
+class TokenRefused(AuthError):
+    """The request carried no token, or one no user holds."""
+
+    status = 401
 
 
 class NotFound(AiMemoryError):
     """The named thing does not exist."""
 
+    status = 404
+
 
 class Conflict(AiMemoryError):
     """The write collides with an existing record."""
 
+    status = 409
+
 
 class Overloaded(AiMemoryError):
     """The writer queue is full; retry after ``retry_after`` seconds."""
+
+    status = 429
 
     def __init__(self, message: str, retry_after: float = 1.0) -> None:
         super().__init__(message)
@@ -85,6 +113,8 @@ class Overloaded(AiMemoryError):
 
 class StorageError(AiMemoryError):
     """The durable write failed; nothing was acknowledged."""
+
+    status = 503
 
 
 class DiskFull(StorageError):
@@ -123,3 +153,28 @@ class CorruptArchive(BackupError):
 
 class SyncError(AiMemoryError):
     """Fetching from, merging with or pushing to the wiki's git remote failed; nothing local was lost."""
+
+    status = 502
+
+
+def error_for_status(status: int) -> type[AiMemoryError]:
+    """The class a client raises for an error answer: the most general one that answers with
+    ``status``, else StorageError for any other 5xx and InputError for any other 4xx."""
+    kinds: list[type[AiMemoryError]] = [AiMemoryError]
+    while kinds:
+        kind = kinds.pop(0)
+        if "status" in vars(kind) and kind.status == status and kind is not AiMemoryError:
+            return kind
+        kinds.extend(kind.__subclasses__())
+    return StorageError if status >= 500 else InputError
+
+class LlmError(AiMemoryError):
+    """The LLM provider refused, failed or could not be reached; nothing was written from it."""
+
+
+class ProviderTimeout(LlmError):
+    """The provider did not give a whole answer in time."""
+
+
+class MalformedOutput(LlmError):
+    """The model's answer is not JSON, or does not match the schema it was asked for."""

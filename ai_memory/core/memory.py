@@ -44,6 +44,7 @@ class MemoryDraft:
     supersedes: str | None = None
     supersede_reason: str | None = None
     idempotency_key: str | None = None
+    generated: dict[str, str] | None = None  # {by: <model>, at: <time>} for a page a model proposed
 
     @property
     def page_type(self) -> str:
@@ -172,7 +173,7 @@ def memory_page(draft: MemoryDraft, uid: str, now: datetime, supersedes_uid: str
         "tags": list(draft.tags), "entities": list(draft.entities), "source": draft.source,
         "expires_at": draft.expires_at, "supersedes": supersedes_uid,
         "supersede_reason": draft.supersede_reason if supersedes_uid else None,
-        "idempotency_key": draft.idempotency_key,
+        "idempotency_key": draft.idempotency_key, "generated": dict(draft.generated or {}),
     }
     meta.update({k: v for k, v in optional.items() if v})
     return meta, f"\n{draft.text}\n"

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ai_memory.core.agent_payloads import as_meant
+from ai_memory.core.clock import utc_iso
 from ai_memory.core.errors import InputError
 from ai_memory.core.events import EventKind, normalize_event
 from ai_memory.core.ids import new_id
@@ -77,11 +78,6 @@ class Observation:
             "idempotency_key": self.idempotency_key, "owner": self.owner,
             **({} if self.searchable else {"searchable": False}),
         }
-
-
-def utc_iso(moment: datetime) -> str:
-    """Sortable UTC timestamp with microseconds: 2026-11-30T10:00:00.000000Z."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def parse_timestamp(value: Any) -> str:

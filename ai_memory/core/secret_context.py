@@ -14,8 +14,8 @@ import re
 
 from ai_memory.core.secret_formats import VENDORS, key_block
 from ai_memory.core.secret_shapes import (
-    BASE64_40, CALL, DIGIT, HEX_32, NOT_SECRET, OPERATOR, SECRET_WORDS, SPACE, SYMBOL, UUID, WORDY,
-    Found, Rule, folded_rule, is_code, is_placeholder, key_material, looks_random,
+    BASE64_40, CALL, DIGIT, HEX_32, NOT_SECRET, SECRET_WORDS, SPACE, SYMBOL, UUID, WORDY,
+    Found, Rule, folded_rule, has_operator, is_code, is_placeholder, key_material, looks_random,
 )
 
 # ---------------------------------------------------------------- names and assignments
@@ -71,7 +71,7 @@ def judge_value(raw: str, strength: int, env_style: bool) -> tuple[int, int] | N
         return None
     if WORDY.match(value) and SECRET_WORDS.search(value) and not looks_random(value):
         return None  # the value names a secret (CHALLENGE_PASSWORD = "challengePassword"), it is not one
-    if OPERATOR.search(value) or NOT_SECRET.match(value):
+    if has_operator(value) or NOT_SECRET.match(value):
         return None
     keyish = DIGIT.search(value) is not None or looks_random(value)  # what key material always is
     if strength == WEAK:
@@ -122,6 +122,8 @@ def _assignment(text: str, m: re.Match[str]) -> Found:
         return _auth_value(text, m)
     start = m.start() - _NAME_CHARS.match(text[max(0, m.start() - 100):m.start()][::-1]).end()  # type: ignore
     name, sep = text[start:m.end("kw")], m.group("sep")
+    if text[m.end("kw"):m.end("kw") + 1] in ("=", " ", "\t") and _FLAG_NAME.fullmatch(name.lower()):
+        return None  # --token X, --api-key=X: the flag rule (_dash) reads the value, once
     strength = name_strength(name)
     if name.lower() == "key" and sep == "=":
         nuget = _NUGET.match(text, m.start("val"))  # <add key="ClearTextPassword" value="…"/>
@@ -143,6 +145,9 @@ def _assignment(text: str, m: re.Match[str]) -> Found:
     return s, e, _named_kind(name, text[s:e], strength, _line_around(text, start))
 
 
+# the long options whose value _dash reads (its ``flag`` group, for the same words)
+_FLAG_NAME = re.compile(r"--[a-z0-9-]{0,40}?(?:password|passwd|token|secret|api-?key|access-?key|secret-?key"
+                        r"|auth-?key|credentials?)")
 _NUGET = re.compile(r"\"(?:[Cc]lear[Tt]ext)?[Pp]assword\"\s*value=\"([^\"]{4,500})\"")
 
 

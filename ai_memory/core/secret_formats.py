@@ -56,11 +56,23 @@ def distinct_body(kind: str, skip: int) -> Check:
     return check
 
 
-def random_behind(kind: str, back: int) -> Check:
-    """For a literal that comes last (``…-us12``): the ``back`` characters a look-behind required
-    before the match belong to the secret, and must look random."""
+_ALNUM = re.compile(r"[A-Za-z0-9]")
+
+
+def led_by(kind: str, before: str, width: int, word_start: bool = False) -> Check:
+    """For a literal that stands inside a secret (``….atlasv1.…``, ``…-us12``, ``…_mmk``): the
+    pattern starts at the literal, so ``re`` jumps between its occurrences (a leading look-behind
+    or class would be tried at every position of the text), and the ``width`` characters before it
+    are checked here: they must be ``before``, at a word start if asked, and the whole must look
+    random."""
+    shape = re.compile(before)
+
     def check(text: str, m: re.Match[str]) -> Found:
-        start = m.start() - back
+        start = m.start() - width
+        if start < 0 or shape.fullmatch(text, start, m.start()) is None:
+            return None
+        if word_start and start and _ALNUM.match(text, start - 1):
+            return None
         return (start, m.end(), kind) if looks_random(text[start:m.end()], 12) else None
     return check
 
@@ -70,6 +82,13 @@ def _letters_body(text: str, m: re.Match[str]) -> Found:
     body = m.group(0).split("_")[-1]
     ok = 0.2 < sum(map(str.isupper, body)) / len(body) < 0.8 and entropy(body) >= 3.5
     return (m.start(), m.end(), "huggingface_token") if ok else None
+
+
+# Heads of tokens whose bodies may be letters only: a run of random letters reads as
+# CamelCaseWords often enough (one Hugging Face token in 14) that the scan, which looks for gates
+# only at the heads of runs that look like key material, would pass it by; a run starting with
+# one of these is looked at whatever its letters read like.
+LETTER_HEADS = ("hf_", "api_org_")
 
 
 def _telegram(text: str, m: re.Match[str]) -> Found:
@@ -206,15 +225,19 @@ FORMAT_RULES: tuple[Rule, ...] = (
     prefixed("grafana_token", "glsa_", r"[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"),
     token_rule("harness_token", "pat. sat.", r"[ps]at\.(?<![A-Za-z0-9][ps]at\.)[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}"
                r"\.[A-Za-z0-9]{20}", distinct_body("harness_token", 4)),
-    token_rule("terraform_token", ".atlasv1.", r"(?<=[a-z0-9]{14})\.atlasv1\.[a-z0-9_=-]{60,70}",
-               random_behind("terraform_token", 14)),
+    token_rule("terraform_token", ".atlasv1.", r"\.atlasv1\.[A-Za-z0-9_=-]{60,70}",
+               led_by("terraform_token", r"[A-Za-z0-9]{14}", 14)),
     prefixed("infracost_token", "ico-", r"[A-Za-z0-9]{32}" + _END),
     token_rule("intra42_secret", "s-s4t2", r"s-s4t2(?:ud|af)-[a-f0-9]{64}", distinct_body("intra42_secret", 9)),
     prefixed("linear_key", "lin_api_", r"[A-Za-z0-9]{40}" + _END),
-    token_rule("maxmind_key", "_mmk", r"(?<![A-Za-z0-9])[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk", random_body("maxmind_key", 0)),
+    token_rule("maxmind_key", "_mmk", r"_mmk", led_by("maxmind_key", r"[A-Za-z0-9]{6}_[A-Za-z0-9]{29}", 36, True)),
     token_rule("newrelic_key", "NR", r"NR(?<![A-Za-z0-9]NR)(?:AK-[A-Z0-9]{27}|II-[A-Za-z0-9-]{32}"
                r"|JS-[a-f0-9]{19})", distinct_body("newrelic_key", 5)),
     prefixed("notion_token", "ntn_", r"[0-9]{11}[A-Za-z0-9]{35}" + _END),
+    prefixed("notion_token", "secret_", r"[A-Za-z0-9]{43}" + _END, random_body("notion_token", 7)),
+    prefixed("supabase_token", "sbp_", r"[a-f0-9]{40}" + _END),
+    prefixed("contentful_token", "CFPAT-", B + r"{43}" + _END),
+    prefixed("render_key", "rnd_", r"[A-Za-z0-9]{24,40}" + _END, random_body("render_key", 4)),
     prefixed("octopus_key", "API-", r"[A-Z0-9]{26}" + _END),
     prefixed("openshift_token", "sha256~", r"[\w-]{43}"),
     prefixed("perplexity_key", "pplx-", r"[A-Za-z0-9]{48}"),
@@ -241,13 +264,12 @@ FORMAT_RULES: tuple[Rule, ...] = (
     prefixed("square_token", "EAAA", r"[\w-]{22,60}"),
     prefixed("typeform_token", "tfp_", r"[A-Za-z0-9_.=-]{59}"),
     token_rule("vault_token", "hvs. hvb.", r"hv(?<![A-Za-z0-9]hv)[sb]\.[\w-]{90,300}", distinct_body("vault_token", 4)),
-    token_rule("mailchimp_key", "-us", r"(?<=[a-f0-9]{32})-us\d{1,2}" + _END, random_behind("mailchimp_key", 32)),
+    token_rule("mailchimp_key", "-us", r"-us\d{1,2}" + _END, led_by("mailchimp_key", r"[a-f0-9]{32}", 32)),
     token_rule("mapbox_token", "k.eyJ", r"[ps]k\.eyJ(?<![A-Za-z0-9][ps]k\.eyJ)[\w-]{50,}\.[\w-]{20,}",
                distinct_body("mapbox_token", 3)),
     prefixed("dropbox_token", "sl.", r"[A-Za-z0-9_=-]{130,}"),
-    token_rule("dropbox_token", "AAAAAAAAAA", r"(?<![A-Za-z0-9])[a-z0-9]{11}AAAAAAAAAA[\w=-]{43}",
-               random_body("dropbox_token", 0)),
-    token_rule("twitter_token", "AAAAAAAAAA", r"(?<![A-Za-z0-9])A{22}[A-Za-z0-9%]{80,100}", _percent_body),
+    token_rule("dropbox_token", "AAAAAAAAAA", r"AAAAAAAAAA[\w=-]{43}", led_by("dropbox_token", r"[a-z0-9]{11}", 11, True)),
+    token_rule("twitter_token", "AAAAAAAAAA", "A" * 22 + r"(?<![A-Za-z0-9]A{22})[A-Za-z0-9%]{80,100}", _percent_body),
     prefixed("defined_networking_token", "dnkey-", r"[\w=-]{26}-[\w=-]{52}"),
     prefixed("yandex_token", "AQVN", r"[\w-]{35,38}" + _END),
     token_rule("authress_key", "sc_ ext_ scauth_ authress_", r"(?<![A-Za-z0-9])(?:sc|ext|scauth|authress)_[a-z0-9]{5,30}"

@@ -20,7 +20,7 @@ import re
 import string
 
 from ai_memory.core.secret_context import CONTEXT_RULES, TOKEN, name_strength
-from ai_memory.core.secret_formats import FORMAT_RULES, NAMED_KINDS
+from ai_memory.core.secret_formats import FORMAT_RULES, LETTER_HEADS, NAMED_KINDS
 from ai_memory.core.secret_shapes import Rule, Span
 from ai_memory.core.secret_views import base64_runs, decoded_runs, fold
 
@@ -150,9 +150,10 @@ def _token_heads(text: str, skip: list[tuple[int, int]]) -> tuple[str, list[str]
         if inside is not None:
             start = data.find(_SEED, max(end, inside))
             continue
-        if _keyish_run(text, signal, start, end):
+        head = start + 1 if start and text[start - 1] == "\\" else start
+        if _keyish_run(text, signal, start, end) or text.startswith(LETTER_HEADS, head):
             lo, hi = max(0, start - _BEFORE), min(end, start + _AFTER)
-            starts.append(text[start + 1:hi] if start and text[start - 1] == "\\" else text[start:hi])
+            starts.append(text[head:hi])
             if windows and lo <= windows[-1][1]:
                 windows[-1][1] = hi  # overlapping heads become one
             else:

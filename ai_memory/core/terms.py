@@ -20,7 +20,8 @@ from functools import lru_cache
 
 import snowballstemmer
 
-__all__ = ["STOPWORDS", "index_text", "is_stopword", "query_words", "stem", "terms", "token_terms", "words"]
+__all__ = ["STOPWORDS", "index_text", "is_stopword", "named_segments", "query_words", "stem", "terms", "token_terms",
+           "words"]
 
 STOPWORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being below
@@ -86,6 +87,14 @@ def token_terms(token: str) -> tuple[str, ...]:
         return (stem(lowered),)
     found = [lowered] + [stem(p) for p in _parts(token)]
     return tuple(dict.fromkeys(t for t in found if t))
+
+
+def named_segments(token: str) -> list[str]:
+    """The names inside a dotted path, each whole and in lower case: ``yarl.URL.is_default_port``
+    holds ``is_default_port``, the name the code defines and calls."""
+    if "." not in token or "/" in token:
+        return []
+    return [segment.lower() for segment in token.split(".") if segment != token and _is_identifier(segment)]
 
 
 def words(text: str) -> list[str]:

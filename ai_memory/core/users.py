@@ -41,3 +41,16 @@ def new_token() -> str:
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def visible_to(owner: str | None, scope: str | None, page_owner: str | None) -> bool:
+    """Whether ``owner`` may see a page (or its tombstone): a private one is its owner's alone,
+    and a private one with no owner is nobody's. ``visible_sql`` is the same rule in SQL."""
+    return scope != "private" or (page_owner is not None and page_owner == owner)
+
+
+def visible_sql(table: str = "") -> str:
+    """``visible_to`` as a WHERE clause over ``table``'s scope and owner; binds the caller once.
+    Never NULL (a missing owner compares false), so ``NOT`` of it selects exactly the hidden."""
+    t = f"{table}." if table else ""
+    return f"(COALESCE({t}scope, '') != 'private' OR COALESCE({t}owner = ?, 0))"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from functools import lru_cache
 from typing import Any
 
 from ai_memory.client.project import resolve_project
@@ -12,9 +11,9 @@ from ai_memory.store.observations import InsertResult, insert_observation
 from ai_memory.store.writer import Writer
 
 
-@lru_cache(maxsize=1024)
 def project_of(cwd: str) -> str:
-    """The project name for a working directory (cached: it is read on every event)."""
+    """The project name for a working directory, read afresh each time: a ``git init`` or a
+    marker file added later names the directory's next events (a few stats and one small read)."""
     return resolve_project(cwd).name
 
 

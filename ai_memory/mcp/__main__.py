@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
         from ai_memory.mcp.server import serve
 
         try:  # resilient (breaker, outbox, local fallback) when the daemon is on another machine
-            api = open_api(ClientSettings.from_values(config.values, config.url, token, config.data_dir))
+            api = open_api(ClientSettings.from_section(config.client, config.url, token, config.data_dir))
         except ConfigError as exc:
             print(f"ai-memory mcp: {exc.message}", file=sys.stderr)
             return 2

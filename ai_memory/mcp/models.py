@@ -58,6 +58,8 @@ class PageOut(_Open):
     frontmatter: dict[str, Any]
     lineage: list[dict[str, Any]] = Field(description="the chain of corrections, oldest first; [] when none")
     truncated: bool
+    revision: dict[str, Any] | None = Field(default=None, description=(
+        "for a past version (at): the commit, its time, author and message"))
 
 
 class RecentOut(_Open):

@@ -62,6 +62,8 @@ def page(data: dict[str, Any]) -> str:
     head = [f"# {_one_line(data['title'])}", f"path: {data['path']}", f"type: {data['type']}, project: {data['project']}"]
     if data.get("uid"):
         head.append(f"id: {data['uid']}")
+    if data.get("revision"):
+        head.append(f"version: {data['revision']['short']} of {data['revision']['time'][:19]} (not the current text)")
     if fm.get("superseded_by"):
         head.append(f"SUPERSEDED by {fm['superseded_by']}: read that one instead")
     if data.get("lineage"):

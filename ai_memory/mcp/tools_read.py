@@ -63,14 +63,17 @@ def _read_page(server: MCPServer, ctx: ToolContext) -> None:
     @server.tool(name="memory_read_page", annotations=read_only("Read a memory page"), description=(
         "Read one memory page in full (text, frontmatter, and its lineage of corrections) by memory id or wiki "
         "path, e.g. a hit from memory_query whose snippet is not enough. A page marked superseded has a newer "
-        "version: read that one."))
+        "version: read that one. With at, read the page as an earlier commit of the wiki's history left it."))
     def memory_read_page(
         ref: Ref,
         max_chars: Annotated[int, Field(ge=500, le=200_000, description="cut the body after this many characters")]
         = 20_000,
+        at: Annotated[str | None, Field(pattern=r"^([0-9a-fA-F]{4,40}|HEAD(~[0-9]{1,6})?)$", description=(
+            "a past version: a commit id from the page's history (ai-memory history PAGE), HEAD or HEAD~N"))]
+        = None,
     ) -> Annotated[CallToolResult, PageOut]:
         def call() -> dict[str, Any]:
-            page = ctx.api.read_page(ref)
+            page = ctx.api.read_page(ref, at=at)
             body = str(page.get("body") or "")
             return {**page, "body": body[:max_chars], "truncated": len(body) > max_chars}
 

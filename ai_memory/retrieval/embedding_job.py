@@ -27,6 +27,7 @@ from ai_memory.core.utterance import CONVERSATIONAL_EVENTS, sentences
 from ai_memory.core.work_text import tool_passages
 from ai_memory.embed.model import Embedder
 from ai_memory.retrieval import late_interaction
+from ai_memory.store.embeddings import insert_embeddings
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer, WriteTx
 
@@ -140,9 +141,8 @@ def store_vectors(model: str, dim: int, pending: Pending, vectors: np.ndarray,
     """The writer job storing a batch: vectors, piece vectors, sentences, and which
     observations are done."""
     def job(tx: WriteTx) -> int:
-        tx.conn.executemany(
-            "INSERT OR IGNORE INTO embeddings(content_hash, model, dim, vector) VALUES (?,?,?,?)",
-            [(h, model, dim, v.astype(np.float32).tobytes()) for h, v in zip(pending.hashes, vectors)])
+        insert_embeddings(tx.conn, model, dim,
+                          [(h, v.astype(np.float32).tobytes()) for h, v in zip(pending.hashes, vectors)])
         for pieces in tokens:
             late_interaction.store(tx.conn, model, pieces)
         tx.conn.executemany(

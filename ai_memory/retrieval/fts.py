@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ai_memory.core.readable import readable
-from ai_memory.core.terms import STOPWORDS, is_stopword, query_words, token_terms
+from ai_memory.core.terms import STOPWORDS, is_stopword, named_segments, query_words, token_terms
 
 __all__ = ["STOPWORDS", "FtsHit", "TermStats", "is_content_word", "make_snippet", "match_expression",
            "page_term_stats", "query_terms", "query_words", "search_observations", "search_pages", "snippet_of"]
@@ -84,10 +84,15 @@ def snippet_of(text: str, words: list[str], width: int = 160) -> dict[str, Any]:
 def query_terms(text: str) -> list[str]:
     """The query's distinct search terms, analysed as the index is: stopwords and lone letters
     dropped unless nothing else is left (a possessive's "s" too: it matches nearly every
-    text and only adds noise to BM25); digits stay ("1 May")."""
+    text and only adds noise to BM25); a dotted path also gives the names it is made of,
+    whole; digits stay ("1 May")."""
     out: dict[str, None] = {}
     for word in query_words(text):
-        out.update(dict.fromkeys(token_terms(word)))
+        whole, *parts = token_terms(word)
+        # A dotted path names what the code defines and calls: yarl.URL.is_default_port is
+        # looked for as is_default_port too, the way the code writes it. (A name's stopword
+        # parts stay: the "with" of with_name tells it from the other methods on names.)
+        out.update(dict.fromkeys([whole, *named_segments(word), *parts]))
     return list(out)[:32]
 
 

@@ -18,6 +18,7 @@ from ai_memory.core.events import EventKind
 from ai_memory.core.names import project_name
 from ai_memory.core.page import GLOBAL_PROJECT, MEMORY_KINDS
 from ai_memory.core.timeexpr import parse_ranges, without_dates
+from ai_memory.core.users import visible_to
 from ai_memory.embed.model import Embedder, Tokens
 from ai_memory.retrieval import late_interaction, rerank
 from ai_memory.retrieval.features import FEATURES, FORMULA, Candidate, Feature, combine
@@ -97,7 +98,7 @@ def in_scope(row: dict[str, Any], query: Query, projects: frozenset[str] | None,
     scope = fm.get("scope") or ("_global" if row["project"] == GLOBAL_PROJECT else "project")
     if query.scope and scope != query.scope:
         return False
-    if scope == "private" and fm.get("owner") != query.owner:  # as in SQL: no owner, nobody's
+    if not visible_to(query.owner, scope, fm.get("owner")):
         return False
     if row.get("superseded_by") and not query.include_superseded:
         return False

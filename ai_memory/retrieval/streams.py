@@ -120,6 +120,35 @@ def _resolve_targets(conn: sqlite3.Connection, target: str) -> list[int]:
     return [int(r[0]) for r in rows]
 
 
+def _names_of(path: str, title: str | None) -> set[str]:
+    """The link targets that mean this page: its path (with and without .md), stem, title,
+    and the cross-project form ``project:rest``."""
+    stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+    project = path.split("/", 1)[0]
+    names = {path, path.removesuffix(".md"), stem, f"{project}:{path.split('/', 1)[-1].removesuffix('.md')}"}
+    return names | ({title} if title else set())
+
+
+def page_links(conn: sqlite3.Connection, page_id: int) -> dict[str, list[dict[str, Any]]]:
+    """The pages a page links to (each target with what it resolves to) and the pages linking to
+    it, resolved as the graph stream resolves them."""
+    row = conn.execute("SELECT path, title FROM pages WHERE id = ?", (page_id,)).fetchone()
+    if row is None:
+        return {"links": [], "backlinks": []}
+    out = []
+    for target, kind in conn.execute("SELECT target, kind FROM links WHERE src_id = ? ORDER BY target", (page_id,)):
+        ids = [i for i in _resolve_targets(conn, target) if i != page_id]
+        paths = [str(r[0]) for r in conn.execute(
+            f"SELECT path FROM pages WHERE id IN ({','.join('?' * len(ids))})", ids)] if ids else []
+        out.append({"target": target, "kind": kind, "paths": paths})
+    names = _names_of(row["path"], row["title"])
+    back = conn.execute(
+        f"SELECT DISTINCT p.path, p.title, l.kind FROM links l JOIN pages p ON p.id = l.src_id"
+        f" WHERE l.target IN ({','.join('?' * len(names))}) AND l.src_id != ? ORDER BY p.path",
+        [*names, page_id]).fetchall()
+    return {"links": out, "backlinks": [{"path": r[0], "title": r[1], "kind": r[2]} for r in back]}
+
+
 def graph_stream(conn: sqlite3.Connection, seeds: list[int], limit: int = 50) -> Stream:
     """One hop over links and typed relations from the best seeds, both directions."""
     stream = Stream("graph")
@@ -134,10 +163,7 @@ def graph_stream(conn: sqlite3.Connection, seeds: list[int], limit: int = 50) ->
                 if page_id != seed:
                     score, kinds = found.get(page_id, (0.0, []))
                     found[page_id] = (score + weight, kinds + [f"{kind}->"])
-        stem = row["path"].rsplit("/", 1)[-1].removesuffix(".md")
-        names = {row["path"], row["path"].removesuffix(".md"), stem, row["title"]}
-        project = row["path"].split("/", 1)[0]
-        names |= {f"{project}:{row['path'].split('/', 1)[-1].removesuffix('.md')}"}
+        names = _names_of(row["path"], row["title"])
         marks = ",".join("?" * len(names))
         for src, kind in conn.execute(f"SELECT src_id, kind FROM links WHERE target IN ({marks})", list(names)):
             if src != seed:

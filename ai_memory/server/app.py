@@ -1,8 +1,9 @@
-"""The aiohttp application: middlewares, routes, and the runtime as a cleanup context."""
+"""The aiohttp application: middlewares, routes, and the runtime's parts as a cleanup context."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
 
 from aiohttp import web
 
@@ -13,24 +14,32 @@ from ai_memory.server import routes_retention
 from ai_memory.server import routes_lint
 from ai_memory.server import routes_sync
 from ai_memory.server import routes_team
+from ai_memory.server import routes_history, routes_projects
 from ai_memory.server.errors import error_middleware
-from ai_memory.server.keys import RUNTIME
+from ai_memory.server.keys import RUNTIME, UI_ACCESS, UI_VIEWS
 from ai_memory.server.security import make_security_middleware
+from ai_memory.server.ui import routes_actions, routes_login, routes_read
+from ai_memory.server.ui.access import UiAccess
+from ai_memory.server.ui.render import Views
 
 
 def create_app(runtime: Runtime) -> web.Application:
     """Build the app; the runtime starts with the app and stops (draining the writer) with it."""
     cfg = runtime.config
+    ui_access = UiAccess(runtime.users.active)
     security = make_security_middleware(
-        runtime.users, cfg.host, list(cfg.get("server.allowed_origins")),
-        bool(cfg.get("server.allow_remote")),
-        RateLimiter(float(cfg.get("server.rate_limit_per_s")), float(cfg.get("server.rate_burst"))),
+        runtime.users, cfg.host, cfg.server.allowed_origins,
+        cfg.server.allow_remote,
+        RateLimiter(cfg.server.rate_limit_per_s, cfg.server.rate_burst),
+        ui_access,
     )
     app = web.Application(
         middlewares=[error_middleware, security],
-        client_max_size=int(cfg.get("server.max_body_bytes")),
+        client_max_size=cfg.server.max_body_bytes,
     )
     app[RUNTIME] = runtime
+    app[UI_ACCESS] = ui_access
+    app[UI_VIEWS] = Views()
     app.add_routes(routes_status.routes)
     app.add_routes(routes_hooks.routes)
     app.add_routes(routes_briefing.routes)
@@ -40,12 +49,19 @@ def create_app(runtime: Runtime) -> web.Application:
     app.add_routes(routes_lint.routes)
     app.add_routes(routes_sync.routes)
     app.add_routes(routes_team.routes)
+    app.add_routes(routes_history.routes)
+    app.add_routes(routes_projects.routes)
+    for ui_routes in (routes_login.routes, routes_read.routes, routes_actions.routes):
+        app.add_routes(ui_routes)
     app.cleanup_ctx.append(_runtime_context)
     return app
 
 
 async def _runtime_context(app: web.Application) -> AsyncIterator[None]:
-    runtime = app[RUNTIME]
-    await runtime.start()
-    yield
-    await runtime.stop()
+    """Every part of the runtime, started in order and stopped in reverse. One exit stack rather
+    than an aiohttp context per part: aiohttp's runner cleans up nothing when its start-up fails,
+    and the stack undoes exactly the parts that started before the one that failed."""
+    async with AsyncExitStack() as stack:
+        for part in app[RUNTIME].parts():
+            await stack.enter_async_context(part())
+        yield

@@ -8,10 +8,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from ai_memory.core.errors import (
-    AiMemoryError, AuthError, Conflict, DiskFull, InputError, NotFound, Overloaded, PayloadTooLarge,
-    StorageError, SyncError, UnsupportedMedia,
-)
+from ai_memory.core.errors import AiMemoryError, Overloaded
 
 log = logging.getLogger(__name__)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -23,22 +20,11 @@ def error_response(status: int, error: str, detail: str | None = None,
     return web.Response(status=status, text=body, content_type="application/json", headers=headers)
 
 
-def status_of(exc: AiMemoryError) -> int:
-    """The HTTP status for each kind of error (most specific first)."""
-    for kind, status in (
-        (PayloadTooLarge, 413), (UnsupportedMedia, 415), (InputError, 400), (NotFound, 404),
-        (Conflict, 409), (AuthError, 403), (Overloaded, 429), (DiskFull, 503), (StorageError, 503), (SyncError, 502),
-    ):
-        if isinstance(exc, kind):
-            return status
-    return 500
-
-
 def from_error(exc: AiMemoryError) -> web.Response:
     headers = None
     if isinstance(exc, Overloaded):
         headers = {"Retry-After": str(max(1, round(exc.retry_after)))}
-    return error_response(status_of(exc), exc.message, exc.detail, headers, exc.fields)
+    return error_response(exc.status, exc.message, exc.detail, headers, exc.fields)
 
 
 @web.middleware

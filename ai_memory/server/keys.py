@@ -5,5 +5,9 @@ from __future__ import annotations
 from aiohttp import web
 
 from ai_memory.runtime import Runtime
+from ai_memory.server.ui.access import UiAccess
+from ai_memory.server.ui.render import Views
 
 RUNTIME = web.AppKey("runtime", Runtime)
+UI_ACCESS = web.AppKey("ui_access", UiAccess)
+UI_VIEWS = web.AppKey("ui_views", Views)

@@ -7,9 +7,9 @@ from datetime import datetime, timezone
 from aiohttp import web
 
 from ai_memory.coordination import handoffs, messages
+from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import InputError
 from ai_memory.core.memory import check_project
-from ai_memory.core.observation import utc_iso
 from ai_memory.ingest.hooks import project_of
 from ai_memory.server.audit import audit
 from ai_memory.server.body import read_json
@@ -108,7 +108,7 @@ async def get_messages(request: web.Request) -> web.Response:
     project, state = request.query.get("project"), request.query.get("state")
     if state is not None and state not in messages.STATES:
         raise InputError(f"unknown state {state!r}", detail="one of " + ", ".join(messages.STATES))
-    now = utc_iso(datetime.now(timezone.utc))
+    now = now_iso()
     found = await request.app[RUNTIME].reader.run(lambda c: list_messages(c, project=project, state=state, now=now))
     return web.json_response({"messages": found})
 

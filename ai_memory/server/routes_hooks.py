@@ -9,7 +9,6 @@ from aiohttp import web
 
 from ai_memory.core.errors import AiMemoryError, InputError, PayloadTooLarge
 from ai_memory.server.body import read_json
-from ai_memory.server.errors import status_of
 from ai_memory.server.identity import caller
 from ai_memory.server.keys import RUNTIME
 from ai_memory.ingest.hooks import ingest_event
@@ -72,7 +71,7 @@ async def _one(request: web.Request, item: Any, default_agent: str) -> dict[str,
         else:
             result = await ingest(request, item, default_agent, None, None)
     except AiMemoryError as exc:
-        out: dict[str, Any] = {"status": status_of(exc), "error": exc.message, "detail": exc.detail}
+        out: dict[str, Any] = {"status": exc.status, "error": exc.message, "detail": exc.detail}
         return out
     return {"status": 200 if result.duplicate else 202, "id": result.id, "duplicate": result.duplicate}
 

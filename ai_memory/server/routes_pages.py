@@ -4,25 +4,26 @@
 from __future__ import annotations
 
 import dataclasses
-from datetime import date, datetime, timezone
+from datetime import date
 
 from aiohttp import web
 
+from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import InputError, NotFound
 from ai_memory.core.memory import parse_draft
-from ai_memory.core.observation import parse_timestamp, utc_iso
+from ai_memory.core.observation import parse_timestamp
 from ai_memory.retrieval.search import KIND_TYPES, Query
 from ai_memory.server.audit import audit
 from ai_memory.server.body import query_limit, read_json
 from ai_memory.server.identity import caller, require_admin
 from ai_memory.server.keys import RUNTIME
+from ai_memory.store.history import page_versions
 from ai_memory.store.memories import find_page, lineage
 from ai_memory.store.meta import memory_meta
-from ai_memory.store.observations import session_exists
 from ai_memory.store.pages import get_page
 from ai_memory.store.recent import recent as recent_rows
 from ai_memory.store.users import hidden_page_paths
-from ai_memory.wiki.files import is_page_path
+from ai_memory.wiki import page_access as pages
 
 routes = web.RouteTableDef()
 # Bounds on what one search may carry: 100,000 projects once cost 13-23 s of CPU.
@@ -101,27 +102,57 @@ async def query(request: web.Request) -> web.Response:
     return web.json_response(found)
 
 
+# The page and its history as the web view reads them, with the visibility rule of read_page.
+def visible_page(conn, ref: str, owner: str) -> tuple[dict | None, list[dict], set[str]]:
+    """(the page by path or id, its lineage, the paths hidden from ``owner``): another user's
+    private page does not exist for this caller, nor does a link to it in the lineage."""
+    found = get_page(conn, ref)
+    if found is None:
+        match = find_page(conn, ref)
+        found = get_page(conn, match["path"]) if match else None
+    hidden = hidden_page_paths(conn, owner)
+    if found is None or found["path"] in hidden:
+        return None, [], hidden
+    chain = [link for link in lineage(conn, found["path"]) if link["path"] not in hidden]
+    return found, chain if len(chain) > 1 else [], hidden
+
+
+def visible_history(conn, ref: str, owner: str, limit: int) -> tuple[dict | None, list[dict]]:
+    """The page and its versions from git's history, those ``owner`` may see (a version that
+    was another user's private page is left out)."""
+    page, _, _ = visible_page(conn, ref, owner)
+    if page is None:
+        return None, []
+    versions = [v for v in page_versions(conn, page["path"], limit)
+                if v["scope"] != "private" or v["owner"] == owner]
+    return page, versions
+
+
+@routes.post("/v1/pages/pin")
+async def pin_page(request: web.Request) -> web.Response:
+    """{path or id, pinned}: pin a page (the forget sweep keeps it, the briefing lists a pinned
+    rule or decision) or unpin it; the page's frontmatter changes, in git like any edit."""
+    body = await read_json(request)
+    if not isinstance(body, dict):
+        raise InputError("body must be a JSON object", detail='{"path": "acme-api/rules/x.md", "pinned": true}')
+    ref, pinned = body.get("path") or body.get("id"), body.get("pinned", True)
+    if not isinstance(ref, str) or not ref.strip():
+        raise InputError("missing path or id", detail="the page's wiki path or memory id")
+    if not isinstance(pinned, bool):
+        raise InputError("pinned must be true or false")
+    who = caller(request, body)
+    done = await request.app[RUNTIME].memories.set_pinned(ref, pinned, who)
+    await audit(request, who, "pin" if pinned else "unpin", done["path"])
+    return web.json_response(done)
+
+
 @routes.get("/v1/pages")
 async def read_page(request: web.Request) -> web.Response:
     """?path= or ?id= → the page's index row, with its lineage of corrections."""
     ref = request.query.get("path") or request.query.get("id")
     if not ref:
         raise InputError("missing path or id", detail="pass ?path=<project>/<family>/<page>.md or ?id=<memory id>")
-    owner = caller(request)
-
-    def read(conn):
-        found = get_page(conn, ref)
-        if found is None:
-            match = find_page(conn, ref)
-            found = get_page(conn, match["path"]) if match else None
-        hidden = hidden_page_paths(conn, owner)  # another user's private page does not exist for this caller
-        if found is None or found["path"] in hidden:
-            return None, []
-        return found, [link for link in lineage(conn, found["path"]) if link["path"] not in hidden]
-
-    page, chain = await request.app[RUNTIME].reader.run(read)
-    if page is None:
-        raise NotFound("no such page", detail=ref)
+    page, chain = await pages.read_page(request.app[RUNTIME].reader, ref, caller(request))
     return web.json_response({**page, "lineage": chain if len(chain) > 1 else []})
 
 
@@ -144,15 +175,8 @@ async def delete_page(request: web.Request) -> web.Response:
     ref = request.query.get("path") or request.query.get("id")
     if not ref:
         raise InputError("missing path or id", detail="pass ?path=<project>/<family>/<page>.md or ?id=<memory id>")
-    runtime = request.app[RUNTIME]
     who = caller(request)
-    found = await runtime.reader.run(lambda c: find_page(c, ref))
-    hidden = found is not None and found["scope"] == "private" and found["owner"] != who
-    if found is None or hidden or not is_page_path(found["path"]):
-        raise NotFound("no such page", detail=ref)
-    removed = await runtime.wiki.delete_page(found["path"], f"delete {found['path']} by {who}")
-    if not removed:
-        raise NotFound("the page file is already gone", detail=found["path"])
+    found = await pages.delete_page(request.app[RUNTIME].wiki, ref, who)
     await audit(request, who, "delete", found["path"], found["uid"] or "")
     return web.json_response({"deleted": found["path"], "id": found["uid"]})
 
@@ -162,7 +186,7 @@ async def recent(request: web.Request) -> web.Response:
     """?project=&limit=: the newest pages and sessions."""
     limit = query_limit(request, 10, 100)
     project, owner = request.query.get("project"), caller(request)
-    now = utc_iso(datetime.now(timezone.utc))
+    now = now_iso()
     found = await request.app[RUNTIME].reader.run(
         lambda c: recent_rows(c, project=project, limit=limit, owner=owner, now=now))
     return web.json_response(found)
@@ -171,18 +195,15 @@ async def recent(request: web.Request) -> web.Response:
 @routes.get("/v1/meta")
 async def meta(request: web.Request) -> web.Response:
     project, owner = request.query.get("project"), caller(request)
-    now = utc_iso(datetime.now(timezone.utc))
+    now = now_iso()
     found = await request.app[RUNTIME].reader.run(lambda c: memory_meta(c, project=project, owner=owner, now=now))
     return web.json_response(found)
 
 
 @routes.post("/v1/sessions/{session_id}/finalize")
 async def finalize(request: web.Request) -> web.Response:
-    runtime = request.app[RUNTIME]
     session_id = request.match_info["session_id"]
-    if not await runtime.reader.run(lambda c: session_exists(c, session_id)):
-        raise NotFound("no such session", detail=session_id)
-    path = await runtime.sessions.finalize(session_id)
+    path = await request.app[RUNTIME].sessions.finalize_known(session_id)
     if path:
         await audit(request, caller(request), "session.finalize", path, session_id)
     return web.json_response({"session_id": session_id, "page": path})

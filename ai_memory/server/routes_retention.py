@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import Any
 
 from aiohttp import web
 
-from ai_memory.core.errors import InputError, NotFound
+from ai_memory.core.errors import InputError
 from ai_memory.core.retention import FEEDBACK_DELTAS
+from ai_memory.runtime import Runtime
 from ai_memory.server.audit import audit
 from ai_memory.server.body import query_limit, read_json
 from ai_memory.server.identity import caller, require_admin
 from ai_memory.server.keys import RUNTIME
-from ai_memory.store.forgetting import give_feedback, list_tombstones, stamp
-from ai_memory.store.memories import find_page
+from ai_memory.store.forgetting import list_tombstones
+from ai_memory.wiki.page_access import feedback_on
 
 routes = web.RouteTableDef()
 
@@ -59,12 +59,7 @@ async def feedback(request: web.Request) -> web.Response:
         raise InputError("missing path or id", detail="the page's wiki path or memory id")
     if not isinstance(signal, str) or signal not in FEEDBACK_DELTAS:
         raise InputError("signal must be one of " + ", ".join(FEEDBACK_DELTAS), detail=str(signal)[:40])
-    runtime = request.app[RUNTIME]
     who = caller(request, body)
-    found = await runtime.reader.run(lambda c: find_page(c, ref))
-    if found is None or (found["scope"] == "private" and found["owner"] != who):
-        raise NotFound("no such page", detail=ref[:200])
-    when = stamp(datetime.now(timezone.utc))
-    result = await runtime.writer.submit(give_feedback(found["path"], signal, when))
+    found, result = await feedback_on(request.app[RUNTIME].wiki, ref, signal, who)
     await audit(request, who, "feedback", found["path"], str(signal))
     return web.json_response({**result, "id": found["uid"]})

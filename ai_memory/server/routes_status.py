@@ -10,6 +10,7 @@ from aiohttp import web
 
 import ai_memory
 from ai_memory.core.errors import NotFound
+from ai_memory.runtime import Runtime
 from ai_memory.server.keys import RUNTIME
 from ai_memory.store.pages import broken_pages, page_count
 from ai_memory.store.observations import agents_last_seen, counts, session_exists, session_observations
@@ -25,7 +26,11 @@ async def health(request: web.Request) -> web.Response:
 
 @routes.get("/status")
 async def status(request: web.Request) -> web.Response:
-    runtime = request.app[RUNTIME]
+    return web.json_response(await status_report(request.app[RUNTIME]))
+
+
+async def status_report(runtime: Runtime) -> dict:
+    """What the daemon says of itself: counts, agents, embeddings, wiki, spool, workers, writer."""
     stats = runtime.writer.stats
     numbers = await runtime.reader.run(counts)
     agents = await runtime.reader.run(agents_last_seen)
@@ -33,7 +38,7 @@ async def status(request: web.Request) -> web.Response:
     broken = await runtime.reader.run(broken_pages)
     wiki_dir = runtime.config.sub("wiki")
     blocked = await runtime.reader.run(lambda c: blocked_indexes(c, wiki_dir))
-    return web.json_response({
+    return {
         "version": ai_memory.__version__,
         "python": platform.python_version(),
         "sqlite": sqlite3.sqlite_version,
@@ -47,6 +52,7 @@ async def status(request: web.Request) -> web.Response:
                  "sessions_compiled": runtime.sessions.compiled, "symlinks": runtime.wiki.symlinks,
                  "git": runtime.wiki.committer.describe()},
         "spool": runtime.spool.as_dict(),
+        "llm": await runtime.llm.describe() if runtime.llm else {"enabled": False},
         "query_workers": runtime.model_worker.describe() if runtime.model_worker else {"configured": 0},
         "writer": {
             "queue_depth": runtime.writer.depth,
@@ -56,7 +62,7 @@ async def status(request: web.Request) -> web.Response:
             "failed_batches": stats.failed_batches,
             "last_error": stats.last_error,
         },
-    })
+    }
 
 
 @routes.get("/v1/sessions/{session_id}/observations")

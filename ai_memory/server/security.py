@@ -1,5 +1,9 @@
 """Who may call the API: bearer token (the admin's or a team user's), Host and Origin checks
-(DNS-rebinding and CSRF guard), and the per-token rate limit."""
+(DNS-rebinding and CSRF guard), and the per-token rate limit.
+
+The web view (``/ui/``) takes no bearer token: its user comes from the session cookie
+(``ui.access``), every POST there must carry the session's CSRF token, and the daemon's own
+origin counts as allowed once the Host is known to be this daemon."""
 
 from __future__ import annotations
 
@@ -9,11 +13,16 @@ import time
 from aiohttp import web
 
 from ai_memory.coordination.users import Users
+from ai_memory.core.errors import AuthError, Overloaded, TokenRefused
 from ai_memory.core.ratelimit import RateLimiter
 from ai_memory.core.users import ADMIN
 from ai_memory.server.errors import Handler, error_response
+from ai_memory.server.ui.access import COOKIE, UiAccess, csrf_ok
 
 OPEN_PATHS = frozenset({"/health"})
+UI_PREFIX = "/ui"
+UI_OPEN_PATHS = frozenset({"/ui/login"})
+SAFE_METHODS = frozenset({"GET", "HEAD"})
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
 
@@ -28,35 +37,67 @@ def _bearer(request: web.Request) -> str:
     return token.strip() if scheme == "Bearer" else ""
 
 
+def is_ui_path(path: str) -> bool:
+    return path == UI_PREFIX or path.startswith(UI_PREFIX + "/")
+
+
 def make_security_middleware(users: Users, bound_host: str, allowed_origins: list[str],
-                             allow_remote: bool, limiter: RateLimiter):
-    """A middleware enforcing Host/Origin on every request, and a known token and the rate limit
-    on all but /health; it sets ``request["user"]`` (``local`` for the admin token)."""
+                             allow_remote: bool, limiter: RateLimiter, ui: UiAccess):
+    """A middleware enforcing Host/Origin on every request, and a known token (or, under /ui/, a
+    session cookie and a CSRF token) and the rate limit on all but /health; it sets
+    ``request["user"]`` (``local`` for the admin token)."""
     allowed_hosts = set(LOOPBACK_NAMES) | {bound_host}
     origins = {o.rstrip("/") for o in allowed_origins}
 
     @web.middleware
     async def security(request: web.Request, handler: Handler) -> web.StreamResponse:
-        origin = request.headers.get("Origin")
-        if origin is not None and origin.rstrip("/") not in origins:
-            return error_response(403, "origin not allowed", f"Origin {origin[:200]!r} is not in server.allowed_origins")
         host = _host_name(request.headers.get("Host", ""))
-        if not allow_remote and host not in allowed_hosts:
+        own_host = host in allowed_hosts
+        origin = request.headers.get("Origin")
+        own_origin = own_host and origin is not None and origin.rstrip("/") == f"{request.scheme}://{request.host}"
+        if origin is not None and origin.rstrip("/") not in origins and not own_origin:
+            return error_response(403, "origin not allowed", f"Origin {origin[:200]!r} is not in server.allowed_origins")
+        if not allow_remote and not own_host:
             return error_response(403, "host not allowed", f"Host {host[:200]!r} is not this daemon")
-        if request.path not in OPEN_PATHS:
+        if request.path in OPEN_PATHS or request.path in UI_OPEN_PATHS:
+            return await handler(request)
+        if is_ui_path(request.path):
+            refused = await _ui_identity(request, ui)
+            if refused is not None:
+                return refused
+        else:
             user = users.identify(_bearer(request))
             if user is None:  # also a revoked token: the registry dropped it at once
-                return error_response(401, "missing or wrong token",
+                return error_response(TokenRefused.status, "missing or wrong token",
                                       "send Authorization: Bearer <token> (the data dir's token, or your user token)")
-            # the admin token is the operator's own (local hooks, imports, benchmarks): the writer
-            # queue's 429 already bounds it; the limit keeps one teammate's runaway agent from
-            # starving the others
-            wait = 0.0 if user == ADMIN else limiter.take(user, time.monotonic())
-            if wait > 0:
-                return error_response(429, "rate limit exceeded", f"over server.rate_limit_per_s for {user}",
-                                      headers={"Retry-After": str(max(1, math.ceil(wait)))})
             request["user"] = user
-            await users.seen(user)
+        user = request["user"]
+        # the admin token is the operator's own (local hooks, imports, benchmarks): the writer
+        # queue's 429 already bounds it; the limit keeps one teammate's runaway agent from
+        # starving the others
+        wait = 0.0 if user == ADMIN else limiter.take(user, time.monotonic())
+        if wait > 0:
+            return error_response(429, "rate limit exceeded", f"over server.rate_limit_per_s for {user}",
+                                  headers={"Retry-After": str(max(1, math.ceil(wait)))})
+        await users.seen(user)
         return await handler(request)
 
     return security
+
+
+async def _ui_identity(request: web.Request, ui: UiAccess) -> web.StreamResponse | None:
+    """Set the user of a web-view request from its cookie; a refusal to send back otherwise."""
+    session = ui.session(request.cookies.get(COOKIE))
+    if session is None:
+        if request.method in SAFE_METHODS:
+            return web.Response(status=303, headers={"Location": "/ui/login"})
+        return error_response(401, "not logged in", "run `ai-memory ui` for a login link")
+    if request.method not in SAFE_METHODS:
+        sent = request.headers.get("X-CSRF-Token")
+        if sent is None and request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+            sent = (await request.post()).get("csrf")  # type: ignore[assignment]
+        if not csrf_ok(session, sent if isinstance(sent, str) else None):
+            return error_response(403, "missing or wrong CSRF token", "reload the page and try again")
+    request["user"] = session.user
+    request["ui_session"] = session
+    return None

@@ -25,6 +25,7 @@ from ai_memory.core.errors import ConfigError, PortInUse
 from ai_memory.datadir import ServeLock, prepare, remove_endpoint, write_endpoint
 from ai_memory.runtime import Runtime
 from ai_memory.server.app import create_app
+from ai_memory.server.asgi import AsgiMount, mount
 
 log = logging.getLogger(__name__)
 # Seconds a request still in flight at shutdown may take: a hook is acknowledged in
@@ -41,8 +42,11 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def serve(config: Config) -> None:
-    """Block serving HTTP. Raises ConfigError / DataDirLocked before binding anything."""
+def serve(config: Config, mounts: Callable[[str], list[AsgiMount]] = lambda url: []) -> None:
+    """Block serving HTTP. Raises ConfigError / DataDirLocked before binding anything.
+
+    ``mounts(url)`` are ASGI apps served beside the routes (the MCP tools at /mcp), given the
+    URL the daemon is reached at on this machine."""
     if not is_loopback(config.host) and not config.get("server.allow_remote"):
         raise ConfigError(
             f"refusing to bind {config.host}: it is not a loopback address",
@@ -59,6 +63,8 @@ def serve(config: Config) -> None:
         url = daemon_url(config.host, sockets[0].getsockname()[1])
         log.info("ai-memory serving data dir %s on %s", config.data_dir, url)
         app = create_app(Runtime.build(config))
+        for served in mounts(url):
+            mount(app, served)
         app.cleanup_ctx.append(endpoint_record(config, url))
         web.run_app(app, sock=sockets, print=None, access_log=None,
                     shutdown_timeout=SHUTDOWN_GRACE_S, handle_signals=True)

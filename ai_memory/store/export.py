@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import sqlite3
 
-_VISIBLE = "(COALESCE({t}.scope, '') != 'private' OR {t}.owner = ?)"  # private: only its owner
+from ai_memory.core.users import visible_sql
 
 
 def page_rows(conn: sqlite3.Connection, after: str, limit: int, owner: str) -> list[sqlite3.Row]:
     return conn.execute(
         "SELECT p.path, p.uid, p.type, p.title, p.project, p.updated FROM pages p"
-        f" WHERE p.path > ? AND {_VISIBLE.format(t='p')} ORDER BY p.path LIMIT ?",
+        f" WHERE p.path > ? AND {visible_sql('p')} ORDER BY p.path LIMIT ?",
         (after, owner, limit)).fetchall()
 
 
@@ -22,6 +22,6 @@ def tombstone_rows(conn: sqlite3.Connection, after: str, limit: int, owner: str)
     """Tombstones of paths that hold no page now (a page written again after a removal is live)."""
     return conn.execute(
         "SELECT t.path, t.uid, t.type, t.title, t.project, t.reason, t.removed_at, t.git_commit, t.content_hash"
-        f" FROM tombstones t WHERE t.path > ? AND {_VISIBLE.format(t='t')}"
+        f" FROM tombstones t WHERE t.path > ? AND {visible_sql('t')}"
         " AND NOT EXISTS (SELECT 1 FROM pages p WHERE p.path = t.path) ORDER BY t.path LIMIT ?",
         (after, owner, limit)).fetchall()

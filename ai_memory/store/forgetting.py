@@ -35,10 +35,6 @@ class Candidate:
     ownership: tuple[str | None, str | None, str | None] = (None, None, None)  # (id, scope, owner), read at planning
 
 
-def stamp(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 def candidates(conn: sqlite3.Connection) -> list[Candidate]:
     """Pages that could go: unpinned, and decaying by tier or carrying an expiry (the rest stay
     whatever their score, so they are not even read)."""

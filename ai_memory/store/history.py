@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ai_memory.core.page import ParsedPage
 from ai_memory.store.fts_rows import index_page_version
@@ -83,3 +84,12 @@ def replay(versions: Iterable[Version]) -> set[tuple[str, str, str, str | None]]
         if page is not None:
             mine.append([version.path, page.content_hash, version.when, None])
     return {tuple(row) for found in rows.values() for row in found}  # type: ignore[misc]
+
+
+def page_versions(conn: sqlite3.Connection, path: str, limit: int = 50) -> list[dict[str, Any]]:
+    """A page's versions from git's history, newest first: when each became true and stopped
+    being, its title, body and owner (for the visibility check of the caller)."""
+    rows = conn.execute(
+        "SELECT valid_from, valid_to, title, summary, body, content_hash, superseded_by, scope, owner"
+        " FROM page_history WHERE path = ? ORDER BY valid_from DESC, id DESC LIMIT ?", (path, limit)).fetchall()
+    return [dict(r) for r in rows]

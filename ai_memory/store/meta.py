@@ -25,10 +25,10 @@ def memory_meta(conn: sqlite3.Connection, *, project: str | None, owner: str, no
     expired = conn.execute(f"SELECT COUNT(*) FROM pages WHERE {where} AND superseded_by IS NULL"
                            " AND expires_at IS NOT NULL AND expires_at <= ?", (*args, now)).fetchone()[0]
     return {"project": project, "counts": counts, "superseded": superseded, "expired": expired,
-            "projects": _projects(conn), "agents": _agents(conn, project)}
+            "projects": projects(conn), "agents": _agents(conn, project)}
 
 
-def _projects(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+def projects(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     """Every project with its page and session counts and last activity, most recent first.
     A folder of a person's notes, with no page ai-memory wrote and no session, is no project."""
     found: dict[str, dict[str, Any]] = {}

@@ -419,6 +419,30 @@ MIGRATIONS: tuple[tuple[int, str, str | Callable[[sqlite3.Connection], None]], .
         "full-text indexes hold analysed terms (identifiers whole and split, one stemmer with the reranker)",
         fts_rows.rebuild,
     ),
+    (
+        17,
+        "the queue of LLM consolidation jobs: one per session, leased by the one worker",
+        """
+        CREATE TABLE llm_jobs (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL UNIQUE,
+            page_path TEXT NOT NULL,
+            page_sha256 TEXT NOT NULL,
+            written_sha256 TEXT,
+            state TEXT NOT NULL CHECK (state IN ('pending', 'running', 'done', 'failed')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            not_before TEXT NOT NULL,
+            lease_token TEXT,
+            lease_until TEXT,
+            last_error TEXT,
+            proposal TEXT,
+            outcome TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX llm_jobs_due ON llm_jobs(state, not_before);
+        """,
+    ),
 )
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 from ai_memory.core.events import EventKind
@@ -140,5 +139,20 @@ def session_exists(conn: sqlite3.Connection, session_id: str) -> bool:
     return conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is not None
 
 
-def now_iso() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+def mark_compiled(conn: sqlite3.Connection, session_id: str, compiled_at: str, page_path: str | None = None) -> None:
+    """The session was compiled up to ``compiled_at`` (into ``page_path``, when worth a page)."""
+    if page_path is None:
+        conn.execute("UPDATE sessions SET compiled_at = ? WHERE id = ?", (compiled_at, session_id))
+    else:
+        conn.execute("UPDATE sessions SET page_path = ?, compiled_at = ? WHERE id = ?",
+                     (page_path, compiled_at, session_id))
+
+
+def sessions_to_compile(conn: sqlite3.Connection, cutoff: str, limit: int = 100) -> list[str]:
+    """Sessions that stopped before ``cutoff`` and changed since their last compile, oldest first."""
+    return [r[0] for r in conn.execute(
+        "SELECT s.id FROM sessions s WHERE s.last_event_at < ?"
+        " AND (s.compiled_at IS NULL OR s.compiled_at < s.last_event_at)"
+        " AND EXISTS (SELECT 1 FROM observations o WHERE o.session_id = s.id"
+        "             AND o.event IN ('stop', 'session-end'))"
+        " ORDER BY s.last_event_at LIMIT ?", (cutoff, limit))]

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 from ai_memory.core.chunks import chunk_text, text_hash
+from ai_memory.core.clock import now_iso
 from ai_memory.core.entities import extract_entities, normalize_entity
 from ai_memory.core.memory import correction_hides, normalized_hash
 from ai_memory.core.page import GLOBAL_PROJECT, ParsedPage
@@ -29,10 +29,6 @@ class FileState:
     content_hash: str
     mtime_ns: int
     size: int
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _text(value: Any) -> str | None:
@@ -53,7 +49,7 @@ def index_page_rows(conn: sqlite3.Connection, page: ParsedPage, mtime_ns: int, s
             _text(meta.get("created")), _text(meta.get("updated")), _text(meta.get("session_id")),
             _text(meta.get("agent")), 1 if meta.get("pinned") else 0, _text(meta.get("expires_at")),
             _text(meta.get("supersedes")), _text(meta.get("superseded_by")),
-            json.dumps(page.problems), _now(),
+            json.dumps(page.problems), now_iso(),
         ),
     )
     page_id = int(cur.lastrowid)
@@ -144,6 +140,22 @@ def remove_page(path: str):
 def file_states(conn: sqlite3.Connection) -> dict[str, FileState]:
     rows = conn.execute("SELECT path, content_hash, mtime_ns, size FROM pages").fetchall()
     return {r[0]: FileState(r[1], int(r[2]), int(r[3])) for r in rows}
+
+
+def file_state(conn: sqlite3.Connection, rel: str) -> FileState | None:
+    row = conn.execute("SELECT content_hash, mtime_ns, size FROM pages WHERE path = ?", (rel,)).fetchone()
+    return None if row is None else FileState(row[0], int(row[1]), int(row[2]))
+
+
+def count_access(paths: list[str], stamp: str):
+    """The writer job counting one search hit on each page (by path in page_stats: usage is
+    not in the files, and must outlive a reindex)."""
+    def job(tx) -> None:
+        tx.conn.executemany(
+            "INSERT INTO page_stats(path, access_count, last_access_at) VALUES (?, 1, ?)"
+            " ON CONFLICT(path) DO UPDATE SET access_count = access_count + 1, last_access_at = excluded.last_access_at",
+            [(path, stamp) for path in paths])
+    return job
 
 
 def broken_pages(conn: sqlite3.Connection) -> list[dict[str, Any]]:

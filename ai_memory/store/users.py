@@ -9,6 +9,7 @@ import sqlite3
 from typing import Any
 
 from ai_memory.core.errors import Conflict, NotFound
+from ai_memory.core.users import visible_sql
 from ai_memory.store.ledger import user_record
 from ai_memory.store.writer import WriteTx
 
@@ -68,6 +69,5 @@ def active_token_hashes(conn: sqlite3.Connection) -> dict[str, str]:
 
 def hidden_page_paths(conn: sqlite3.Connection, owner: str) -> set[str]:
     """Paths of private pages ``owner`` may not see (for outputs that list pages, such as lint)."""
-    rows = conn.execute("SELECT path FROM pages WHERE scope = 'private' AND (owner IS NULL OR owner != ?)",
-                        (owner,)).fetchall()
+    rows = conn.execute(f"SELECT path FROM pages WHERE NOT {visible_sql()}", (owner,)).fetchall()
     return {str(r[0]) for r in rows}

@@ -78,14 +78,11 @@ class Writer:
         *,
         queue_size: int = 1024,
         max_batch: int = 256,
-        commit_delay_s: float = 0.0,
     ) -> None:
         self._db_path = db_path
         self._journal = RawJournal(raw_dir) if raw_dir is not None else None
         self._queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=queue_size)
         self._max_batch = max_batch
-        # Only for benchmarks: simulates a slow fsync inside every commit.
-        self._commit_delay_s = commit_delay_s
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ai-memory-writer")
         self._conn: sqlite3.Connection | None = None
         self._pump: asyncio.Task[None] | None = None
@@ -186,8 +183,6 @@ class Writer:
             if self._journal is not None:
                 self._journal.append(records)
                 journaled = True
-            if self._commit_delay_s:
-                time.sleep(self._commit_delay_s)
             conn.execute("COMMIT")
         except (sqlite3.Error, OSError, DiskFull) as exc:
             if journaled and self._journal is not None:  # it holds committed batches only: take this one out
@@ -232,7 +227,7 @@ def _is_disk_full(exc: BaseException) -> bool:
     if isinstance(exc, OSError):
         return exc.errno in (errno.ENOSPC, errno.EDQUOT)
     if isinstance(exc, sqlite3.Error):
-        return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "full" in str(exc).lower()
+        return getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_FULL  # the primary code of an extended one
     return False
 
 

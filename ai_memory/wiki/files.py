@@ -200,8 +200,3 @@ def atomic_write(wiki_dir: Path, rel: str, data: bytes) -> os.stat_result:
         if parent >= 0:
             os.close(parent)
 
-
-def safe_segment(text: str, fallback: str = "untitled") -> str:
-    """A path segment from any text: lower case, [a-z0-9._-], no leading dots."""
-    cleaned = re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-.")
-    return cleaned[:80] or fallback

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ai_memory.config import Config
+from ai_memory.core.clock import utc_iso
 from ai_memory.core.page import content_hash
 from ai_memory.core.retention import RetentionParams, Verdict, judge
 from ai_memory.store import forgetting as rows
@@ -52,7 +53,7 @@ class SweepReport:
     git_commit: str | None = None
 
     def as_json(self) -> dict[str, Any]:
-        return {"dry_run": self.dry_run, "now": rows.stamp(self.now),
+        return {"dry_run": self.dry_run, "now": utc_iso(self.now),
                 "removed": [r.as_json() for r in self.removed], "skipped": self.skipped,
                 "purged_tombstones": self.purged, "git_commit": self.git_commit,
                 "params": {"lambda": self.params.lam, "sigma": self.params.sigma, "mu": self.params.mu,
@@ -79,7 +80,7 @@ class Forgetter:
         moment = now or datetime.now(timezone.utc)
         report = SweepReport(dry_run, moment, self.params)
         report.removed = await self.plan(moment)
-        cutoff = rows.stamp(moment - timedelta(days=self.params.purge_days))
+        cutoff = utc_iso(moment - timedelta(days=self.params.purge_days))
         report.purged = await self.wiki.reader.run(lambda c: rows.expired_tombstones(c, cutoff))
         if dry_run:
             return report
@@ -110,7 +111,7 @@ class Forgetter:
             return
         removed = report.removed
         await self.wiki.writer.submit_wait(rows.bury([(r.candidate, r.verdict.reason) for r in removed],
-                                                     rows.stamp(report.now)))
+                                                     utc_iso(report.now)))
         await self.wiki.refresh_indexes({r.candidate.facts.path.split("/", 1)[0] for r in removed
                                          if "/" in r.candidate.facts.path})
         report.git_commit = await self._commit(removed)

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pygit2
 
+from ai_memory.wiki.gitcli import HARDENED
+
 FSCK_TIMEOUT_S = 300.0
 MAX_PROBLEMS = 20
 
@@ -41,7 +43,7 @@ def fsck(wiki_dir: Path, *, prefer_git: bool = True) -> FsckResult:
 def _git_fsck(git: str, wiki_dir: Path) -> FsckResult:
     # --no-dangling: objects left by an interrupted write are harmless, not damage.
     try:
-        done = subprocess.run([git, "-C", str(wiki_dir), "fsck", "--full", "--no-dangling", "--no-progress"],
+        done = subprocess.run([git, *HARDENED, "-C", str(wiki_dir), "fsck", "--full", "--no-dangling", "--no-progress"],
                               capture_output=True, text=True, timeout=FSCK_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return FsckResult(False, "git fsck", [f"git fsck did not finish within {FSCK_TIMEOUT_S:.0f} s"])

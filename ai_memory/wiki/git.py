@@ -10,13 +10,13 @@ import asyncio
 import logging
 import threading
 import time
-from datetime import datetime, timezone
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
 import pygit2
 
+from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import StorageError
 from ai_memory.wiki.files import file_kind, is_page_path
 from ai_memory.wiki.git_repair import repair
@@ -55,7 +55,7 @@ def commit_all(wiki_dir: Path, message: str) -> str | None:
     body = "\n".join(f"- {p}" for p in changed[:200])
     more = f"\n- ... and {len(changed) - 200} more" if len(changed) > 200 else ""
     # git keeps whole seconds; the trailer keeps the moment, for the page history (wiki.history)
-    at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    at = now_iso()
     oid = repo.create_commit("HEAD", sig, sig, f"{message}\n\n{body}{more}\n\n{TIME_TRAILER}: {at}\n", tree, parents)
     return str(oid)
 

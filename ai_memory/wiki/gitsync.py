@@ -13,7 +13,9 @@ The merge is a three-way merge at file granularity over (merge base, ours, their
   ``<name>.conflict-<their commit>-<UTC time>.md`` (lint reports it): never a lost edit,
   never markers inside a page;
 - a deletion against an edit keeps the edit;
-- a generated file (``index.md``) keeps ours: it is rewritten from the index right after.
+- a generated ``index.md`` keeps ours: it is rewritten from the index right after. Theirs is
+  dropped only when it too is a generated one (derived, nothing to lose); a hand-written
+  ``index.md`` is a page like any other and becomes a conflict copy, never overwritten.
 
 History is only ever added to: a merge commit with both parents, or a fast-forward when ours
 is already in theirs. Nothing is force-pushed (no ``+`` in any push refspec, no ``--force``).
@@ -31,6 +33,7 @@ import signal
 import stat
 import subprocess
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -40,6 +43,7 @@ from ai_memory.core.errors import SyncError
 from ai_memory.wiki.files import GENERATED, atomic_write, lstat_file, read_file, unlink_file, unsafe_part
 from ai_memory.wiki.git import commit_all
 from ai_memory.wiki.gitcli import HARDENED, check_remote
+from ai_memory.wiki.project_index import written_by_us
 from ai_memory.wiki.repo import ensure_repo, signature
 
 TRACKING_REF = "refs/remotes/ai-memory-sync/{branch}"
@@ -133,7 +137,8 @@ def commit_and_merge(wiki_dir: Path, theirs: str | None, now: datetime | None = 
     for path, (_, mode) in their.items():
         check_entry(path, mode)  # before anything is written: one bad entry refuses the merge
     stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%d-%H%M%S")
-    merged, conflicts = merge_files(base, mine, their, f"{str(other.id)[:8]}-{stamp}")
+    merged, conflicts = merge_files(base, mine, their, f"{str(other.id)[:8]}-{stamp}",
+                                    derived=lambda path, entry: _generated(repo, path, entry))
     outcome = _apply(repo, wiki_dir, mine, merged)
     outcome.conflicts = conflicts
     fast_forward = base_id == ours.id and merged == their
@@ -142,9 +147,13 @@ def commit_and_merge(wiki_dir: Path, theirs: str | None, now: datetime | None = 
     return outcome
 
 
-def merge_files(base: dict[str, Entry], ours: dict[str, Entry], theirs: dict[str, Entry],
-                label: str) -> tuple[dict[str, Entry], list[str]]:
-    """The merged file set, and the conflict copies it holds (pure: no repository needed)."""
+def merge_files(base: dict[str, Entry], ours: dict[str, Entry], theirs: dict[str, Entry], label: str,
+                derived: Callable[[str, Entry], bool] = lambda path, entry: False,
+                ) -> tuple[dict[str, Entry], list[str]]:
+    """The merged file set, and the conflict copies it holds (pure: no repository needed).
+
+    ``derived(path, entry)`` says whether a file is one ai-memory regenerates (a generated
+    index): theirs of such a file needs no conflict copy when both sides changed it."""
     merged: dict[str, Entry] = {}
     copies: list[str] = []
     for path in sorted(set(base) | set(ours) | set(theirs)):
@@ -157,13 +166,18 @@ def merge_files(base: dict[str, Entry], ours: dict[str, Entry], theirs: dict[str
             chosen = o or t
         else:
             chosen = o
-            if path.rsplit("/", 1)[-1] not in GENERATED:  # index.md is rebuilt from the index
+            if not derived(path, t):  # a generated index is rebuilt from the index; anything else is kept
                 copy = _free_name(conflict_name(path, label), ours, theirs, merged)
                 merged[copy] = t
                 copies.append(copy)
         if chosen is not None:
             merged[path] = chosen
     return merged, copies
+
+
+def _generated(repo: pygit2.Repository, path: str, entry: Entry) -> bool:
+    """Whether a file of a tree is an index.md ai-memory generated (its frontmatter says so)."""
+    return path.rsplit("/", 1)[-1] in GENERATED and written_by_us(repo[entry[0]].data, path)
 
 
 def conflict_name(path: str, label: str) -> str:

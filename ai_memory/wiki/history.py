@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pygit2
 
+from ai_memory.core.clock import utc_from_timestamp
 from ai_memory.core.page import parse_page
 from ai_memory.store.history import Version
 from ai_memory.wiki.files import is_page_path
@@ -32,7 +32,7 @@ def commit_time(commit: pygit2.Commit) -> str:
     found = _TRAILER.search(commit.message)
     if found:
         return found.group(1)
-    return datetime.fromtimestamp(commit.commit_time, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return utc_from_timestamp(commit.commit_time)
 
 
 def new_commits(wiki_dir: Path, since: str | None) -> tuple[list[pygit2.Commit], str | None, bool]:

@@ -40,10 +40,10 @@ import sqlite3
 import time
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ai_memory.core.clock import now_iso
 from ai_memory.core.links import Vault, aliases_of
 from ai_memory.store.connection import open_read_connection
 from ai_memory.wiki.files import IGNORED_DIRS, iter_pages
@@ -111,7 +111,7 @@ class _Page:
 
 def lint(wiki_dir: Path, raw_dir: Path, db_path: Path, now: str | None = None) -> LintReport:
     """Every finding of every rule; changes nothing."""
-    now = now or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    now = now or now_iso()
     conn = open_read_connection(db_path)
     try:
         pages = _pages(conn)

@@ -106,8 +106,8 @@ def replay_journal(conn: sqlite3.Connection, raw_dir: Path, report: RebuildRepor
 
 
 def _copy_state(conn: sqlite3.Connection, old_db: Path) -> int:
-    """Handoffs, messages, page usage, tombstones, users and the audit log are not in the files:
-    carry them over from the old database."""
+    """Handoffs, messages, page usage, tombstones, users, the audit log and the LLM job queue are
+    not in the files: carry them over from the old database."""
     if not old_db.exists():
         return 0
     try:
@@ -118,7 +118,7 @@ def _copy_state(conn: sqlite3.Connection, old_db: Path) -> int:
         conn.execute("BEGIN IMMEDIATE")
         cur = conn.execute("INSERT OR IGNORE INTO handoffs SELECT * FROM old.handoffs")
         kept = cur.rowcount
-        for table in ("messages", "page_stats", "tombstones", "users", "audit"):  # state that is not in the files
+        for table in ("messages", "page_stats", "tombstones", "users", "audit", "llm_jobs"):  # not in the files
             if conn.execute("SELECT 1 FROM old.sqlite_master WHERE name = ?", (table,)).fetchone():
                 conn.execute(f"INSERT OR IGNORE INTO {table} SELECT * FROM old.{table}")
         # vectors are keyed by content hash: unchanged chunks keep theirs, nothing is re-embedded

@@ -12,15 +12,15 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import Conflict, DiskFull
 from ai_memory.core.page import ParsedPage, parse_page
-from ai_memory.store.forgetting import bury_pages, record_commit, stamp
+from ai_memory.store.forgetting import bury_pages, record_commit
 from ai_memory.store.history import history_cursor, record_versions
-from ai_memory.store.pages import FileState, file_states, index_page_rows, remove_page
+from ai_memory.store.pages import FileState, file_state, file_states, index_page_rows, remove_page
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer, WriteTx
 from ai_memory.wiki.files import atomic_write, is_link_refusal, is_page_path, iter_pages, read_file, unlink_file
@@ -109,7 +109,7 @@ class Wiki:
         if removed is False:
             raise Conflict("the page changed and is not in git yet", detail=f"{rel}: try again in a moment")
         # a tombstone, like the sweep's: export tells mirrors, and sync carries the deletion
-        await self.writer.submit_wait(bury_pages([parse_page(rel, data)], "deleted", stamp(datetime.now(timezone.utc))))
+        await self.writer.submit_wait(bury_pages([parse_page(rel, data)], "deleted", now_iso()))
         await self.refresh_indexes({rel.split("/", 1)[0]} if "/" in rel else set())
         oid = await self.committer.commit_now(reason)
         if oid:
@@ -172,7 +172,7 @@ class Wiki:
         if not is_page_path(rel):
             return "unchanged"
         if lookup:
-            states = await self.reader.run(lambda c: _state_of(c, rel))
+            states = await self.reader.run(lambda c: file_state(c, rel))
             known = states
         try:
             data, st = await asyncio.to_thread(read_file, self.dir, rel)
@@ -260,8 +260,3 @@ def _same_stat(path: Path, known: FileState) -> bool:
     except OSError:
         return False
     return st.st_mtime_ns == known.mtime_ns and st.st_size == known.size
-
-
-def _state_of(conn, rel: str) -> FileState | None:
-    row = conn.execute("SELECT content_hash, mtime_ns, size FROM pages WHERE path = ?", (rel,)).fetchone()
-    return None if row is None else FileState(row[0], int(row[1]), int(row[2]))

@@ -12,15 +12,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 from typing import Any
 
 import pygit2
 
 from ai_memory.config import Config
+from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import SyncError
 from ai_memory.core.page import parse_page
-from ai_memory.store.forgetting import bury_pages, stamp
+from ai_memory.store.forgetting import bury_pages
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer
 from ai_memory.wiki.files import is_page_path
@@ -109,7 +109,7 @@ class Syncer:
 
     async def _follow(self, outcome: MergeOutcome, report: SyncReport) -> None:
         """The index follows the files: arrivals are indexed, deletions leave tombstones."""
-        when = stamp(datetime.now(timezone.utc))
+        when = now_iso()
         for rel, data in outcome.removed.items():
             if not is_page_path(rel):
                 continue

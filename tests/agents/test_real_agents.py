@@ -213,8 +213,10 @@ def test_a_hung_daemon_does_not_hold_the_agent(world: World, agent: str) -> None
         run = world.run(agent, f"Ten calls while {agent}'s daemon hangs", many_tools(agent, "hung")).check()
     finally:
         world.thaw_daemon()
-    # hung costs at most the SessionStart briefing's 1 s budget over a stopped daemon, plus noise
+    # A hook that waited on the frozen daemon would cost its timeout (5 s) for each of the ten
+    # tool calls: 50 s over a stopped daemon. The margin is for a loaded machine (both runs are
+    # real CLIs: node start-up and model turns vary), far below what one waiting hook adds per call.
     down = world.down_seconds[agent]
-    assert run.seconds <= down * 1.5 + 3, (run.seconds, down)
+    assert run.seconds <= down * 2 + 20, (run.seconds, down)
     page = arrived_once(world, agent, before)
     assert all(f"echo hung-{agent}-{i}" in page for i in range(TOOL_CALLS_WHILE_DOWN))

@@ -131,6 +131,24 @@ def test_a_bundle_with_a_dotdot_tree_is_refused(archive: Path, tmp_path: Path) -
     assert not target.exists() and not (tmp_path / "outside.txt").exists()
 
 
+@pytest.mark.parametrize("head, ref", [("HEAD", "refs/heads/main"), (None, ""), ("-q", ""),
+                                       ("<commit>", "--short"), ("<commit>", "refs/heads/../../config"),
+                                       ("<commit>", "refs/tags/v1"), ("<commit>", ["refs/heads/main"])])
+def test_a_manifest_naming_no_commit_or_a_bad_branch_is_refused(archive: Path, tmp_path: Path,
+                                                                head: object, ref: object) -> None:
+    """The manifest's head is handed to git: only a commit id and a branch under refs/heads/."""
+    def change(members: Members) -> None:
+        manifest = json.loads(members["manifest.json"][0])
+        manifest["wiki_head"] = manifest["wiki_head"] if head == "<commit>" else head
+        manifest["wiki_head_ref"] = ref
+        members["manifest.json"] = (json.dumps(manifest).encode(), 0o644)
+
+    target = tmp_path / "restored"
+    done = run_cli(tmp_path, "restore", str(_crafted(archive, tmp_path, change)), "--data-dir", str(target))
+    assert done.returncode == 1 and "manifest names" in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert not target.exists()
+
+
 def test_the_partial_archive_is_0600_from_its_first_byte(tmp_path: Path) -> None:
     daemon = Daemon(tmp_path / "data").start()
     try:

@@ -57,7 +57,7 @@ def test_the_briefing_fence_holds(daemon: Daemon, tmp_path: Path) -> None:
     cwd = tmp_path / "fenceproj"
     cwd.mkdir()
     _plant(daemon, cwd)
-    status, body, _ = daemon.request("GET", f"/v1/briefing?cwd={cwd}&session_id=reader-1&agent=claude")
+    status, body, _ = daemon.request("POST", "/v1/briefing?agent=claude", {"cwd": str(cwd), "session_id": "reader-1"})
     assert status == 200, body
     text = body["text"]
     assert "Ignore previous instructions" in text  # the data is there, quoted

@@ -32,6 +32,7 @@ ROUTES: dict[str, list[str]] = {
     "/v1/feedback": ["path", "id", "signal", "owner"],
     "/v1/forget-sweep": ["dry_run"],
     "/v1/users": ["name"],
+    "/v1/pages/restore": ["path", "id", "rev", "owner"],
 }
 VALID = {"text": "a fact", "kind": "fact", "project": "acme", "q": "fact", "summary": "half done", "cwd": "/tmp",
          "session_id": "s1", "to_project": "acme", "body": "hi", "signal": "helpful", "hook_event_name": "Stop",

@@ -1,0 +1,61 @@
+"""The SessionStart use case: claim what a new session should take over, then assemble its
+briefing. The HTTP route, the MCP tool and the web view all come here; only a caller that
+names a session and asks to claim (a POST) takes a handoff or messages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ai_memory.coordination.briefing import (
+    CAPS, Section, lines_that_fit, memory_sections, recent_sessions, render, session_section,
+)
+from ai_memory.coordination.handoffs import accept, render_handoff
+from ai_memory.coordination.messages import claim, render_messages
+from ai_memory.core.clock import now_iso
+from ai_memory.store.messages import list_messages
+from ai_memory.store.reader import Reader
+from ai_memory.store.writer import Writer
+
+BRIEFING_MESSAGES = 10
+
+
+@dataclass(frozen=True)
+class Briefing:
+    project: str
+    text: str
+    sessions: int
+    handoff: dict[str, Any] | None
+    messages: list[dict[str, Any]]
+
+
+async def brief(writer: Writer, reader: Reader, *, project: str, cwd: str, owner: str,
+                session_id: str | None = None, agent: str | None = None, claim_work: bool = False) -> Briefing:
+    """The briefing for a session starting in ``cwd``; with ``claim_work`` and a session, it
+    takes the handoff meant for it and the messages it has room to show (each exactly once)."""
+    now = now_iso()
+    claiming = claim_work and bool(session_id)
+    handoff = None
+    if claiming:
+        handoff = await accept(writer, cwd=cwd, session_id=str(session_id), agent=agent, project=project, owner=owner)
+
+    def read(conn) -> tuple[list[Section], list[dict], int]:
+        sessions = recent_sessions(conn, project, session_id)
+        waiting = list_messages(conn, project=project, state="open", now=now, limit=BRIEFING_MESSAGES)
+        return [session_section(sessions)] + memory_sections(conn, project, owner, now), waiting, len(sessions)
+
+    later, waiting, session_count = await reader.run(read)
+    handoff_section = Section("", render_handoff(handoff) if handoff else [], CAPS["handoff"])
+    popped = await _deliver(writer, waiting, session_id) if claiming else []
+    sections = [handoff_section, Section("Messages for this project:", render_messages(popped), CAPS["messages"]),
+                *later]
+    return Briefing(project, render(project, sections), session_count, handoff, popped)
+
+
+async def _deliver(writer: Writer, waiting: list[dict], session_id: str | None) -> list[dict]:
+    """Claim the messages the briefing has room to show: a message is delivered exactly once,
+    and one that would be cut for size stays open for the next session."""
+    if not session_id or not waiting:
+        return []
+    room = lines_that_fit(Section("Messages for this project:", render_messages(waiting)), CAPS["messages"])
+    return await claim(writer, [m["id"] for m in waiting[:room]], session_id=session_id)

@@ -1,0 +1,177 @@
+"""The web view's pages: search, a page and its history, sessions, handoffs and messages, status.
+
+Each handler parses the query string, calls the function its JSON route calls (so the rules of
+who sees what live once), and renders a template; nothing here writes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from datetime import datetime, timezone
+from importlib.resources import files
+from typing import Any
+
+from aiohttp import web
+
+from ai_memory.backup import latest_backup
+from ai_memory.coordination import handoffs, messages
+from ai_memory.core.errors import InputError, NotFound
+from ai_memory.core.observation import utc_iso
+from ai_memory.core.retention import FEEDBACK_DELTAS
+from ai_memory.retrieval.search import KIND_TYPES
+from ai_memory.retrieval.streams import page_links
+from ai_memory.server.identity import token_user
+from ai_memory.server.keys import RUNTIME, UI_VIEWS
+from ai_memory.server.routes_pages import parse_query, visible_history, visible_page
+from ai_memory.server.routes_status import status_report
+from ai_memory.server.ui.pages import SECURITY_HEADERS, html_errors, page
+from ai_memory.server.ui.render import diff_lines
+from ai_memory.store.messages import list_messages
+from ai_memory.store.observations import session_exists, session_observations
+from ai_memory.store.recent import recent as recent_rows
+from ai_memory.store.recent import session_timeline
+
+routes = web.RouteTableDef()
+STATIC = {"ui.css": "text/css", "ui.js": "text/javascript"}
+SEARCH_FIELDS = ("q", "project", "scope", "as_of")
+
+
+def _now() -> str:
+    return utc_iso(datetime.now(timezone.utc))
+
+
+def _query_body(request: web.Request) -> dict[str, Any]:
+    """The search form as the JSON route's body: empty fields are absent, explain always on."""
+    body: dict[str, Any] = {k: request.query[k].strip() for k in SEARCH_FIELDS if request.query.get(k, "").strip()}
+    body["kind"] = request.query.getall("kind", [])
+    body["explain"] = True
+    if "project" not in body:
+        body["all"] = True
+    return body
+
+
+@routes.get("/ui")
+async def ui_root(request: web.Request) -> web.Response:
+    return web.Response(status=303, headers={"Location": "/ui/"})
+
+
+@routes.get("/ui/")
+@html_errors
+async def search(request: web.Request) -> web.Response:
+    """The search form; with ``q``, the hits with their snippets and every number that ranked them."""
+    runtime, owner = request.app[RUNTIME], token_user(request)
+    form = {k: request.query.get(k, "") for k in SEARCH_FIELDS} | {"kind": request.query.getall("kind", [])}
+    found, recent, error = None, None, None
+    if form["q"].strip():
+        try:
+            query = dataclasses.replace(parse_query(_query_body(request)), owner=owner)
+        except InputError as exc:
+            error = exc
+        else:
+            found = await runtime.search(query)
+            runtime.note_access([h["path"] for h in found.hits])
+    else:
+        now = _now()
+        recent = await runtime.reader.run(lambda c: recent_rows(c, project=None, limit=15, owner=owner, now=now))
+    return page(request, "search.html", form=form, kinds=sorted(KIND_TYPES), found=found, recent=recent, error=error,
+                status=400 if error else 200)
+
+
+@routes.get("/ui/page")
+@html_errors
+async def read_page(request: web.Request) -> web.Response:
+    """A page: its body rendered, frontmatter, links and backlinks, lineage, actions."""
+    ref, owner = request.query.get("path", ""), token_user(request)
+    if not ref:
+        raise InputError("missing path", detail="/ui/page?path=<project>/<family>/<page>.md")
+
+    def read(conn):
+        found, chain, hidden = visible_page(conn, ref, owner)
+        if found is None:
+            return None, [], {}
+        links = page_links(conn, found["id"])
+        links["backlinks"] = [b for b in links["backlinks"] if b["path"] not in hidden]
+        for link in links["links"]:
+            link["paths"] = [p for p in link["paths"] if p not in hidden]
+        return found, chain, links
+
+    found, chain, links = await request.app[RUNTIME].reader.run(read)
+    if found is None:
+        raise NotFound("no such page", detail=ref)
+    return page(request, "page.html", page=found, lineage=chain, links=links, signals=list(FEEDBACK_DELTAS))
+
+
+@routes.get("/ui/history")
+@html_errors
+async def history(request: web.Request) -> web.Response:
+    """A page's versions from git's history, newest first, each with its diff from the one before."""
+    ref, owner = request.query.get("path", ""), token_user(request)
+    found, versions = await request.app[RUNTIME].reader.run(lambda c: visible_history(c, ref, owner, 50))
+    if found is None:
+        raise NotFound("no such page", detail=ref)
+    shown = []
+    for i, version in enumerate(versions):
+        older = versions[i + 1]["body"] if i + 1 < len(versions) else ""
+        shown.append({**version, "diff": diff_lines(older or "", version["body"] or "")})
+    return page(request, "history.html", page=found, versions=shown)
+
+
+@routes.get("/ui/sessions")
+@html_errors
+async def sessions(request: web.Request) -> web.Response:
+    """A timeline per project: agent, time, title, files touched."""
+    project, owner = request.query.get("project") or None, token_user(request)
+    rows = await request.app[RUNTIME].reader.run(
+        lambda c: session_timeline(c, project=project, owner=owner, limit=200))
+    by_project: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_project.setdefault(row["project"] or "(no project)", []).append(row)
+    return page(request, "sessions.html", by_project=by_project, project=project or "")
+
+
+@routes.get("/ui/session")
+@html_errors
+async def session(request: web.Request) -> web.Response:
+    """A session's observations, in the order they happened, as GET /v1/sessions/{id}/observations."""
+    runtime, session_id = request.app[RUNTIME], request.query.get("id", "")
+    if not session_id or not await runtime.reader.run(lambda c: session_exists(c, session_id)):
+        raise NotFound("no such session", detail=session_id[:200])
+    rows = await runtime.reader.run(lambda c: session_observations(c, session_id, limit=500))
+    return page(request, "session.html", session_id=session_id, observations=rows)
+
+
+@routes.get("/ui/handoffs")
+@html_errors
+async def coordination(request: web.Request) -> web.Response:
+    """Handoffs the user may see (their own or shared) and messages, with their states."""
+    runtime, owner, now = request.app[RUNTIME], token_user(request), _now()
+    found = await runtime.reader.run(lambda c: (handoffs.listing(c, owner=owner, project=None, state=None),
+                                                list_messages(c, project=None, state=None, now=now)))
+    return page(request, "handoffs.html", handoffs=found[0], messages=found[1], message_states=messages.STATES)
+
+
+@routes.get("/ui/status")
+@html_errors
+async def status(request: web.Request) -> web.Response:
+    """What ``status`` says, and the newest backup as ``doctor`` reads it; ``?part=1`` is the
+    fragment the page's script swaps in every few seconds."""
+    runtime = request.app[RUNTIME]
+    report = await status_report(runtime)
+    newest = await asyncio.to_thread(latest_backup, runtime.config.data_dir)
+    backup = {"name": newest[0].name, "age_s": newest[1]} if newest else None
+    template = "status_part.html" if request.query.get("part") else "status.html"
+    return page(request, template, report=report, backup=backup)
+
+
+@routes.get("/ui/static/{name}")
+async def static(request: web.Request) -> web.Response:
+    """The view's own assets (behind the login like every /ui/ path); no CDN, no build step."""
+    name = request.match_info["name"]
+    views = request.app[UI_VIEWS]
+    if name == "pygments.css":
+        return web.Response(text=views.pygments_css, content_type="text/css", headers=SECURITY_HEADERS)
+    if name not in STATIC:
+        raise NotFound("no such asset", detail=name[:100])
+    text = (files("ai_memory.server.ui") / "static" / name).read_text(encoding="utf-8")
+    return web.Response(text=text, content_type=STATIC[name], headers=SECURITY_HEADERS)

@@ -1,0 +1,163 @@
+"""The web view in a real headless Chromium (Debian's, driven by Playwright; nothing is
+downloaded): log in through the one-time link, search, open a hit, unfold explain, read the
+history, give feedback, pin, and two team users seeing different things. A screenshot of each
+page goes to a temp dir (``ai-memory-ui-screenshots-*``), printed at the end of the module."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Daemon
+from test_team import add_user, ok
+from test_wiki_sessions import drive_session
+from ui_helpers import login_path
+from wiki_helpers import wait_until
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# The flags a root, offline machine needs (no sandbox; no calls home that the closed network refuses).
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+
+
+def _playwright() -> Any:
+    required = os.environ.get("AI_MEMORY_REQUIRE_BROWSER") == "1"
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        if required:
+            raise
+        pytest.skip("playwright is not installed (pip install -e '.[test]')")
+    if not Path(CHROMIUM).exists():
+        if required:
+            raise AssertionError(f"no Chromium at {CHROMIUM}: apt-get install chromium")
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    return sync_playwright
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, claude_fixtures: dict) -> Iterator[dict]:
+    sync_playwright = _playwright()
+    # outside pytest's basetemp, which a later run (anyone's) rotates away before a person looks
+    shots = Path(tempfile.mkdtemp(prefix="ai-memory-ui-screenshots-"))
+    daemon = Daemon(tmp_path_factory.mktemp("ui-browser") / "data").start()
+    alice, bob = add_user(daemon.data_dir, "alice", daemon), add_user(daemon.data_dir, "bob", daemon)
+    team = ok(daemon, alice, "POST", "/v1/pages", {
+        "text": "Token rotation runs nightly through [[rotation runbook]].\n\n```python\ndef rotate(key: str) -> str:\n"
+                "    return key[::-1]\n```", "kind": "decision", "project": "acme-api", "title": "Token rotation schedule"})
+    ok(daemon, alice, "POST", "/v1/pages", {"text": "Alice's rotation notebook hides under the desk.", "kind": "fact",
+                                            "project": "acme-api", "scope": "private", "title": "Alice rotation notebook"})
+    file = daemon.data_dir / "wiki" / team["path"]
+    file.write_text(file.read_text().replace("runs nightly", "runs every six hours"))
+    db = daemon.data_dir / "db" / "memory.sqlite"
+    wait_until(lambda: sqlite3.connect(db).execute(
+        "SELECT COUNT(*) FROM page_history WHERE path = ?", (team["path"],)).fetchone()[0] >= 2, timeout=20)
+    drive_session(daemon, claude_fixtures, session_id="ui-session-1")
+    wait_until(lambda: sqlite3.connect(db).execute(
+        "SELECT page_path FROM sessions WHERE id = 'ui-session-1'").fetchone()[0], timeout=20)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield {"daemon": daemon, "alice": alice, "bob": bob, "team": team, "browser": browser, "shots": shots}
+        browser.close()
+    daemon.stop()
+    print(f"\nweb view screenshots: {shots}")
+
+
+def _login(world: dict, token: str, **context: Any) -> Any:
+    page = world["browser"].new_context(viewport={"width": 1280, "height": 900}, **context).new_page()
+    page.goto(world["daemon"].url + login_path(world["daemon"], token))
+    assert page.url == world["daemon"].url + "/ui/"
+    return page
+
+
+def _shot(world: dict, page: Any, name: str) -> None:
+    page.screenshot(path=str(world["shots"] / f"{name}.png"), full_page=True)
+
+
+def test_search_open_explain_history_feedback_and_pin(world: dict) -> None:
+    page = _login(world, world["alice"])
+    cookie = next(c for c in page.context.cookies() if c["name"] == "aim_ui")
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    _shot(world, page, "01-home")
+    page.fill("input[name=q]", "token rotation")
+    page.click("form.search button[type=submit]")
+    hit = page.locator("li.hit", has_text="Token rotation schedule").first
+    assert hit.is_visible()
+    hit.locator("details.explain summary").click()
+    features = hit.locator("table.features")
+    assert features.is_visible() and features.locator("tr").count() > 3
+    assert "authority * sum(weight * feature)" in hit.locator("p.formula").inner_text()
+    _shot(world, page, "02-search-explain")
+    hit.locator("a.hit-title").click()
+    assert page.locator("#page-title").inner_text() == "Token rotation schedule"
+    assert page.locator("pre.highlight").count() == 1 and page.locator("pre.highlight span").count() > 3
+    assert "runs every six hours" in page.locator("div.body").inner_text()
+    _shot(world, page, "03-page")
+    page.click("#history-link")
+    assert page.locator("li.version").count() >= 2
+    assert "runs every six hours" in page.locator("pre.diff .add").first.inner_text()
+    assert "runs nightly" in page.locator("pre.diff .del").first.inner_text()
+    _shot(world, page, "04-history")
+    page.go_back()
+    page.click("form.feedback button[value=helpful]")
+    assert "helpful: salience 1.00 → 1.25" in page.locator("p.done").inner_text()
+    page.click("form.pin button")
+    assert page.locator("p.done").inner_text() == "pinned" and page.locator("form.pin button").inner_text() == "Unpin"
+    _shot(world, page, "05-feedback-pinned")
+
+
+def test_sessions_handoffs_and_live_status(world: dict) -> None:
+    page = _login(world, world["alice"])
+    page.goto(world["daemon"].url + "/ui/sessions")
+    entry = page.locator(".timeline li", has_text="observations").first
+    assert entry.is_visible() and "claude" in entry.inner_text()
+    _shot(world, page, "06-sessions")
+    entry.locator("a", has_text="observations").click()
+    assert page.locator("ol.observations li").count() >= 5
+    _shot(world, page, "07-session")
+    daemon, alice = world["daemon"], world["alice"]
+    ok(daemon, alice, "POST", "/v1/handoffs", {"summary": "finish the rotation job", "project": "acme-api",
+                                               "to_agent": "codex"})
+    ok(daemon, alice, "POST", "/v1/messages", {"to_project": "web-frontend", "from_project": "acme-api",
+                                               "body": "the token TTL is now six hours"})
+    page.goto(daemon.url + "/ui/handoffs")
+    row = page.locator("#handoffs tr", has_text="finish the rotation job")
+    assert "open" in row.inner_text() and "codex" in row.inner_text()
+    assert "the token TTL is now six hours" in page.locator("#messages").inner_text()
+    _shot(world, page, "08-handoffs")
+    row.locator("button", has_text="Cancel").click()
+    assert "cancelled" in page.locator("p.done").inner_text()
+    assert page.locator("#handoffs tr", has_text="finish the rotation job").locator("td").first.inner_text() == "cancelled"
+    page.goto(world["daemon"].url + "/ui/status")
+    page.locator("#status[data-refreshed]").wait_for(state="attached", timeout=10_000)  # the script swapped it in
+    assert int(page.locator("#count-pages").inner_text()) >= 3 and "claude" in page.locator("#agents").inner_text()
+    assert "ai-memory backup" in page.locator("#backup").inner_text()
+    _shot(world, page, "09-status")
+
+
+def test_two_team_users_see_what_their_tokens_may_see(world: dict) -> None:
+    alice, bob = _login(world, world["alice"]), _login(world, world["bob"])
+    for page in (alice, bob):
+        page.goto(world["daemon"].url + "/ui/?q=rotation+notebook")
+    assert alice.locator("li.hit", has_text="Alice rotation notebook").count() == 1
+    assert bob.locator("li.hit", has_text="Alice rotation notebook").count() == 0
+    assert bob.locator("#user").inner_text() == "bob"
+    _shot(world, bob, "10-bob-search")
+
+
+def test_reading_works_without_javascript(world: dict) -> None:
+    page = _login(world, world["bob"], java_script_enabled=False)
+    page.goto(world["daemon"].url + "/ui/?q=token+rotation")
+    hit = page.locator("li.hit", has_text="Token rotation schedule").first
+    hit.locator("details.explain summary").click()  # <details> opens without script
+    assert hit.locator("table.features").is_visible()
+    hit.locator("a.hit-title").click()
+    assert page.locator("#page-title").inner_text() == "Token rotation schedule"
+    _shot(world, page, "11-no-javascript")
