@@ -124,7 +124,7 @@ def test_stop_does_not_wait_for_the_model_or_a_loading_worker(data_dir: Path) ->
 
 
 def test_a_failure_midway_through_start_up_stops_what_had_started(data_dir: Path) -> None:
-    """The runtime starts part by part (database, query workers, store, index, ...): when the
+    """The runtime starts part by part (database, model worker, store, index, ...): when the
     part after the store fails, the store is closed and nothing later was started."""
     import asyncio
     from contextlib import AsyncExitStack
@@ -135,7 +135,7 @@ def test_a_failure_midway_through_start_up_stops_what_had_started(data_dir: Path
 
     runtime = Runtime.build(load_config(data_dir, {"embed.enabled": False, "server.query_workers": 0}, environ={}))
     parts = runtime.parts()
-    assert [p.__name__ for p in parts[:4]] == ["_database", "_query_workers_launched", "_store", "_indexed"]
+    assert [p.__name__ for p in parts[:4]] == ["_database", "_model_worker_launched", "_store", "_indexed"]
 
     async def main() -> None:
         with pytest.raises(RuntimeError, match="the index failed"):
