@@ -9,7 +9,7 @@ from datetime import date
 from aiohttp import web
 
 from ai_memory.core.clock import now_iso
-from ai_memory.core.errors import InputError, NotFound
+from ai_memory.core.errors import InputError
 from ai_memory.core.memory import parse_draft
 from ai_memory.core.observation import parse_timestamp
 from ai_memory.retrieval.search import KIND_TYPES, Query
@@ -17,12 +17,8 @@ from ai_memory.server.audit import audit
 from ai_memory.server.body import query_limit, read_json
 from ai_memory.server.identity import caller, require_admin
 from ai_memory.server.keys import RUNTIME
-from ai_memory.store.history import page_versions
-from ai_memory.store.memories import find_page, lineage
 from ai_memory.store.meta import memory_meta
-from ai_memory.store.pages import get_page
 from ai_memory.store.recent import recent as recent_rows
-from ai_memory.store.users import hidden_page_paths
 from ai_memory.wiki import page_access as pages
 
 routes = web.RouteTableDef()
@@ -100,32 +96,6 @@ async def query(request: web.Request) -> web.Response:
     if q.profile:
         found["profile_ms"] = result.stages_ms
     return web.json_response(found)
-
-
-# The page and its history as the web view reads them, with the visibility rule of read_page.
-def visible_page(conn, ref: str, owner: str) -> tuple[dict | None, list[dict], set[str]]:
-    """(the page by path or id, its lineage, the paths hidden from ``owner``): another user's
-    private page does not exist for this caller, nor does a link to it in the lineage."""
-    found = get_page(conn, ref)
-    if found is None:
-        match = find_page(conn, ref)
-        found = get_page(conn, match["path"]) if match else None
-    hidden = hidden_page_paths(conn, owner)
-    if found is None or found["path"] in hidden:
-        return None, [], hidden
-    chain = [link for link in lineage(conn, found["path"]) if link["path"] not in hidden]
-    return found, chain if len(chain) > 1 else [], hidden
-
-
-def visible_history(conn, ref: str, owner: str, limit: int) -> tuple[dict | None, list[dict]]:
-    """The page and its versions from git's history, those ``owner`` may see (a version that
-    was another user's private page is left out)."""
-    page, _, _ = visible_page(conn, ref, owner)
-    if page is None:
-        return None, []
-    versions = [v for v in page_versions(conn, page["path"], limit)
-                if v["scope"] != "private" or v["owner"] == owner]
-    return page, versions
 
 
 @routes.post("/v1/pages/pin")

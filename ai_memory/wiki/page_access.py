@@ -4,12 +4,14 @@ tools and the web view call these."""
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import NotFound
 from ai_memory.core.users import visible_to
 from ai_memory.store.forgetting import give_feedback
+from ai_memory.store.history import page_versions
 from ai_memory.store.memories import find_page, lineage
 from ai_memory.store.pages import get_page
 from ai_memory.store.reader import Reader
@@ -18,20 +20,34 @@ from ai_memory.wiki.files import is_page_path
 from ai_memory.wiki.service import Wiki
 
 
+def visible_page(conn: sqlite3.Connection, ref: str, owner: str) -> tuple[dict | None, list[dict], set[str]]:
+    """(the page by path or id, its lineage, the paths hidden from ``owner``): another user's
+    private page does not exist for this caller, nor does a link to it in the lineage."""
+    found = get_page(conn, ref)
+    if found is None:
+        match = find_page(conn, ref)
+        found = get_page(conn, match["path"]) if match else None
+    hidden = hidden_page_paths(conn, owner)
+    if found is None or found["path"] in hidden:
+        return None, [], hidden
+    return found, [link for link in lineage(conn, found["path"]) if link["path"] not in hidden], hidden
+
+
+def visible_history(conn: sqlite3.Connection, ref: str, owner: str, limit: int) -> tuple[dict | None, list[dict]]:
+    """The page and its indexed versions (``page_history`` rows), those ``owner`` may see (a
+    version that was another user's private page is left out)."""
+    page, _, _ = visible_page(conn, ref, owner)
+    if page is None:
+        return None, []
+    versions = [v for v in page_versions(conn, page["path"], limit)
+                if v["scope"] != "private" or v["owner"] == owner]
+    return page, versions
+
+
 async def read_page(reader: Reader, ref: str, owner: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(the page's index row, its lineage of corrections that ``owner`` may see); NotFound when
     there is no such page for ``owner``."""
-    def read(conn):
-        found = get_page(conn, ref)
-        if found is None:
-            match = find_page(conn, ref)
-            found = get_page(conn, match["path"]) if match else None
-        hidden = hidden_page_paths(conn, owner)
-        if found is None or found["path"] in hidden:
-            return None, []
-        return found, [link for link in lineage(conn, found["path"]) if link["path"] not in hidden]
-
-    page, chain = await reader.run(read)
+    page, chain, _ = await reader.run(lambda c: visible_page(c, ref, owner))
     if page is None:
         raise NotFound("no such page", detail=ref)
     return page, chain

@@ -23,7 +23,7 @@ from ai_memory.retrieval.search import KIND_TYPES
 from ai_memory.retrieval.streams import page_links
 from ai_memory.server.identity import token_user
 from ai_memory.server.keys import RUNTIME, UI_VIEWS
-from ai_memory.server.routes_pages import parse_query, visible_history, visible_page
+from ai_memory.server.routes_pages import parse_query
 from ai_memory.server.routes_status import status_report
 from ai_memory.server.ui.pages import SECURITY_HEADERS, html_errors, page
 from ai_memory.server.ui.render import diff_lines
@@ -31,6 +31,7 @@ from ai_memory.store.messages import list_messages
 from ai_memory.store.observations import session_exists, session_observations
 from ai_memory.store.recent import recent as recent_rows
 from ai_memory.store.recent import session_timeline
+from ai_memory.wiki.page_access import visible_history, visible_page
 
 routes = web.RouteTableDef()
 STATIC = {"ui.css": "text/css", "ui.js": "text/javascript"}
@@ -99,7 +100,7 @@ async def read_page(request: web.Request) -> web.Response:
     found, chain, links = await request.app[RUNTIME].reader.run(read)
     if found is None:
         raise NotFound("no such page", detail=ref)
-    return page(request, "page.html", page=found, lineage=chain, links=links, signals=list(FEEDBACK_DELTAS))
+    return page(request, "page.html", page=found, lineage=chain if len(chain) > 1 else [], links=links, signals=list(FEEDBACK_DELTAS))
 
 
 @routes.get("/ui/history")
