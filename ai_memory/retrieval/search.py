@@ -285,27 +285,6 @@ class Retriever:
                 break
         answer.hits.sort(key=lambda h: -h["score"])
         return answer
-        stamp = query.as_of if "T" in (query.as_of or "") else f"{query.as_of}T23:59:59.999999Z"
-        rows = conn.execute(
-            "SELECT h.*, -bm25(page_history_fts, 4.0, 2.0, 1.0) AS score FROM page_history_fts"
-            " JOIN page_history h ON h.id = page_history_fts.rowid WHERE page_history_fts MATCH ?"
-            " AND h.valid_from <= ? AND (h.valid_to IS NULL OR h.valid_to > ?) ORDER BY score DESC LIMIT 200",
-            (expr, stamp, stamp)).fetchall()
-        words, projects = query_words(query.q), scope_projects(query)
-        for r in rows:
-            row = dict(r)
-            fm = {"scope": row.get("scope"), "owner": row.get("owner")}  # a version remembers its owner
-            if not in_scope({**row, "fm": fm, "superseded_by": None}, query, projects, "9999"):
-                continue
-            answer.hits.append({
-                "path": row["path"], "title": row["title"], "type": row["type"], "score": round(row["score"], 4),
-                "snippet": make_snippet(row["body"], words), "session_id": None, "project": row["project"],
-                "updated": row["valid_from"], "valid_from": row["valid_from"], "valid_to": row["valid_to"],
-                "superseded_by": row["superseded_by"], "evidence": [],
-            })
-            if len(answer.hits) >= query.k:
-                break
-        return answer
 
 
 def presented(hit: dict[str, Any], text: str, turns: list[int], texts: dict[int, Any], q: str) -> dict[str, Any]:
