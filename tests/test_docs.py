@@ -8,7 +8,7 @@ import pytest
 
 from ai_memory.cli.main import build_parser
 from ai_memory.config import KEYS
-from ai_memory.mcp.server import TOOL_NAMES
+from ai_memory.core.own_tools import TOOL_NAMES
 from conftest import REPO
 
 README = (REPO / "README.md").read_text()

@@ -21,7 +21,7 @@ from conftest import REPO, Daemon, cli_env, free_port
 from ai_memory.core.guidance import GUIDANCE
 from ai_memory.core.page import MEMORY_KINDS
 from ai_memory.mcp.models import Kind, SearchKind
-from ai_memory.mcp.server import TOOL_NAMES
+from ai_memory.core.own_tools import TOOL_NAMES
 
 PROJECT = "mcp-api"
 READ_ONLY = {"memory_query", "memory_read_page", "memory_recent", "memory_status", "memory_meta",

@@ -14,7 +14,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import CallToolResult
 
-from ai_memory.mcp.server import TOOL_NAMES
+from ai_memory.core.own_tools import TOOL_NAMES
 from conftest import Daemon
 
 PROJECT = "remote-api"

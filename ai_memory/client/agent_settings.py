@@ -36,7 +36,6 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from ai_memory.client.git_exclude import exclude_locally
 from ai_memory.client.hook_script import HOOK_CLIENT, hook_client_path
 from ai_memory.core.errors import ConfigError, StorageError
 

@@ -162,11 +162,6 @@ class MemoryAPI:
         return self._call("GET", "/v1/audit" + _params(limit=limit, user=user))["entries"]
 
 
-def _ref_key(ref: str) -> str:
-    """How the API names a page reference: a wiki path, else a memory id."""
-    return "id" if "/" not in ref and not ref.endswith(".md") else "path"
-
-
 def _checked(reply: Reply) -> Any:
     if reply.ok:
         return reply.body

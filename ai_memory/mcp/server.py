@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 import ai_memory
 from ai_memory.core.guidance import GUIDANCE
-from ai_memory.core.own_tools import SERVER_NAME, TOOL_NAMES
+from ai_memory.core.own_tools import SERVER_NAME
 from ai_memory.mcp import tools_coordination, tools_read, tools_write
 from ai_memory.mcp.context import ToolContext
 

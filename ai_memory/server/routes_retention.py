@@ -8,7 +8,6 @@ from aiohttp import web
 
 from ai_memory.core.errors import InputError
 from ai_memory.core.retention import FEEDBACK_DELTAS
-from ai_memory.runtime import Runtime
 from ai_memory.server.audit import audit
 from ai_memory.server.body import query_limit, read_json
 from ai_memory.server.identity import caller, require_admin

@@ -56,9 +56,9 @@ def make_security_middleware(users: Users, bound_host: str, allowed_origins: lis
         origin = request.headers.get("Origin")
         own_origin = own_host and origin is not None and origin.rstrip("/") == f"{request.scheme}://{request.host}"
         if origin is not None and origin.rstrip("/") not in origins and not own_origin:
-            return error_response(403, "origin not allowed", f"Origin {origin[:200]!r} is not in server.allowed_origins")
+            return error_response(AuthError.status, "origin not allowed", f"Origin {origin[:200]!r} is not in server.allowed_origins")
         if not allow_remote and not own_host:
-            return error_response(403, "host not allowed", f"Host {host[:200]!r} is not this daemon")
+            return error_response(AuthError.status, "host not allowed", f"Host {host[:200]!r} is not this daemon")
         if request.path in OPEN_PATHS or request.path in UI_OPEN_PATHS:
             return await handler(request)
         if is_ui_path(request.path):
@@ -77,7 +77,7 @@ def make_security_middleware(users: Users, bound_host: str, allowed_origins: lis
         # starving the others
         wait = 0.0 if user == ADMIN else limiter.take(user, time.monotonic())
         if wait > 0:
-            return error_response(429, "rate limit exceeded", f"over server.rate_limit_per_s for {user}",
+            return error_response(Overloaded.status, "rate limit exceeded", f"over server.rate_limit_per_s for {user}",
                                   headers={"Retry-After": str(max(1, math.ceil(wait)))})
         await users.seen(user)
         return await handler(request)
@@ -91,13 +91,13 @@ async def _ui_identity(request: web.Request, ui: UiAccess) -> web.StreamResponse
     if session is None:
         if request.method in SAFE_METHODS:
             return web.Response(status=303, headers={"Location": "/ui/login"})
-        return error_response(401, "not logged in", "run `ai-memory ui` for a login link")
+        return error_response(TokenRefused.status, "not logged in", "run `ai-memory ui` for a login link")
     if request.method not in SAFE_METHODS:
         sent = request.headers.get("X-CSRF-Token")
         if sent is None and request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
             sent = (await request.post()).get("csrf")  # type: ignore[assignment]
         if not csrf_ok(session, sent if isinstance(sent, str) else None):
-            return error_response(403, "missing or wrong CSRF token", "reload the page and try again")
+            return error_response(AuthError.status, "missing or wrong CSRF token", "reload the page and try again")
     request["user"] = session.user
     request["ui_session"] = session
     return None

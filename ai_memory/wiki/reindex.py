@@ -12,7 +12,6 @@ import os
 import sqlite3
 import sys
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 
 from tqdm import tqdm
