@@ -23,6 +23,9 @@ SUBDIRS = ("wiki", "db", "raw", "spool", "spool/bad", "logs", "models")
 # Package data: the top-level data_template/ is installed as ai_memory.data_template (a link to it),
 # so a wheel carries it; read through importlib.resources, never through a checkout path.
 TEMPLATE_DIR: Traversable = resources.files("ai_memory.data_template")
+# Present once an agent was set up to reach the MCP tools over HTTP, or the daemon served them:
+# the daemon then loads them at start-up instead of at the first call.
+MCP_HTTP_USED = "mcp-http.used"
 
 
 def prepare(data_dir: Path) -> None:

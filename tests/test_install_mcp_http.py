@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from ai_memory.datadir import MCP_HTTP_USED
+
 from test_install_mcp import CODEX_TOML, GEMINI_SETTINGS, cli, ok, write_json
 
 SERVER = "http://team.example:49374"
@@ -34,11 +36,13 @@ def private(path: Path) -> bool:
 
 
 def test_claude_gets_type_http_url_and_the_bearer_header(home: Path) -> None:
-    install(home, "claude")
+    done = ok(home, "install-mcp", "--agent", "claude", "--transport", "http", "--url", SERVER)
+    assert f"{SERVER}/mcp does not answer yet" in done.stdout  # no such host: written all the same
     path = home / ".claude.json"
     entry = json.loads(path.read_text())["mcpServers"]["ai-memory"]
     assert entry == {"type": "http", "url": f"{SERVER}/mcp", "headers": {"Authorization": f"Bearer {TOKEN}"}}
     assert private(path)
+    assert (home.parent / "data" / MCP_HTTP_USED).exists(), "the daemon of this data dir loads the tools at start-up"
 
 
 def test_codex_gets_url_and_http_headers_and_keeps_the_rest(home: Path) -> None:

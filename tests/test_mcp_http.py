@@ -5,6 +5,7 @@ token, Host and Origin checks as every route."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -15,7 +16,9 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import CallToolResult
 
 from ai_memory.core.own_tools import TOOL_NAMES
-from conftest import Daemon
+from ai_memory.datadir import MCP_HTTP_USED
+from conftest import Daemon, run_cli
+from wiki_helpers import wait_until
 
 PROJECT = "remote-api"
 
@@ -106,3 +109,39 @@ def test_there_is_no_get_stream_to_hold_open(daemon: Daemon) -> None:
     """Stateless: the server never speaks first, so a GET is 405 at once, not a stream left open."""
     status, _, _ = daemon.request("GET", "/mcp", headers={"Accept": "text/event-stream"}, timeout=5)
     assert status == 405
+
+
+def mount_state(daemon: Daemon) -> str:
+    return daemon.request("GET", "/status")[1]["mounts"]["/mcp"]
+
+
+def test_install_checks_the_server_and_from_then_on_it_loads_its_tools_at_start_up(tmp_path: Path) -> None:
+    """An agent gives an HTTP server a few seconds to list its tools (Claude Code proceeds
+    without them after 5 s): the seconds of importing the SDK must not fall on its first call."""
+    data_dir, home = tmp_path / "data", tmp_path / "home"
+    home.mkdir()
+    fresh = Daemon(data_dir).start()
+    try:
+        assert mount_state(fresh) == "not loaded"  # never used here: a daemon nobody calls pays nothing
+        done = run_cli(data_dir, "install-mcp", "--agent", "claude", "--transport", "http", "--url", fresh.url,
+                       HOME=str(home))
+        assert done.returncode == 0, done.stderr
+        assert f"checked: {fresh.url}/mcp offers {len(TOOL_NAMES)} tools" in done.stdout
+        assert mount_state(fresh) == "ready"
+    finally:
+        fresh.stop()
+    assert (data_dir / MCP_HTTP_USED).exists()
+    again = Daemon(data_dir).start()
+    try:
+        wait_until(lambda: mount_state(again) == "ready", timeout=60)  # with no call to /mcp at all
+    finally:
+        again.stop()
+
+
+def test_a_refused_token_is_said_at_install(daemon: Daemon, tmp_path: Path) -> None:
+    other = tmp_path / "data"
+    other.mkdir()
+    (other / "token").write_text("not-this-daemons-token\n")
+    done = run_cli(other, "install-mcp", "--agent", "claude", "--transport", "http", "--url", daemon.url,
+                   HOME=str(tmp_path))
+    assert done.returncode == 0 and "refused the token (401)" in done.stderr, done.stderr

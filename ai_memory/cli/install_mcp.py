@@ -68,7 +68,39 @@ def run(args: argparse.Namespace) -> int:
     apply_and_report(changes, config_from(args).data_dir)
     if any(change.changed for change in changes):
         print(f"note: {RESTART_NOTE}")
+    if args.mcp_verb == "install-mcp" and args.transport == "http":
+        remember_http_use(config_from(args).data_dir)
+        check_server(http_spec(config_from(args), project, args.scope))
     return 0
+
+
+def check_server(spec: "HttpSpec") -> None:
+    """Ask the server for its tools as the agent will, and say what it answered."""
+    import sys
+
+    from ai_memory.client.mcp_probe import offered_tools
+    from ai_memory.core.errors import AiMemoryError, DaemonUnavailable
+
+    try:
+        tools = offered_tools(spec.url, dict(spec.headers))
+    except DaemonUnavailable as exc:
+        print(f"note: {spec.url} does not answer yet ({exc.message}); the agent connects once the daemon runs")
+    except AiMemoryError as exc:
+        print(f"warning: {exc.message}" + (f" ({exc.detail})" if exc.detail else ""), file=sys.stderr)
+    else:
+        print(f"checked: {spec.url} offers {len(tools)} tools")
+
+
+def remember_http_use(data_dir: Path) -> None:
+    """Tell this data dir's daemon to load the HTTP tools at its next start, not at the first call
+    (which an agent would otherwise meet seconds slower than it waits)."""
+    from ai_memory.datadir import MCP_HTTP_USED
+
+    if data_dir.is_dir():
+        try:
+            (data_dir / MCP_HTTP_USED).touch(mode=0o600)
+        except OSError:
+            pass  # only the warm start is lost: the tools still load at their first call
 
 
 def http_spec(config: "Config", project_dir: Path, scope: str) -> "HttpSpec":

@@ -6,6 +6,7 @@ import argparse
 import logging
 import os
 import sys
+from pathlib import Path
 
 from ai_memory.cli.common import config_from
 
@@ -22,10 +23,11 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.set_defaults(run=run)
 
 
-def mcp_over_http(url: str) -> list:
+def mcp_over_http(url: str, data_dir: Path) -> list:
     """The MCP tools at /mcp (Streamable HTTP), as clients of the daemon at ``url``, built at the
-    first call. POST only: stateless, the server never speaks first, so there is no GET stream
-    to hold open (405)."""
+    first call, or at start-up once they have been used with this data dir. POST only:
+    stateless, the server never speaks first, so there is no GET stream to hold open (405)."""
+    from ai_memory.datadir import MCP_HTTP_USED
     from ai_memory.server.asgi import AsgiMount
 
     def build():  # type: ignore[no-untyped-def]
@@ -34,7 +36,7 @@ def mcp_over_http(url: str) -> list:
         manager = session_manager(url)
         return asgi_app(manager), manager.run
 
-    return [AsgiMount("/mcp", "ai_memory.mcp.http", build)]
+    return [AsgiMount("/mcp", "ai_memory.mcp.http", build, used_marker=data_dir / MCP_HTTP_USED)]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     config = config_from(args, **{
         "server.host": args.host, "server.port": args.port, "server.allow_remote": args.allow_remote,
     })
-    serve(config, mcp_over_http)
+    serve(config, lambda url: mcp_over_http(url, config.data_dir))
     # Everything durable is closed (writer stopped, last commit made). What may still run is a
     # thread inside the embedding model (loading it, or a batch whose vectors nobody will
     # store), which the interpreter would wait for at exit, seconds: leave without it.

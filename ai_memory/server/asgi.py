@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
 from ai_memory.core.errors import PayloadTooLarge
+from ai_memory.server.keys import MOUNTS
 
 Message = dict[str, Any]
 ASGIApp = Callable[[dict[str, Any], Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]],
@@ -28,6 +31,7 @@ ASGIApp = Callable[[dict[str, Any], Callable[[], Awaitable[Message]], Callable[[
 
 
 Lifespan = Callable[[], AbstractAsyncContextManager[Any]]
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -36,16 +40,22 @@ class AsgiMount:
 
     Built at the first request, not at start-up: the MCP SDK takes seconds of CPU to import, which
     a daemon whose /mcp nobody calls should not pay. ``module`` is imported first, off the event
-    loop, so those seconds do not stall the requests in flight either."""
+    loop, so those seconds do not stall the requests in flight either.
+
+    Once the app has been used, ``used_marker`` is written, and every later start builds it in the
+    background: a client that gives the server a few seconds to answer (Claude Code proceeds
+    without a server's tools after 5 s) must not meet those seconds of import at its first call."""
 
     path: str
     module: str
     build: Callable[[], tuple[ASGIApp, Lifespan]]
     methods: tuple[str, ...] = ("POST",)  # any other method is a 405 from aiohttp
+    used_marker: Path | None = None
 
 
 def mount(app: web.Application, served: AsgiMount) -> None:
-    lazy = _Lazy(served)
+    states = app.setdefault(MOUNTS, {})
+    lazy = _Lazy(served, states)
 
     async def handler(request: web.Request) -> web.StreamResponse:
         return await call_asgi(await lazy.app(), request)
@@ -58,21 +68,46 @@ def mount(app: web.Application, served: AsgiMount) -> None:
 class _Lazy:
     """The mounted app, built once; its lifespan runs in a task of its own until the daemon stops."""
 
-    def __init__(self, served: AsgiMount) -> None:
+    def __init__(self, served: AsgiMount, states: dict[str, str]) -> None:
         self.served = served
+        self._states = states
+        self._states[served.path] = "not loaded"
         self._app: ASGIApp | None = None
         self._lock = asyncio.Lock()
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._warming: asyncio.Task[None] | None = None
 
     async def app(self) -> ASGIApp:
         async with self._lock:
             if self._app is None:
-                await asyncio.to_thread(importlib.import_module, self.served.module)
-                asgi, lifespan = self.served.build()
-                await self._start(lifespan)
+                self._states[self.served.path] = "loading"
+                try:
+                    await asyncio.to_thread(importlib.import_module, self.served.module)
+                    asgi, lifespan = self.served.build()
+                    await self._start(lifespan)
+                except BaseException as exc:
+                    self._states[self.served.path] = f"failed: {exc!r}"[:200]
+                    raise
                 self._app = asgi
+                self._states[self.served.path] = "ready"
+                self._remember_use()
         return self._app
+
+    def _remember_use(self) -> None:
+        marker = self.served.used_marker
+        if marker is not None and not marker.exists():
+            try:
+                marker.touch(mode=0o600)
+            except OSError as exc:  # only a later start's warm-up is lost
+                log.warning("cannot write %s: %s", marker, exc)
+
+    async def _warm(self) -> None:
+        try:
+            await self.app()
+            log.info("%s built at start-up (it was used before)", self.served.path)
+        except Exception:  # the first request will meet the same error and answer it
+            log.exception("building %s at start-up failed", self.served.path)
 
     async def _start(self, lifespan: Lifespan) -> None:
         started = asyncio.Event()
@@ -90,7 +125,12 @@ class _Lazy:
             await self._task  # it failed to start: its error is this request's
 
     async def context(self, app: web.Application) -> AsyncIterator[None]:
+        marker = self.served.used_marker
+        if marker is not None and marker.exists():
+            self._warming = asyncio.create_task(self._warm(), name=f"asgi-warm{self.served.path}")
         yield
+        if self._warming is not None and not self._warming.done():
+            self._warming.cancel()
         self._stopping.set()
         if self._task is not None:
             await self._task

@@ -11,3 +11,4 @@ from ai_memory.server.ui.render import Views
 RUNTIME = web.AppKey("runtime", Runtime)
 UI_ACCESS = web.AppKey("ui_access", UiAccess)
 UI_VIEWS = web.AppKey("ui_views", Views)
+MOUNTS = web.AppKey("mounts", dict)  # path -> "not loaded" | "loading" | "ready" | "failed: <reason>"

@@ -11,7 +11,7 @@ from aiohttp import web
 import ai_memory
 from ai_memory.core.errors import NotFound
 from ai_memory.runtime import Runtime
-from ai_memory.server.keys import RUNTIME
+from ai_memory.server.keys import MOUNTS, RUNTIME
 from ai_memory.store.pages import broken_pages, page_count
 from ai_memory.store.observations import agents_last_seen, counts, session_exists, session_observations
 from ai_memory.wiki.project_index import blocked_indexes
@@ -26,7 +26,9 @@ async def health(request: web.Request) -> web.Response:
 
 @routes.get("/status")
 async def status(request: web.Request) -> web.Response:
-    return web.json_response(await status_report(request.app[RUNTIME]))
+    report = await status_report(request.app[RUNTIME])
+    report["mounts"] = dict(request.app.get(MOUNTS, {}))
+    return web.json_response(report)
 
 
 async def status_report(runtime: Runtime) -> dict:
