@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from conftest import REPO, Daemon, cli_env
 
@@ -135,3 +138,28 @@ def test_a_session_that_only_lists_never_loads_the_sdk(tmp_path: Path) -> None:
                           capture_output=True, text=True, env=cli_env(tmp_path / "data"), timeout=60, cwd=REPO)
     result = json.loads(done.stderr.strip().splitlines()[-1])
     assert result == {"ids": [1, 2, 3, 4], "finished": True, "loaded": []}, result
+
+
+HELLO = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+A_TOOL_CALL = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory_query",
+                                                                             "arguments": {"query": "x"}}}
+
+
+@pytest.mark.parametrize("session", [[HELLO], [HELLO, A_TOOL_CALL]], ids=["front only", "sdk loaded"])
+def test_a_stop_signal_ends_the_server_at_once(tmp_path: Path, session: list[dict]) -> None:
+    """Claude Code stops a server with SIGINT and its own exit waits for it (SIGTERM after 100 ms):
+    the server must not sit out its input, which the host keeps open."""
+    server = subprocess.Popen([sys.executable, "-m", "ai_memory.cli", "mcp"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=cli_env(tmp_path / "data"), cwd=REPO)
+    try:
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in session))
+        server.stdin.flush()
+        for _ in session:  # every request answered (the tool call as a tool error: no daemon runs)
+            assert json.loads(server.stdout.readline())["id"]
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=3) == 128 + signal.SIGINT  # it waited out a 5 s join before
+    finally:
+        server.kill()
+        server.wait()

@@ -15,6 +15,10 @@ dropped, so the host gets exactly one answer per request) and every later line. 
 stdout is taken over at once (fd 1 then points at stderr), so a stray print anywhere can never
 corrupt the protocol stream.
 
+A host stops its server with a signal and gives it little time: Claude Code sends SIGINT,
+SIGTERM 100 ms later, and its own exit waits for the server's. The server holds nothing that
+needs saving (every write is the daemon's, over HTTP), so a stop signal ends it at once.
+
 Standard library only at import; the SDK is imported by the caller's ``load``.
 """
 
@@ -22,6 +26,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any, BinaryIO
@@ -144,9 +150,20 @@ class Front:
             self._send_host(line)
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _stop_now(signo: int, _frame: object) -> None:
+    sys.stderr.flush()
+    os._exit(128 + signo)
+
+
 def serve_fast(load: Callable[[BinaryIO, BinaryIO], int]) -> int:
     """Serve MCP on this process's stdio; ``load(sdk_in, sdk_out)`` imports the SDK and runs the
     real server on the given pipe ends until its input ends, returning the exit code."""
+    if threading.current_thread() is threading.main_thread():  # only there can it take signals
+        for signo in STOP_SIGNALS:
+            signal.signal(signo, _stop_now)
     catalog = load_catalog()
     host_in = os.fdopen(os.dup(0), "rb", buffering=0)
     host_out = os.fdopen(os.dup(1), "wb")
