@@ -137,6 +137,15 @@ def remove_page(path: str):
     return job
 
 
+def restat_page(path: str, mtime_ns: int, size: int):
+    """A writer job recording a page's new stat when its bytes did not change."""
+
+    def job(tx: WriteTx) -> None:
+        tx.conn.execute("UPDATE pages SET mtime_ns = ?, size = ? WHERE path = ?", (mtime_ns, size, path))
+
+    return job
+
+
 def file_states(conn: sqlite3.Connection) -> dict[str, FileState]:
     rows = conn.execute("SELECT path, content_hash, mtime_ns, size FROM pages").fetchall()
     return {r[0]: FileState(r[1], int(r[2]), int(r[3])) for r in rows}

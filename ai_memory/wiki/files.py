@@ -58,6 +58,12 @@ def is_page_path(rel: str) -> bool:
     return name.endswith(".md")
 
 
+def is_watched_dir(rel: str) -> bool:
+    """True for a folder whose changes may concern pages: none under .git (every commit makes
+    object folders there) or another ignored or hidden folder."""
+    return not any(p in IGNORED_DIRS or p.startswith(".") for p in rel.split("/"))
+
+
 def relative(wiki_dir: Path, path: Path) -> str | None:
     try:
         return path.relative_to(wiki_dir).as_posix()

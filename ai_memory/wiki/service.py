@@ -17,10 +17,10 @@ from typing import Any
 
 from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import Conflict, DiskFull
-from ai_memory.core.page import ParsedPage, parse_page
+from ai_memory.core.page import ParsedPage, content_hash, parse_page
 from ai_memory.store.forgetting import bury_pages, record_commit
 from ai_memory.store.history import history_cursor, record_versions
-from ai_memory.store.pages import FileState, file_state, file_states, index_page_rows, remove_page
+from ai_memory.store.pages import FileState, file_state, file_states, index_page_rows, remove_page, restat_page
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer, WriteTx
 from ai_memory.wiki.files import atomic_write, is_link_refusal, is_page_path, iter_pages, read_file, unlink_file
@@ -56,6 +56,7 @@ class Wiki:
         self._history_lock = asyncio.Lock()
         committer.on_commit = self.read_history
         self.symlinks: list[str] = []  # links found by the last reconcile: never read, listed in status
+        self.reconciles = 0  # full comparisons run since start (status: one that never stops shows here)
 
     def read(self, rel: str) -> bytes:
         """A wiki file's bytes, never through a symlink (OSError as open() raises it)."""
@@ -185,14 +186,18 @@ class Wiki:
                 return "unchanged"
             await self.writer.submit_wait(remove_page(rel))
             return "removed"
+        if known is not None and known.content_hash == content_hash(data):
+            if (known.mtime_ns, known.size) != (st.st_mtime_ns, st.st_size):
+                # same bytes, new stat (a touch, a copy, a checkout): remember the stat, or every
+                # reconcile would read and parse the file again, forever
+                await self.writer.submit_wait(restat_page(rel, st.st_mtime_ns, st.st_size))
+            return "unchanged"
         page = parse_page(rel, data)
         if page.generated:  # a generated index is derived, never a page
             if known is None:
                 return "unchanged"
             await self.writer.submit_wait(remove_page(rel))
             return "removed"
-        if known is not None and known.content_hash == page.content_hash:
-            return "unchanged"
 
         def job(tx: WriteTx) -> None:
             index_page_rows(tx.conn, page, st.st_mtime_ns, st.st_size)
@@ -205,6 +210,7 @@ class Wiki:
     async def reconcile(self) -> ReconcileReport:
         """Compare every file with the index (mtime and size first, then content hash)."""
         async with self._sync_lock:
+            self.reconciles += 1
             report = ReconcileReport()
             states = await self.reader.run(file_states)
             links: list[str] = []

@@ -15,7 +15,7 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from ai_memory.wiki.files import is_page_path, relative
+from ai_memory.wiki.files import is_page_path, is_watched_dir, relative
 from ai_memory.wiki.service import Wiki
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ class _Handler(FileSystemEventHandler):
             if not raw:
                 continue
             rel = relative(self._dir, Path(str(raw)))
-            if rel and (is_page_path(rel) or event.is_directory):
+            if rel and (is_page_path(rel) or (event.is_directory and is_watched_dir(rel))):
                 self._loop.call_soon_threadsafe(self._queue.put_nowait, rel)
 
 
@@ -99,12 +99,12 @@ class WikiWatcher(ObservedDir):
 
     async def _sync(self, paths: set[str]) -> None:
         changed = []
+        if any(not rel.endswith(".md") for rel in paths):
+            # a directory moved or deleted: the reconciler compares everything, once for the burst
+            report = await self._wiki.reconcile()
+            changed += report.indexed + report.removed
+            paths = set()
         for rel in sorted(paths):
-            if not rel.endswith(".md"):
-                # a directory moved or deleted: let the reconciler compare everything
-                report = await self._wiki.reconcile()
-                changed += report.indexed + report.removed
-                continue
             try:
                 outcome = await self._wiki.sync_path(rel)
             except Exception:  # a page that cannot be synced must not stop the watcher
