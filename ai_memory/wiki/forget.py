@@ -62,11 +62,9 @@ class SweepReport:
 
 
 def retention_params(config: Config) -> RetentionParams:
-    return RetentionParams(
-        lam=float(config.get("forget.lambda")), sigma=float(config.get("forget.sigma")),
-        mu=float(config.get("forget.mu")), cold_threshold=float(config.get("forget.cold_threshold")),
-        purge_days=float(config.get("forget.purge_days")),
-    )
+    forget = config.forget
+    return RetentionParams(lam=forget.lambda_, sigma=forget.sigma, mu=forget.mu,
+                           cold_threshold=forget.cold_threshold, purge_days=forget.purge_days)
 
 
 async def tombstones(reader: Reader, project: str | None, limit: int) -> list[dict[str, Any]]:
