@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import sqlite3
 import time
@@ -30,7 +31,8 @@ async def status(request: web.Request) -> web.Response:
 
 
 async def status_report(runtime: Runtime) -> dict:
-    """What the daemon says of itself: counts, agents, embeddings, wiki, spool, workers, writer."""
+    """What the daemon says of itself: what the index holds (``overview.status``) and what each
+    running part says of itself (embeddings, wiki, spool, LLM, workers, writer)."""
     stats = runtime.writer.stats
     index = await index_status(runtime.reader, runtime.config.sub("wiki"))
     return {
@@ -38,13 +40,13 @@ async def status_report(runtime: Runtime) -> dict:
         "python": platform.python_version(),
         "sqlite": sqlite3.sqlite_version,
         "data_dir": str(runtime.config.data_dir),
-        "pid": __import__("os").getpid(),
+        "pid": os.getpid(),
         "uptime_s": round(time.time() - runtime.started_at, 3),
         "counts": index["counts"],
         "agents": index["agents"],
-        "embeddings": await _embedding_status(runtime),
-        "wiki": {"broken_pages": index["broken_pages"], "blocked_indexes": index["blocked_indexes"], "commits": runtime.wiki.committer.commits,
-                 "sessions_compiled": runtime.sessions.compiled, "symlinks": runtime.wiki.symlinks,
+        "embeddings": await runtime.embedding.describe() if runtime.embedding else {"enabled": False},
+        "wiki": {"broken_pages": index["broken_pages"], "blocked_indexes": index["blocked_indexes"],
+                 "commits": runtime.wiki.committer.commits, "sessions_compiled": runtime.sessions.compiled, "symlinks": runtime.wiki.symlinks,
                  "git": runtime.wiki.committer.describe()},
         "spool": runtime.spool.as_dict(),
         "llm": await runtime.llm.describe() if runtime.llm else {"enabled": False},
@@ -66,11 +68,3 @@ async def observations(request: web.Request) -> web.Response:
     rows = await session_events(request.app[RUNTIME].reader, session_id)
     return web.json_response({"session_id": session_id, "observations": rows})
 
-
-async def _embedding_status(runtime) -> dict:
-    job = runtime.embedding
-    if job is None:
-        return {"enabled": False}
-    backlog = await job.backlog()
-    return {"enabled": True, "model": job.embedder.model_id, "ready": job.ready, "error": job.error,
-            "embedded": job.embedded, "backlog": backlog}
