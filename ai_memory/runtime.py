@@ -460,7 +460,8 @@ def _llm_parts(config: Config, wiki: Wiki, reader: Reader, memories: Memories) -
 
 
 def _model_worker(config: Config) -> ModelWorker | None:
-    threads, embed = config.server.query_workers, config.embed
+    threads = config.server.query_workers
+    embed = config.embed
     if threads <= 0:
         return None
     return ModelWorker(WorkerSpec(

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from ai_memory.client.breaker import BreakerSection
+from ai_memory.client.resilient import ClientSection
 from ai_memory.config import KEYS, SECTIONS, Config, load_config
 from ai_memory.core.errors import ConfigError
 
@@ -24,8 +26,16 @@ def _is_config(node: ast.expr) -> bool:
         (isinstance(node, ast.Attribute) and node.attr == "config")
 
 
+def _section_aliases(function: ast.AST) -> dict[str, str]:
+    """Names a function binds to a section (``llm = config.llm``), with the section they hold."""
+    return {target.id: node.value.attr for node in ast.walk(function) if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Attribute) and _is_config(node.value.value) and node.value.attr in FIELDS
+            for target in node.targets if isinstance(target, ast.Name)}
+
+
 def _misread(tree: ast.AST) -> list[str]:
-    """``config.<section>.<key>`` reads whose section or key the table does not have."""
+    """``config.<section>.<key>`` reads (or ``<alias>.<key>`` after ``alias = config.<section>``)
+    whose section or key the table does not have."""
     found = []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
@@ -36,7 +46,13 @@ def _misread(tree: ast.AST) -> list[str]:
             found.append(f"line {node.lineno}: config.{section}.{key} is no key of [{section}]")
         elif section not in FIELDS and section not in CONFIG_ATTRS:
             found.append(f"line {node.lineno}: config.{section} is no section")
-    return found
+    for function in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        aliases = _section_aliases(function)
+        found += [f"line {node.lineno}: {node.value.id}.{node.attr} is no key of [{aliases[node.value.id]}]"
+                  for node in ast.walk(function) if isinstance(node, ast.Attribute)
+                  and isinstance(node.value, ast.Name) and node.value.id in aliases
+                  and node.attr not in FIELDS[aliases[node.value.id]]]
+    return sorted(set(found), key=lambda f: int(f.split()[1].rstrip(":")))
 
 
 def test_every_config_value_the_code_reads_is_a_key() -> None:
@@ -46,8 +62,19 @@ def test_every_config_value_the_code_reads_is_a_key() -> None:
 
 
 def test_the_check_sees_a_mistyped_section_or_key() -> None:
-    tree = ast.parse("config.server.prot\nself.config.sever.port\nconfig.server.port\nconfig.data_dir.parent\n")
-    assert _misread(tree) == ["line 1: config.server.prot is no key of [server]", "line 2: config.sever is no section"]
+    tree = ast.parse("config.server.prot\nself.config.sever.port\nconfig.server.port\nconfig.data_dir.parent\n"
+                     "def f(config):\n    llm = config.llm\n    return llm.model, llm.modle\n")
+    assert _misread(tree) == ["line 1: config.server.prot is no key of [server]", "line 2: config.sever is no section",
+                              "line 7: llm.modle is no key of [llm]"]
+
+
+def test_the_client_layer_reads_keys_of_the_client_section() -> None:
+    """client/ may not import config: the Protocols it types the section with name its keys."""
+    section = {f.name: f.type for f in dataclasses.fields(SECTIONS["client"])}
+    for protocol in (ClientSection, BreakerSection):
+        for name, kind in protocol.__annotations__.items():
+            assert name in section, f"{protocol.__name__}.{name} is no key of [client]"
+            assert kind == section[name].__name__, f"{protocol.__name__}.{name} is {kind}, the key is {section[name]}"
 
 
 def test_the_code_reads_values_only_through_the_typed_sections() -> None:
