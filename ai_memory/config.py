@@ -163,22 +163,19 @@ class Config:
         raise AttributeError(f"no config section or attribute {name!r}")
     llm_env_key: str | None = dataclasses.field(default=None, repr=False)  # the variable llm.api_key_env names
 
-    def get(self, dotted: str) -> Any:
-        return self.values[dotted]
-
     @property
     def host(self) -> str:
-        return str(self.values["server.host"])
+        return self.server.host
 
     @property
     def port(self) -> int:
-        return int(self.values["server.port"])
+        return self.server.port
 
     @property
     def url(self) -> str:
         """Where clients find the daemon: client.url (flag, environment or file), else the
         endpoint the live daemon of this data dir recorded, else the configured host and port."""
-        explicit = str(self.values["client.url"]).rstrip("/")
+        explicit = self.client.url.rstrip("/")
         return explicit or self.endpoint or daemon_url(self.host, self.port)
 
     @property
@@ -334,7 +331,7 @@ def load_config(
         if dotted not in _BY_DOTTED:
             raise ConfigError(f"unknown config key {dotted}")
         values[dotted] = coerce(_BY_DOTTED[dotted], raw, "command line")
-    key_env = str(values["llm.api_key_env"])
+    key_env = values["llm.api_key_env"]
     return Config(data_dir=root, values=values, endpoint=live_endpoint(root),
                   llm_env_key=env.get(key_env) if key_env else None)
 

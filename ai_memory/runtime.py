@@ -208,7 +208,7 @@ class Runtime:
 
     @asynccontextmanager
     async def _spool(self) -> AsyncIterator[None]:
-        async with self._task(self._every("spool.drain_interval_s", self.drain_spool), "spool-drain"):
+        async with self._task(self._every(self.config.spool.drain_interval_s, self.drain_spool), "spool-drain"):
             self.spool_watcher.start()  # hooks only spool: a file that lands is delivered at once
             try:
                 async with self._task(self.spool_watcher.run(lambda: self._guarded(self.drain_spool)), "spool-watch"):
@@ -218,17 +218,17 @@ class Runtime:
 
     def _schedules(self) -> list[tuple[str, Callable[[], Awaitable[None]]]]:
         """The background tasks this configuration runs, by name."""
-        every = self._every
+        every, reconcile_s = self._every, self.config.wiki.reconcile_interval_s
         found: list[tuple[str, Callable[[], Awaitable[None]]]] = [
-            ("reconcile", lambda: every("wiki.reconcile_interval_s", self.wiki.reconcile, first_wait=True)),
-            ("idle-sessions", lambda: every("wiki.reconcile_interval_s", self.sessions.finalize_idle)),
+            ("reconcile", lambda: every(reconcile_s, self.wiki.reconcile, first_wait=True)),
+            ("idle-sessions", lambda: every(reconcile_s, self.sessions.finalize_idle)),
         ]
         if self.config.forget.enabled:
             found.append(("forget-sweep", self._sweeps_on_schedule))
         if self.config.backup.interval_hours > 0:
             found.append(("scheduled-backups", self._backups_on_schedule))
         if self.syncer.remote:  # at start (pull what others wrote meanwhile), then every interval
-            found.append(("git-sync", lambda: every("sync.interval_s", self.syncer.sync)))
+            found.append(("git-sync", lambda: every(self.config.sync.interval_s, self.syncer.sync)))
         if self.embedding is not None:
             found.append(("embeddings", self.embedding.run))
         if self.llm is not None and self.llm.consolidator is not None:
@@ -402,9 +402,8 @@ class Runtime:
             stats=self.spool, on_stored=self.notice,
         )
 
-    async def _every(self, interval_key: str, fn: Callable[[], Awaitable[object]], first_wait: bool = False) -> None:
-        """Run ``fn`` now (or after one interval) and then every interval; failures wait a turn."""
-        interval = float(self.config.get(interval_key))
+    async def _every(self, interval: float, fn: Callable[[], Awaitable[object]], first_wait: bool = False) -> None:
+        """Run ``fn`` now (or after ``interval`` seconds) and then every interval; failures wait a turn."""
         if first_wait:
             await asyncio.sleep(interval)
         while True:
@@ -461,21 +460,20 @@ def _llm_parts(config: Config, wiki: Wiki, reader: Reader, memories: Memories) -
 
 
 def _model_worker(config: Config) -> ModelWorker | None:
-    threads = int(config.get("server.query_workers"))
+    threads = config.server.query_workers
+    embed = config.embed
     if threads <= 0:
         return None
-    model_dir = str(config.get("embed.model_dir"))
     return ModelWorker(WorkerSpec(
-        config.db_path, bool(config.get("embed.enabled")), Path(model_dir) if model_dir else None,
-        embed_threads=int(config.get("embed.threads")), search_threads=threads,
-        embed_nice=int(config.get("server.ingest_nice"))))
+        config.db_path, embed.enabled, Path(embed.model_dir) if embed.model_dir else None,
+        embed_threads=embed.threads, search_threads=threads, embed_nice=config.server.ingest_nice))
 
 
 def _embedding_and_retriever(config: Config, reader: Reader, writer: Writer, worker: ModelWorker | None):
     """The embedding job, the in-process retriever and the query model, over one copy of the
     model: the worker's when there is one (the daemon then holds none, and searches in process
     only while the worker loads or after a loss, by words alone), else the daemon's own."""
-    if not config.get("embed.enabled"):
+    if not config.embed.enabled:
         return None, Retriever(None, None, ready=lambda: False), None
     from ai_memory.embed.model import DIM, MODEL_ID, MiniLM
 
@@ -483,8 +481,8 @@ def _embedding_and_retriever(config: Config, reader: Reader, writer: Writer, wor
         batches, queries = RemoteModel(worker, MODEL_ID, DIM), RemoteModel(worker, MODEL_ID, DIM, for_queries=True)
         return EmbeddingJob(batches, reader, writer, query_embedder=queries), \
             Retriever(None, None, ready=lambda: False), queries
-    model_dir = str(config.get("embed.model_dir"))
-    batches = MiniLM(Path(model_dir) if model_dir else None, int(config.get("embed.threads")))
+    model_dir = config.embed.model_dir
+    batches = MiniLM(Path(model_dir) if model_dir else None, config.embed.threads)
     embedding = EmbeddingJob(batches, reader, writer, query_embedder=batches.sibling())
     retriever = Retriever(embedding.query_embedder, VectorIndex(MODEL_ID, DIM), ready=lambda: embedding.ready)
     return embedding, retriever, embedding.query_embedder

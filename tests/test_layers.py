@@ -13,7 +13,7 @@ LAYERS: dict[str, int] = {
     "core": 0,
     "config": 1, "datadir": 1, "logsetup": 1, "store": 1, "embed": 1, "client": 1,
     "wiki": 2, "llm": 2,
-    "retrieval": 3, "ingest": 3, "coordination": 3, "backup": 3,
+    "retrieval": 3, "ingest": 3, "coordination": 3, "backup": 3, "overview": 3,
     "runtime": 4,
     "server": 5, "mcp": 5,
     "cli": 6,
@@ -82,14 +82,25 @@ def _server_findings(path: Path) -> list[str]:
             found.append(f"line {node.lineno}: SQL {node.value.strip()[:40]!r}")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in WRITES:
             found.append(f"line {node.lineno}: .{node.func.attr}() (a writer job or a query)")
+        elif isinstance(node, ast.Call) and _is_reader_run(node.func):
+            found.append(f"line {node.lineno}: reader.run() (a read of the store: call a use case)")
         elif isinstance(node, ast.ImportFrom) and node.module == "ai_memory.store.writer":
             found.append(f"line {node.lineno}: imports the writer")
     return found
 
 
+def _is_reader_run(func: ast.expr) -> bool:
+    """``<x>.reader.run`` or ``reader.run``: a function handed to a read connection."""
+    if not isinstance(func, ast.Attribute) or func.attr != "run":
+        return False
+    target = func.value
+    return (isinstance(target, ast.Attribute) and target.attr == "reader") or \
+        (isinstance(target, ast.Name) and target.id == "reader")
+
+
 def test_no_sql_or_writer_jobs_in_the_server() -> None:
-    """Handlers parse, call a use case in coordination/, wiki/, retrieval/ or ingest/, and render:
-    the SQL lives in store/, and the writer jobs in the use cases."""
+    """Handlers parse, call a use case in coordination/, wiki/, retrieval/, ingest/ or overview/,
+    and render: the SQL lives in store/, the reads and writer jobs in the use cases."""
     violations = [f"{path.relative_to(PACKAGE)} {finding}" for path in sorted((PACKAGE / "server").rglob("*.py"))
                   for finding in _server_findings(path)]
     assert not violations, "\n".join(violations)
@@ -98,5 +109,6 @@ def test_no_sql_or_writer_jobs_in_the_server() -> None:
 def test_the_server_check_sees_sql_and_writer_jobs(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text('from ai_memory.store.writer import Writer\n'
-                   'async def h(rt):\n    await rt.writer.submit(lambda tx: tx.conn.execute("SELECT 1"))\n')
-    assert len(_server_findings(bad)) == 4
+                   'async def h(rt, reader):\n    await rt.writer.submit(lambda tx: tx.conn.execute("SELECT 1"))\n'
+                   '    await rt.reader.run(count_pages)\n    await reader.run(count_pages)\n')
+    assert len(_server_findings(bad)) == 6

@@ -77,7 +77,7 @@ def test_environment_and_flags_override_file(data_dir: Path) -> None:
     (data_dir / "config.toml").write_text("[server]\nport = 1111\n[writer]\nqueue_size = 7\n")
     env = {"AI_MEMORY_SERVER_PORT": "2222", "AI_MEMORY_WRITER_MAX_BATCH": "9"}
     cfg = load_config(data_dir, {"server.port": 3333}, environ=env)
-    assert cfg.port == 3333 and cfg.get("writer.queue_size") == 7 and cfg.get("writer.max_batch") == 9
+    assert cfg.port == 3333 and cfg.writer.queue_size == 7 and cfg.writer.max_batch == 9
     assert load_config(data_dir, environ=env).port == 2222
     assert load_config(data_dir, environ={}).port == 1111
 

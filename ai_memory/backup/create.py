@@ -124,4 +124,4 @@ def backup_due_in(data_dir: Path, interval_s: float) -> float:
 def scheduled_backup(config: Config) -> tuple[BackupReport, list[Path]]:
     """One run of the daemon's schedule: a backup under backups/, then pruning to ``backup.keep``."""
     report = create_backup(config)
-    return report, prune_backups(config.data_dir, int(config.get("backup.keep")))
+    return report, prune_backups(config.data_dir, config.backup.keep)

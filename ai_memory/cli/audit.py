@@ -27,9 +27,9 @@ def run(args: argparse.Namespace) -> int:
     if api is not None:
         entries = api.audit(args.limit, args.user)
     else:
-        from ai_memory.store.audit import list_audit
+        from ai_memory.coordination.audit_log import entries as audit_entries
 
-        entries = offline(args, lambda _u, reader: reader.run(lambda c: list_audit(c, args.limit, args.user)))
+        entries = offline(args, lambda _u, reader: audit_entries(reader, args.limit, args.user))
     if args.json:
         print_json(entries)
     else:

@@ -104,10 +104,10 @@ def _remote_delivery(config: "Config", url: str, token: str) -> tuple[Callable[[
     from ai_memory.client.breaker import Breaker, BreakerPolicy
     from ai_memory.client.locality import resilience_on
 
-    if not resilience_on(str(config.get("client.resilient")), url):
+    if not resilience_on(config.client.resilient, url):
         return None, True
     state_dir = config.data_dir / "client"
-    open_ms = Breaker(state_dir, url, BreakerPolicy()).open_for_ms()  # policy unused for a read
+    open_ms = Breaker(state_dir, url, BreakerPolicy.from_section(config.client)).open_for_ms()
 
     def drain() -> None:  # runs in the detached child: the heavier imports happen there
         from ai_memory.client.hook_drain import drain_spool

@@ -46,7 +46,7 @@ def _by_daemon(config: Any, remote: str | None) -> dict[str, Any]:
     from ai_memory.wiki.sync import MAX_ROUNDS
 
     # a sync is network-bound: wait as long as its rounds of fetch and push may take
-    wait = float(config.get("sync.timeout_s")) * 2 * MAX_ROUNDS + float(config.get("client.timeout_s"))
+    wait = config.sync.timeout_s * 2 * MAX_ROUNDS + config.client.timeout_s
     token = config.token_path.read_text().strip() if config.token_path.exists() else None
     return MemoryAPI(DaemonClient(config.url, token, wait)).sync(remote)
 

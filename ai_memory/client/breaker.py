@@ -29,15 +29,30 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Protocol
 
 FILE_NAME = "breaker.json"
 
 
+class BreakerSection(Protocol):
+    """The breaker's keys of the typed ``[client]`` section (``config.client``: client/ may not
+    import config, so the caller hands the section in; its defaults live in ``KEYS``)."""
+
+    breaker_base_ms: int
+    breaker_max_ms: int
+    breaker_trip_after: int
+
+
 @dataclass(frozen=True)
 class BreakerPolicy:
-    base_ms: int = 120_000
-    max_ms: int = 600_000
-    trip_after: int = 3
+    base_ms: int
+    max_ms: int
+    trip_after: int
+
+    @classmethod
+    def from_section(cls, client: BreakerSection) -> "BreakerPolicy":
+        return cls(base_ms=client.breaker_base_ms, max_ms=client.breaker_max_ms,
+                   trip_after=max(1, client.breaker_trip_after))
 
 
 @dataclass

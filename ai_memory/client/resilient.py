@@ -18,15 +18,25 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from ai_memory.client.breaker import Breaker, BreakerPolicy
+from ai_memory.client.breaker import Breaker, BreakerPolicy, BreakerSection
 from ai_memory.client.http import DaemonClient, Reply
 from ai_memory.client.locality import MODES, resilience_on
 from ai_memory.core.errors import ConfigError, ConnectFailed, GatewayUnreachable, ResponseIncomplete
 
 _SAFE_METHODS = {"GET", "HEAD"}
 _IDEMPOTENT_POSTS = ("/v1/query", "/hook/envelope")  # a repeat changes nothing (keys, or read-only)
+
+
+class ClientSection(BreakerSection, Protocol):
+    """The keys of the typed ``[client]`` section the resilient client reads (``config.client``)."""
+
+    resilient: str
+    timeout_s: float
+    connect_timeout_ms: int
+    timeout_ms: int
+    retry_wait_max_ms: int
 
 
 @dataclass(frozen=True)
@@ -46,16 +56,14 @@ class ClientSettings:
     policy: BreakerPolicy
 
     @classmethod
-    def from_section(cls, client: Any, url: str, token: str | None, data_dir: Path) -> "ClientSettings":
+    def from_section(cls, client: ClientSection, url: str, token: str | None, data_dir: Path) -> "ClientSettings":
         mode = client.resilient.lower()
         if mode not in MODES:
             raise ConfigError(f"client.resilient must be one of {', '.join(MODES)}", detail=f"got {mode!r}")
-        policy = BreakerPolicy(base_ms=client.breaker_base_ms, max_ms=client.breaker_max_ms,
-                               trip_after=max(1, client.breaker_trip_after))
         return cls(url=url, token=token, state_dir=data_dir / "client", data_dir=data_dir, mode=mode,
                    local_timeout_s=client.timeout_s, connect_timeout_s=client.connect_timeout_ms / 1000,
                    timeout_s=client.timeout_ms / 1000, retry_wait_max_s=client.retry_wait_max_ms / 1000,
-                   policy=policy)
+                   policy=BreakerPolicy.from_section(client))
 
     @property
     def resilient(self) -> bool:

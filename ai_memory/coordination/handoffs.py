@@ -13,6 +13,7 @@ from ai_memory.core.sanitizer import TextKind, sanitize
 from ai_memory.store.handoffs import (
     Receiver, cancel_handoff, claim_handoff, insert_manual_handoff, list_handoffs,
 )
+from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer, WriteTx
 
 LIVE_MINUTES = 10
@@ -82,10 +83,11 @@ async def cancel(writer: Writer, handoff_id: str, owner: str) -> dict[str, Any]:
                      only="the handoff's owner", whose="it belongs to")
 
 
-def listing(conn, *, owner: str, project: str | None, state: str | None) -> list[dict[str, Any]]:
+async def listing(reader: Reader, *, owner: str, project: str | None, state: str | None) -> list[dict[str, Any]]:
+    """The handoffs ``owner`` may see (their own, or shared), of a project and a state or all."""
     if state is not None and state not in STATES:
         raise InputError(f"unknown state {state!r}", detail="one of " + ", ".join(STATES))
-    return list_handoffs(conn, owner=owner, project=project, state=state)
+    return await reader.run(lambda c: list_handoffs(c, owner=owner, project=project, state=state))
 
 
 async def accept(writer: Writer, *, cwd: str, session_id: str, agent: str | None = None,

@@ -10,7 +10,8 @@ from ai_memory.core.clock import utc_iso
 from ai_memory.core.errors import InputError
 from ai_memory.core.memory import check_project
 from ai_memory.core.sanitizer import TextKind, sanitize
-from ai_memory.store.messages import cancel_message, claim_messages, insert_message, pop_messages
+from ai_memory.store.messages import cancel_message, claim_messages, insert_message, list_messages, pop_messages
+from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer
 
 STATES = ("open", "popped", "expired", "cancelled")
@@ -45,6 +46,16 @@ def parse_message(body: object, *, owner: str, now: datetime) -> dict[str, Any]:
 async def send(writer: Writer, message: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     """(message, created): False when its idempotency key was seen before."""
     return await writer.submit_wait(lambda tx: insert_message(tx.conn, message))
+
+
+async def listing(reader: Reader, *, project: str | None, state: str | None,
+                  now: datetime | None = None) -> list[dict[str, Any]]:
+    """Messages to a project (or to all), oldest first, of one state or all; an open message past
+    its time to live reads as expired."""
+    if state is not None and state not in STATES:
+        raise InputError(f"unknown state {state!r}", detail="one of " + ", ".join(STATES))
+    stamp = utc_iso(now or datetime.now(timezone.utc))
+    return await reader.run(lambda c: list_messages(c, project=project, state=state, now=stamp))
 
 
 async def pop(writer: Writer, project: str, *, session_id: str | None = None, limit: int = 1,

@@ -33,28 +33,28 @@ class LlmSettings:
 def llm_settings(config: Config) -> LlmSettings | None:
     """The settings when ``llm.provider`` is set (None: consolidation is off); a ConfigError
     names what is missing or wrong."""
-    provider = str(config.get("llm.provider")).strip().lower()
+    llm = config.llm
+    provider = llm.provider.strip().lower()
     if not provider:
         return None
     if provider not in PROVIDERS:
         raise ConfigError(f"unknown llm.provider {provider!r}", detail="one of " + ", ".join(PROVIDERS))
-    model = str(config.get("llm.model")).strip()
+    model = llm.model.strip()
     if not model:
         raise ConfigError("llm.model is required when llm.provider is set")
-    base_url = str(config.get("llm.base_url")).strip().rstrip("/") or DEFAULT_BASE_URL[provider]
+    base_url = llm.base_url.strip().rstrip("/") or DEFAULT_BASE_URL[provider]
     if not base_url.startswith(("http://", "https://")):
         raise ConfigError("llm.base_url must be an http:// or https:// URL", detail=base_url[:80])
     return LlmSettings(
         provider=provider, base_url=base_url, model=model,
-        timeout_s=_positive(config, "llm.timeout_s"), max_attempts=max(1, int(config.get("llm.max_attempts"))),
-        backoff_s=max(0.0, float(config.get("llm.backoff_s"))), lease_s=_positive(config, "llm.lease_s"),
-        max_tokens=max(64, int(config.get("llm.max_tokens"))), rerank=bool(config.get("llm.rerank")),
-        rerank_timeout_s=_positive(config, "llm.rerank_timeout_s"), api_key=_api_key(config),
+        timeout_s=_positive("llm.timeout_s", llm.timeout_s), max_attempts=max(1, llm.max_attempts),
+        backoff_s=max(0.0, llm.backoff_s), lease_s=_positive("llm.lease_s", llm.lease_s),
+        max_tokens=max(64, llm.max_tokens), rerank=llm.rerank,
+        rerank_timeout_s=_positive("llm.rerank_timeout_s", llm.rerank_timeout_s), api_key=_api_key(config),
     )
 
 
-def _positive(config: Config, dotted: str) -> float:
-    value = float(config.get(dotted))
+def _positive(dotted: str, value: float) -> float:
     if value <= 0:
         raise ConfigError(f"{dotted} must be greater than 0", detail=str(value))
     return value
@@ -63,7 +63,7 @@ def _positive(config: Config, dotted: str) -> float:
 def _api_key(config: Config) -> str | None:
     """From ``llm.api_key_file`` (a path, ``~`` allowed, relative to the data dir), else from the
     variable ``llm.api_key_env`` names, else none (a local server needs no key)."""
-    name = str(config.get("llm.api_key_file")).strip()
+    name = config.llm.api_key_file.strip()
     if name:
         path = Path(name).expanduser()
         path = path if path.is_absolute() else config.data_dir / path
@@ -78,7 +78,7 @@ def _api_key(config: Config) -> str | None:
         if not key:
             raise ConfigError("llm.api_key_file is empty", detail=str(path))
         return key
-    env_name = str(config.get("llm.api_key_env")).strip()
+    env_name = config.llm.api_key_env.strip()
     if env_name and not (config.llm_env_key or "").strip():
         raise ConfigError(f"llm.api_key_env names {env_name}, which is not set")
     return (config.llm_env_key or "").strip() or None

@@ -18,6 +18,7 @@ import logging
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -229,6 +230,11 @@ class EmbeddingJob:
                 load()
         self.ready = True
         log.info("embedding model %s loaded", self.embedder.model_id)
+
+    async def describe(self) -> dict[str, Any]:
+        """What ``status`` shows of the job: its model, whether it is ready, and what waits."""
+        return {"enabled": True, "model": self.embedder.model_id, "ready": self.ready, "error": self.error,
+                "embedded": self.embedded, "backlog": await self.backlog()}
 
     async def backlog(self) -> dict[str, int]:
         model = self.embedder.model_id

@@ -7,7 +7,6 @@ from datetime import datetime, timezone
 from aiohttp import web
 
 from ai_memory.coordination import handoffs, messages
-from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import InputError
 from ai_memory.core.memory import check_project
 from ai_memory.ingest.hooks import project_of
@@ -15,7 +14,6 @@ from ai_memory.server.audit import audit
 from ai_memory.server.body import read_json
 from ai_memory.server.identity import caller
 from ai_memory.server.keys import RUNTIME
-from ai_memory.store.messages import list_messages
 
 routes = web.RouteTableDef()
 
@@ -63,8 +61,7 @@ async def begin_handoff(request: web.Request) -> web.Response:
 async def list_handoffs(request: web.Request) -> web.Response:
     owner = caller(request)
     project, state = request.query.get("project"), request.query.get("state")
-    found = await request.app[RUNTIME].reader.run(
-        lambda c: handoffs.listing(c, owner=owner, project=project, state=state))
+    found = await handoffs.listing(request.app[RUNTIME].reader, owner=owner, project=project, state=state)
     return web.json_response({"handoffs": found})
 
 
@@ -106,10 +103,7 @@ async def send_message(request: web.Request) -> web.Response:
 @routes.get("/v1/messages")
 async def get_messages(request: web.Request) -> web.Response:
     project, state = request.query.get("project"), request.query.get("state")
-    if state is not None and state not in messages.STATES:
-        raise InputError(f"unknown state {state!r}", detail="one of " + ", ".join(messages.STATES))
-    now = now_iso()
-    found = await request.app[RUNTIME].reader.run(lambda c: list_messages(c, project=project, state=state, now=now))
+    found = await messages.listing(request.app[RUNTIME].reader, project=project, state=state)
     return web.json_response({"messages": found})
 
 

@@ -8,17 +8,15 @@ from datetime import date
 
 from aiohttp import web
 
-from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import InputError
 from ai_memory.core.memory import parse_draft
 from ai_memory.core.observation import parse_timestamp
+from ai_memory.overview import activity
 from ai_memory.retrieval.search import KIND_TYPES, Query
 from ai_memory.server.audit import audit
 from ai_memory.server.body import query_limit, read_json
 from ai_memory.server.identity import caller, require_admin
 from ai_memory.server.keys import RUNTIME
-from ai_memory.store.meta import memory_meta
-from ai_memory.store.recent import recent as recent_rows
 from ai_memory.wiki import page_access as pages
 
 routes = web.RouteTableDef()
@@ -155,18 +153,15 @@ async def delete_page(request: web.Request) -> web.Response:
 async def recent(request: web.Request) -> web.Response:
     """?project=&limit=: the newest pages and sessions."""
     limit = query_limit(request, 10, 100)
-    project, owner = request.query.get("project"), caller(request)
-    now = now_iso()
-    found = await request.app[RUNTIME].reader.run(
-        lambda c: recent_rows(c, project=project, limit=limit, owner=owner, now=now))
+    found = await activity.recent(request.app[RUNTIME].reader, project=request.query.get("project"), limit=limit,
+                                  owner=caller(request))
     return web.json_response(found)
 
 
 @routes.get("/v1/meta")
 async def meta(request: web.Request) -> web.Response:
-    project, owner = request.query.get("project"), caller(request)
-    now = now_iso()
-    found = await request.app[RUNTIME].reader.run(lambda c: memory_meta(c, project=project, owner=owner, now=now))
+    found = await activity.memory_meta(request.app[RUNTIME].reader, project=request.query.get("project"),
+                                       owner=caller(request))
     return web.json_response(found)
 
 

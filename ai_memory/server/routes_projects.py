@@ -5,12 +5,12 @@ from __future__ import annotations
 from aiohttp import web
 
 from ai_memory.server.keys import RUNTIME
-from ai_memory.store.meta import projects
+from ai_memory.overview.activity import projects
 
 routes = web.RouteTableDef()
 
 
 @routes.get("/v1/projects")
 async def list_projects(request: web.Request) -> web.Response:
-    found = await request.app[RUNTIME].reader.run(projects)
+    found = await projects(request.app[RUNTIME].reader)
     return web.json_response({"projects": found})

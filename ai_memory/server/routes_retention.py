@@ -12,7 +12,7 @@ from ai_memory.server.audit import audit
 from ai_memory.server.body import query_limit, read_json
 from ai_memory.server.identity import caller, require_admin
 from ai_memory.server.keys import RUNTIME
-from ai_memory.store.forgetting import list_tombstones
+from ai_memory.wiki.forget import tombstones as removed_pages
 from ai_memory.wiki.page_access import feedback_on
 
 routes = web.RouteTableDef()
@@ -45,7 +45,7 @@ async def tombstones(request: web.Request) -> web.Response:
     require_admin(request)  # the sweep spans every user: its record is for the operator
     limit = query_limit(request, 100, 10_000)
     project = request.query.get("project") or None
-    found = await request.app[RUNTIME].reader.run(lambda c: list_tombstones(c, project, limit))
+    found = await removed_pages(request.app[RUNTIME].reader, project, limit)
     return web.json_response({"tombstones": found})
 
 

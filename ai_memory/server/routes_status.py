@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import sqlite3
 import time
@@ -9,12 +10,10 @@ import time
 from aiohttp import web
 
 import ai_memory
-from ai_memory.core.errors import NotFound
+from ai_memory.overview.activity import session_events
+from ai_memory.overview.status import index_status
 from ai_memory.runtime import Runtime
 from ai_memory.server.keys import MOUNTS, RUNTIME
-from ai_memory.store.pages import broken_pages, page_count
-from ai_memory.store.observations import agents_last_seen, counts, session_exists, session_observations
-from ai_memory.wiki.project_index import blocked_indexes
 
 routes = web.RouteTableDef()
 
@@ -32,27 +31,23 @@ async def status(request: web.Request) -> web.Response:
 
 
 async def status_report(runtime: Runtime) -> dict:
-    """What the daemon says of itself: counts, agents, embeddings, wiki, spool, workers, writer."""
+    """What the daemon says of itself: what the index holds (``overview.status``) and what each
+    running part says of itself (embeddings, wiki, spool, LLM, workers, writer)."""
     stats = runtime.writer.stats
-    numbers = await runtime.reader.run(counts)
-    agents = await runtime.reader.run(agents_last_seen)
-    numbers["pages"] = await runtime.reader.run(page_count)
-    broken = await runtime.reader.run(broken_pages)
-    wiki_dir = runtime.config.sub("wiki")
-    blocked = await runtime.reader.run(lambda c: blocked_indexes(c, wiki_dir))
+    index = await index_status(runtime.reader, runtime.config.sub("wiki"))
     return {
         "version": ai_memory.__version__,
         "python": platform.python_version(),
         "sqlite": sqlite3.sqlite_version,
         "data_dir": str(runtime.config.data_dir),
-        "pid": __import__("os").getpid(),
+        "pid": os.getpid(),
         "uptime_s": round(time.time() - runtime.started_at, 3),
-        "counts": numbers,
-        "agents": agents,
-        "embeddings": await _embedding_status(runtime),
-        "wiki": {"broken_pages": broken, "blocked_indexes": blocked, "commits": runtime.wiki.committer.commits,
-                 "sessions_compiled": runtime.sessions.compiled, "symlinks": runtime.wiki.symlinks,
-                 "reconciles": runtime.wiki.reconciles,
+        "counts": index["counts"],
+        "agents": index["agents"],
+        "embeddings": await runtime.embedding.describe() if runtime.embedding else {"enabled": False},
+        "wiki": {"broken_pages": index["broken_pages"], "blocked_indexes": index["blocked_indexes"],
+                 "commits": runtime.wiki.committer.commits, "sessions_compiled": runtime.sessions.compiled,
+                 "symlinks": runtime.wiki.symlinks, "reconciles": runtime.wiki.reconciles,
                  "git": runtime.wiki.committer.describe()},
         "spool": runtime.spool.as_dict(),
         "llm": await runtime.llm.describe() if runtime.llm else {"enabled": False},
@@ -70,18 +65,7 @@ async def status_report(runtime: Runtime) -> dict:
 
 @routes.get("/v1/sessions/{session_id}/observations")
 async def observations(request: web.Request) -> web.Response:
-    runtime = request.app[RUNTIME]
     session_id = request.match_info["session_id"]
-    if not await runtime.reader.run(lambda c: session_exists(c, session_id)):
-        raise NotFound("no such session", detail=session_id)
-    rows = await runtime.reader.run(lambda c: session_observations(c, session_id))
+    rows = await session_events(request.app[RUNTIME].reader, session_id)
     return web.json_response({"session_id": session_id, "observations": rows})
 
-
-async def _embedding_status(runtime) -> dict:
-    job = runtime.embedding
-    if job is None:
-        return {"enabled": False}
-    backlog = await job.backlog()
-    return {"enabled": True, "model": job.embedder.model_id, "ready": job.ready, "error": job.error,
-            "embedded": job.embedded, "backlog": backlog}

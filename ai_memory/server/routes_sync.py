@@ -9,7 +9,8 @@ from ai_memory.core.errors import InputError
 from ai_memory.server.body import query_limit, read_json
 from ai_memory.server.identity import caller, require_admin
 from ai_memory.server.keys import RUNTIME
-from ai_memory.wiki.export import MAX_LIMIT, decode_cursor, export_batch
+from ai_memory.wiki.export import MAX_LIMIT, decode_cursor
+from ai_memory.wiki.export import export as export_pages
 
 routes = web.RouteTableDef()
 
@@ -36,7 +37,6 @@ async def export(request: web.Request) -> web.Response:
     limit = query_limit(request, 100, MAX_LIMIT)
     text = request.query.get("cursor") or ""
     cursor = decode_cursor(text) if text else None
-    runtime, owner = request.app[RUNTIME], caller(request)
-    wiki_dir = runtime.config.sub("wiki")
-    batch = await runtime.reader.run(lambda c: export_batch(c, wiki_dir, cursor, limit, owner))
+    runtime = request.app[RUNTIME]
+    batch = await export_pages(runtime.reader, runtime.config.sub("wiki"), cursor, limit, caller(request))
     return web.json_response(batch)

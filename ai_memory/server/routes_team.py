@@ -8,7 +8,7 @@ from ai_memory.core.errors import InputError
 from ai_memory.server.body import query_limit, read_json
 from ai_memory.server.identity import require_admin, token_user
 from ai_memory.server.keys import RUNTIME
-from ai_memory.store.audit import list_audit
+from ai_memory.coordination import audit_log
 
 routes = web.RouteTableDef()
 
@@ -43,5 +43,5 @@ async def get_audit(request: web.Request) -> web.Response:
     require_admin(request)
     limit = query_limit(request, 100, 10_000)
     user = request.query.get("user") or None
-    entries = await request.app[RUNTIME].reader.run(lambda c: list_audit(c, limit, user))
+    entries = await audit_log.entries(request.app[RUNTIME].reader, limit, user)
     return web.json_response({"entries": entries})

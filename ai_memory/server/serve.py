@@ -47,13 +47,13 @@ def serve(config: Config, mounts: Callable[[str], list[AsgiMount]] = lambda url:
 
     ``mounts(url)`` are ASGI apps served beside the routes (the MCP tools at /mcp), given the
     URL the daemon is reached at on this machine."""
-    if not is_loopback(config.host) and not config.get("server.allow_remote"):
+    if not is_loopback(config.host) and not config.server.allow_remote:
         raise ConfigError(
             f"refusing to bind {config.host}: it is not a loopback address",
             detail="pass --allow-remote (and protect the token) to serve other machines",
         )
     prepare(config.data_dir)
-    logsetup.configure(config.sub("logs"), str(config.get("log.level")), int(config.get("log.keep_days")))
+    logsetup.configure(config.sub("logs"), config.log.level, config.log.keep_days)
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # `kill -USR1 <pid>` dumps every thread's stack
     lock = ServeLock(config.data_dir)
     lock.acquire()

@@ -17,6 +17,7 @@ from typing import Any
 from ai_memory.core.errors import InputError
 from ai_memory.core.page import content_hash
 from ai_memory.store.export import page_rows, tombstone_rows
+from ai_memory.store.reader import Reader
 from ai_memory.wiki.files import read_file
 
 PAGE, TOMBSTONE = "page", "tombstone"
@@ -36,6 +37,11 @@ def decode_cursor(text: str) -> Cursor:
     if section not in (PAGE, TOMBSTONE) or not isinstance(path, str):
         raise InputError("bad cursor", detail="pass next_cursor from the previous answer, unchanged")
     return section, path
+
+
+async def export(reader: Reader, wiki_dir: Path, cursor: Cursor | None, limit: int, owner: str) -> dict[str, Any]:
+    """The batch after ``cursor`` of what ``owner`` may read (``export_batch``), on a reader thread."""
+    return await reader.run(lambda c: export_batch(c, wiki_dir, cursor, limit, owner))
 
 
 def export_batch(conn: sqlite3.Connection, wiki_dir: Path, cursor: Cursor | None, limit: int,

@@ -19,6 +19,7 @@ from ai_memory.core.clock import utc_iso
 from ai_memory.core.page import content_hash
 from ai_memory.core.retention import RetentionParams, Verdict, judge
 from ai_memory.store import forgetting as rows
+from ai_memory.store.reader import Reader
 from ai_memory.wiki.files import is_page_path, unlink_file
 from ai_memory.wiki.git import committed, removal_commit
 from ai_memory.wiki.service import Wiki
@@ -61,11 +62,14 @@ class SweepReport:
 
 
 def retention_params(config: Config) -> RetentionParams:
-    return RetentionParams(
-        lam=float(config.get("forget.lambda")), sigma=float(config.get("forget.sigma")),
-        mu=float(config.get("forget.mu")), cold_threshold=float(config.get("forget.cold_threshold")),
-        purge_days=float(config.get("forget.purge_days")),
-    )
+    forget = config.forget
+    return RetentionParams(lam=forget.lambda_, sigma=forget.sigma, mu=forget.mu,
+                           cold_threshold=forget.cold_threshold, purge_days=forget.purge_days)
+
+
+async def tombstones(reader: Reader, project: str | None, limit: int) -> list[dict[str, Any]]:
+    """Pages the sweep removed (of a project, or of all), newest first, with the commit that holds them."""
+    return await reader.run(lambda c: rows.list_tombstones(c, project, limit))
 
 
 class Forgetter:

@@ -33,6 +33,7 @@ index; it never changes a page or a row. Rules, in the order they are reported:
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -45,7 +46,10 @@ from typing import Any
 
 from ai_memory.core.clock import now_iso
 from ai_memory.core.links import Vault, aliases_of
+from ai_memory.core.users import ADMIN
 from ai_memory.store.connection import open_read_connection
+from ai_memory.store.reader import Reader
+from ai_memory.store.users import hidden_page_paths
 from ai_memory.wiki.files import IGNORED_DIRS, iter_pages
 from ai_memory.wiki.project_index import blocked_indexes
 from ai_memory.wiki.reindex import check
@@ -136,6 +140,22 @@ def lint(wiki_dir: Path, raw_dir: Path, db_path: Path, now: str | None = None) -
     report.findings += [_symlink(wiki_dir, rel) for rel in links]
     report.findings.sort(key=lambda f: (RULES.index(f.rule), f.path, f.detail))
     return report
+
+
+async def lint_for(owner: str, reader: Reader, wiki_dir: Path, raw_dir: Path, db_path: Path) -> LintReport:
+    """The report ``owner`` may read: a finding that names another user's private page (as its
+    subject or in its text) is left out. The lint runs on a worker thread with its own read-only
+    connection: it also lists and hashes every file, which must not hold a reader thread that
+    searches need."""
+    report = await asyncio.to_thread(lint, wiki_dir, raw_dir, db_path)
+    if owner == ADMIN:
+        return report
+    hidden = await reader.run(lambda c: hidden_page_paths(c, owner))
+    if not hidden:
+        return report
+    kept = [f for f in report.findings
+            if f.path not in hidden and not any(p in f.detail or p in f.fix for p in hidden)]
+    return LintReport(pages=report.pages - len(hidden), findings=kept)
 
 
 def persistent_drift(wiki_dir: Path, raw_dir: Path, db_path: Path) -> list[str]:

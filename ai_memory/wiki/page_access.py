@@ -53,6 +53,15 @@ async def read_page(reader: Reader, ref: str, owner: str) -> tuple[dict[str, Any
     return page, chain
 
 
+async def read_history(reader: Reader, ref: str, owner: str, limit: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(the page, its indexed versions ``owner`` may see, newest first); NotFound when there is
+    no such page for ``owner``."""
+    page, versions = await reader.run(lambda c: visible_history(c, ref, owner, limit))
+    if page is None:
+        raise NotFound("no such page", detail=ref)
+    return page, versions
+
+
 async def delete_page(wiki: Wiki, ref: str, who: str) -> dict[str, Any]:
     """Remove the page ``ref`` names (git history keeps it); its index row as it was. NotFound
     when ``who`` may not see it, when it is no page file, or when the file is already gone."""

@@ -135,8 +135,7 @@ def _head(wiki: Wiki) -> str:
 
 def syncer_for(wiki: Wiki, config: Config) -> Syncer:
     """The Syncer the sync.* keys describe (its remote may be empty: sync on request only)."""
-    return Syncer(wiki, str(config.get("sync.remote")), str(config.get("sync.branch")),
-                  float(config.get("sync.timeout_s")))
+    return Syncer(wiki, config.sync.remote, config.sync.branch, config.sync.timeout_s)
 
 
 async def sync_offline(config: Config, remote: str | None = None) -> SyncReport:
@@ -144,10 +143,10 @@ async def sync_offline(config: Config, remote: str | None = None) -> SyncReport:
     one writer for the duration. The index is reconciled first, so it follows every file."""
     wiki_dir = config.sub("wiki")
     ensure_repo(wiki_dir)
-    writer = Writer(config.db_path, config.sub("raw"), queue_size=int(config.get("writer.queue_size")),
-                    max_batch=int(config.get("writer.max_batch")))
+    writer = Writer(config.db_path, config.sub("raw"), queue_size=config.writer.queue_size,
+                    max_batch=config.writer.max_batch)
     reader = Reader(config.db_path)
-    wiki = Wiki(wiki_dir, writer, reader, Committer(wiki_dir, float(config.get("wiki.commit_window_s"))))
+    wiki = Wiki(wiki_dir, writer, reader, Committer(wiki_dir, config.wiki.commit_window_s))
     await writer.start()
     try:
         await wiki.reconcile()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from datetime import datetime, timezone
 from importlib.resources import files
 from typing import Any
 
@@ -17,29 +16,21 @@ from aiohttp import web
 from ai_memory.backup import latest_backup
 from ai_memory.coordination import handoffs, messages
 from ai_memory.core.errors import InputError, NotFound
-from ai_memory.core.observation import utc_iso
 from ai_memory.core.retention import FEEDBACK_DELTAS
+from ai_memory.overview import activity
+from ai_memory.retrieval.linked_page import read_linked_page
 from ai_memory.retrieval.search import KIND_TYPES
-from ai_memory.retrieval.streams import page_links
 from ai_memory.server.identity import token_user
 from ai_memory.server.keys import RUNTIME, UI_VIEWS
 from ai_memory.server.routes_pages import parse_query
 from ai_memory.server.routes_status import status_report
 from ai_memory.server.ui.pages import SECURITY_HEADERS, html_errors, page
 from ai_memory.server.ui.render import diff_lines
-from ai_memory.store.messages import list_messages
-from ai_memory.store.observations import session_exists, session_observations
-from ai_memory.store.recent import recent as recent_rows
-from ai_memory.store.recent import session_timeline
-from ai_memory.wiki.page_access import visible_history, visible_page
+from ai_memory.wiki.page_access import read_history
 
 routes = web.RouteTableDef()
 STATIC = {"ui.css": "text/css", "ui.js": "text/javascript"}
 SEARCH_FIELDS = ("q", "project", "scope", "as_of")
-
-
-def _now() -> str:
-    return utc_iso(datetime.now(timezone.utc))
 
 
 def _query_body(request: web.Request) -> dict[str, Any]:
@@ -73,8 +64,7 @@ async def search(request: web.Request) -> web.Response:
             found = await runtime.search(query)
             runtime.note_access([h["path"] for h in found.hits])
     else:
-        now = _now()
-        recent = await runtime.reader.run(lambda c: recent_rows(c, project=None, limit=15, owner=owner, now=now))
+        recent = await activity.recent(runtime.reader, project=None, limit=15, owner=owner)
     return page(request, "search.html", form=form, kinds=sorted(KIND_TYPES), found=found, recent=recent, error=error,
                 status=400 if error else 200)
 
@@ -86,20 +76,7 @@ async def read_page(request: web.Request) -> web.Response:
     ref, owner = request.query.get("path", ""), token_user(request)
     if not ref:
         raise InputError("missing path", detail="/ui/page?path=<project>/<family>/<page>.md")
-
-    def read(conn):
-        found, chain, hidden = visible_page(conn, ref, owner)
-        if found is None:
-            return None, [], {}
-        links = page_links(conn, found["id"])
-        links["backlinks"] = [b for b in links["backlinks"] if b["path"] not in hidden]
-        for link in links["links"]:
-            link["paths"] = [p for p in link["paths"] if p not in hidden]
-        return found, chain, links
-
-    found, chain, links = await request.app[RUNTIME].reader.run(read)
-    if found is None:
-        raise NotFound("no such page", detail=ref)
+    found, chain, links = await read_linked_page(request.app[RUNTIME].reader, ref, owner)
     return page(request, "page.html", page=found, lineage=chain if len(chain) > 1 else [], links=links, signals=list(FEEDBACK_DELTAS))
 
 
@@ -108,9 +85,7 @@ async def read_page(request: web.Request) -> web.Response:
 async def history(request: web.Request) -> web.Response:
     """A page's versions from git's history, newest first, each with its diff from the one before."""
     ref, owner = request.query.get("path", ""), token_user(request)
-    found, versions = await request.app[RUNTIME].reader.run(lambda c: visible_history(c, ref, owner, 50))
-    if found is None:
-        raise NotFound("no such page", detail=ref)
+    found, versions = await read_history(request.app[RUNTIME].reader, ref, owner, 50)
     shown = []
     for i, version in enumerate(versions):
         older = versions[i + 1]["body"] if i + 1 < len(versions) else ""
@@ -123,8 +98,7 @@ async def history(request: web.Request) -> web.Response:
 async def sessions(request: web.Request) -> web.Response:
     """A timeline per project: agent, time, title, files touched."""
     project, owner = request.query.get("project") or None, token_user(request)
-    rows = await request.app[RUNTIME].reader.run(
-        lambda c: session_timeline(c, project=project, owner=owner, limit=200))
+    rows = await activity.session_timeline(request.app[RUNTIME].reader, project=project, owner=owner, limit=200)
     by_project: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         by_project.setdefault(row["project"] or "(no project)", []).append(row)
@@ -135,10 +109,8 @@ async def sessions(request: web.Request) -> web.Response:
 @html_errors
 async def session(request: web.Request) -> web.Response:
     """A session's observations, in the order they happened, as GET /v1/sessions/{id}/observations."""
-    runtime, session_id = request.app[RUNTIME], request.query.get("id", "")
-    if not session_id or not await runtime.reader.run(lambda c: session_exists(c, session_id)):
-        raise NotFound("no such session", detail=session_id[:200])
-    rows = await runtime.reader.run(lambda c: session_observations(c, session_id, limit=500))
+    session_id = request.query.get("id", "")
+    rows = await activity.session_events(request.app[RUNTIME].reader, session_id, limit=500)
     return page(request, "session.html", session_id=session_id, observations=rows)
 
 
@@ -146,10 +118,10 @@ async def session(request: web.Request) -> web.Response:
 @html_errors
 async def coordination(request: web.Request) -> web.Response:
     """Handoffs the user may see (their own or shared) and messages, with their states."""
-    runtime, owner, now = request.app[RUNTIME], token_user(request), _now()
-    found = await runtime.reader.run(lambda c: (handoffs.listing(c, owner=owner, project=None, state=None),
-                                                list_messages(c, project=None, state=None, now=now)))
-    return page(request, "handoffs.html", handoffs=found[0], messages=found[1], message_states=messages.STATES)
+    reader, owner = request.app[RUNTIME].reader, token_user(request)
+    listed = await handoffs.listing(reader, owner=owner, project=None, state=None)
+    sent = await messages.listing(reader, project=None, state=None)
+    return page(request, "handoffs.html", handoffs=listed, messages=sent, message_states=messages.STATES)
 
 
 @routes.get("/ui/status")

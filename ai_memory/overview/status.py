@@ -1,0 +1,23 @@
+"""What the index says of itself for ``status``: counts, agents, broken pages, blocked indexes."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from ai_memory.store.observations import agents_last_seen, counts
+from ai_memory.store.pages import broken_pages, page_count
+from ai_memory.store.reader import Reader
+from ai_memory.wiki.project_index import blocked_indexes
+
+
+async def index_status(reader: Reader, wiki_dir: Path) -> dict[str, Any]:
+    """{counts (sessions, observations, pages), agents (last event of each), broken_pages,
+    blocked_indexes}, read in one snapshot."""
+
+    def read(conn: sqlite3.Connection) -> dict[str, Any]:
+        return {"counts": {**counts(conn), "pages": page_count(conn)}, "agents": agents_last_seen(conn),
+                "broken_pages": broken_pages(conn), "blocked_indexes": blocked_indexes(conn, wiki_dir)}
+
+    return await reader.run(read)
