@@ -145,6 +145,13 @@ def decode(raw: bytes, problems: list[str]) -> str:
         return raw.decode("utf-8", "replace")
 
 
+def is_generated(raw: bytes) -> bool:
+    """``parse_page(...).generated`` from the frontmatter alone: a project's index lists every
+    page of the project, and its body need not be parsed to know that ai-memory derived it."""
+    meta = split_frontmatter(decode(raw, []))[0]
+    return meta.get("generated") is True
+
+
 def parse_page(path: str, raw: bytes) -> ParsedPage:
     """Parse a page file; never raises. ``path`` is relative to the wiki, with '/' separators.
 

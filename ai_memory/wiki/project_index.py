@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from ai_memory.core.page import parse_page, render_page
+from ai_memory.core.page import is_generated, render_page
 from ai_memory.wiki.files import read_file
 
 INDEX_NAME = "index.md"
@@ -55,7 +55,7 @@ def owned_folders(conn: sqlite3.Connection) -> list[str]:
 
 def written_by_us(data: bytes | None, rel: str) -> bool:
     """Whether a file's bytes are a generated index (None: no file, nothing to protect)."""
-    return data is None or parse_page(rel, data).generated
+    return data is None or is_generated(data)
 
 
 def blocked_indexes(conn: sqlite3.Connection, wiki_dir: Path) -> list[str]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import Conflict, DiskFull
-from ai_memory.core.page import ParsedPage, content_hash, parse_page
+from ai_memory.core.page import ParsedPage, content_hash, is_generated, parse_page
 from ai_memory.store.forgetting import bury_pages, record_commit
 from ai_memory.store.history import history_cursor, record_versions
 from ai_memory.store.pages import FileState, file_state, file_states, index_page_rows, remove_page, restat_page
@@ -192,12 +192,12 @@ class Wiki:
                 # reconcile would read and parse the file again, forever
                 await self.writer.submit_wait(restat_page(rel, st.st_mtime_ns, st.st_size))
             return "unchanged"
-        page = parse_page(rel, data)
-        if page.generated:  # a generated index is derived, never a page
+        if is_generated(data):  # a generated index is derived, never a page
             if known is None:
                 return "unchanged"
             await self.writer.submit_wait(remove_page(rel))
             return "removed"
+        page = parse_page(rel, data)
 
         def job(tx: WriteTx) -> None:
             index_page_rows(tx.conn, page, st.st_mtime_ns, st.st_size)
