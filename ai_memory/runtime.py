@@ -96,6 +96,8 @@ class Runtime:
         wiki = Wiki(config.sub("wiki"), writer, reader, committer)
         worker = _model_worker(config)
         embedding, retriever, query_model = _embedding_and_retriever(config, reader, writer, worker)
+        if embedding is not None:
+            wiki.on_indexed = embedding.wake
         memories = Memories(wiki, reader, lambda: query_model if embedding and embedding.ready else None)
         token = datadir.read_token(config.token_path)
         llm = _llm_parts(config, wiki, reader, memories)
@@ -353,6 +355,7 @@ class Runtime:
             finally:
                 await self.writer.resume()
             await self.wiki.reconcile()  # pages written while we rebuilt
+            self.wiki.on_indexed()  # a rebuilt index: whatever it lacks a vector for is embedded now
         return {"pages": report.pages, "broken_pages": report.broken_pages,
                 "observations": report.observations + late.observations,
                 "handoffs_kept": report.handoffs_kept}

@@ -160,10 +160,16 @@ def store_vectors(model: str, dim: int, pending: Pending, vectors: np.ndarray,
     return job
 
 
-class EmbeddingJob:
-    """Owns the loop; ``wake`` shortens the wait after new text arrives."""
+# Between wake-ups, how long the job waits before looking for text to embed anyway. New text is
+# announced (``wake``: a stored event, an indexed page); looking is a scan of the index's chunks
+# (a few percent of a core at 10,000 pages if done every second), so it is only the safety net.
+IDLE_LOOK_S = 30.0
 
-    def __init__(self, embedder: Embedder, reader: Reader, writer: Writer, idle_s: float = 1.0,
+
+class EmbeddingJob:
+    """Owns the loop; ``wake`` ends the wait once new text arrives."""
+
+    def __init__(self, embedder: Embedder, reader: Reader, writer: Writer, idle_s: float = IDLE_LOOK_S,
                  query_embedder: Embedder | None = None) -> None:
         self.embedder = embedder
         # A second instance for queries, loaded with the first: searches never queue behind a batch.

@@ -57,6 +57,9 @@ class Wiki:
         committer.on_commit = self.read_history
         self.symlinks: list[str] = []  # links found by the last reconcile: never read, listed in status
         self.reconciles = 0  # full comparisons run since start (status: one that never stops shows here)
+        # Called once new page text is in the index (the embedding job's wake-up): what waits for
+        # that text need not poll the index to find it.
+        self.on_indexed: Callable[[], None] = lambda: None
 
     def read(self, rel: str) -> bytes:
         """A wiki file's bytes, never through a symlink (OSError as open() raises it)."""
@@ -87,6 +90,7 @@ class Wiki:
                 extra(tx, ids[0])
 
         await self.writer.submit_wait(job)
+        self.on_indexed()
         self.committer.note_written(len(written))
         await self.refresh_indexes({page.path.split("/", 1)[0] for page, _ in written if "/" in page.path})
         self.committer.request(reason)
@@ -203,6 +207,7 @@ class Wiki:
             index_page_rows(tx.conn, page, st.st_mtime_ns, st.st_size)
 
         await self.writer.submit_wait(job)
+        self.on_indexed()
         if page.problems:
             log.warning("page %s indexed with problems: %s", rel, "; ".join(page.problems))
         return "indexed"
