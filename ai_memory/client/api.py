@@ -102,6 +102,13 @@ class MemoryAPI:
     def lint(self) -> dict[str, Any]:
         return self._call("GET", "/v1/lint")
 
+    def project_change(self, verb: str, body: dict[str, Any]) -> dict[str, Any]:
+        """A project lifecycle verb (rename, merge, purge) by the daemon: its report (admin token)."""
+        return self._call("POST", f"/v1/projects/{verb}", body)
+
+    def move_session(self, session_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        return self._call("POST", f"/v1/sessions/{quote(session_id, safe='')}/move", body)
+
     def sync(self, remote: str | None = None) -> dict[str, Any]:
         """Git pull and push of the daemon's wiki (give the client a timeout long enough)."""
         return self._call("POST", "/v1/sync", {"remote": remote} if remote else {})

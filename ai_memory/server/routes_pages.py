@@ -131,6 +131,7 @@ async def store_page(request: web.Request) -> web.Response:
     """Store a structured memory: {text, kind, project, ...} → {id, path}; 409 on a duplicate."""
     body = await read_json(request)
     draft = parse_draft(body, owner=caller(request, body))
+    draft = dataclasses.replace(draft, project=request.app[RUNTIME].projects.canonical(draft.project))
     stored = await request.app[RUNTIME].memories.remember(draft)
     if stored.created:
         action = "correct" if stored.supersedes else "write"
@@ -155,7 +156,7 @@ async def delete_page(request: web.Request) -> web.Response:
 async def recent(request: web.Request) -> web.Response:
     """?project=&limit=: the newest pages and sessions."""
     limit = query_limit(request, 10, 100)
-    project, owner = request.query.get("project"), caller(request)
+    project, owner = request.app[RUNTIME].projects.canonical(request.query.get("project")), caller(request)
     now = now_iso()
     found = await request.app[RUNTIME].reader.run(
         lambda c: recent_rows(c, project=project, limit=limit, owner=owner, now=now))
@@ -164,7 +165,7 @@ async def recent(request: web.Request) -> web.Response:
 
 @routes.get("/v1/meta")
 async def meta(request: web.Request) -> web.Response:
-    project, owner = request.query.get("project"), caller(request)
+    project, owner = request.app[RUNTIME].projects.canonical(request.query.get("project")), caller(request)
     now = now_iso()
     found = await request.app[RUNTIME].reader.run(lambda c: memory_meta(c, project=project, owner=owner, now=now))
     return web.json_response(found)

@@ -1,9 +1,16 @@
-"""GET /v1/projects: every project with its pages, sessions and last activity (read-only)."""
+"""Projects: GET /v1/projects (every project with its pages, sessions and last activity); the
+lifecycle, admin only: POST /v1/projects/rename, /merge, /purge and /v1/sessions/{id}/move."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from aiohttp import web
 
+from ai_memory.core.errors import InputError
+from ai_memory.server.audit import audit
+from ai_memory.server.body import read_json
+from ai_memory.server.identity import caller, require_admin
 from ai_memory.server.keys import RUNTIME
 from ai_memory.store.meta import projects
 
@@ -14,3 +21,63 @@ routes = web.RouteTableDef()
 async def list_projects(request: web.Request) -> web.Response:
     found = await request.app[RUNTIME].reader.run(projects)
     return web.json_response({"projects": found})
+
+
+async def _body(request: web.Request, example: str) -> tuple[dict[str, Any], bool]:
+    """The admin's JSON object and its ``dry_run`` flag: the verbs move every user's pages."""
+    require_admin(request)
+    body = await read_json(request)
+    if not isinstance(body, dict):
+        raise InputError("body must be a JSON object", detail=example)
+    dry_run = body.get("dry_run", False)
+    if not isinstance(dry_run, bool):
+        raise InputError("dry_run must be true or false")
+    return body, dry_run
+
+
+async def _answer(request: web.Request, report: dict[str, Any], action: str, target: str) -> web.Response:
+    if not report["dry_run"]:
+        await audit(request, caller(request), action, target, str(report.get("git_commit") or ""))
+    return web.json_response(report)
+
+
+@routes.post("/v1/projects/rename")
+async def rename_project(request: web.Request) -> web.Response:
+    """{from, to, dry_run?}: the project's folder moves in one commit; the old name resolves to the new."""
+    body, dry_run = await _body(request, '{"from": "acme", "to": "acme-api"}')
+    runtime = request.app[RUNTIME]
+    report = await runtime.project_change(
+        lambda: runtime.projects.rename(body.get("from"), body.get("to"), dry_run=dry_run))
+    return await _answer(request, report, "project.rename", f"{report['from']} → {report['to']}")
+
+
+@routes.post("/v1/projects/merge")
+async def merge_projects(request: web.Request) -> web.Response:
+    """{from, to, dry_run?}: the pages of ``from`` move into ``to`` (a clash is renamed, never
+    overwritten); ``from`` becomes an old name of ``to``."""
+    body, dry_run = await _body(request, '{"from": "acme-web", "to": "acme"}')
+    runtime = request.app[RUNTIME]
+    report = await runtime.project_change(
+        lambda: runtime.projects.merge(body.get("from"), body.get("to"), dry_run=dry_run))
+    return await _answer(request, report, "project.merge", f"{report['from']} → {report['to']}")
+
+
+@routes.post("/v1/projects/purge")
+async def purge_project(request: web.Request) -> web.Response:
+    """{project, confirm: true, dry_run?}: every page of the project becomes a tombstone."""
+    body, dry_run = await _body(request, '{"project": "scratch", "confirm": true}')
+    runtime = request.app[RUNTIME]
+    confirm = body.get("confirm") is True
+    report = await runtime.project_change(
+        lambda: runtime.projects.purge(body.get("project"), confirm=confirm, dry_run=dry_run))
+    return await _answer(request, report, "project.purge", report["project"])
+
+
+@routes.post("/v1/sessions/{session_id}/move")
+async def move_session(request: web.Request) -> web.Response:
+    """{project, dry_run?}: a session recorded under the wrong project moves, with its page and handoff."""
+    body, dry_run = await _body(request, '{"project": "acme-api"}')
+    runtime, session_id = request.app[RUNTIME], request.match_info["session_id"]
+    report = await runtime.project_change(
+        lambda: runtime.projects.move_session(session_id, body.get("project"), dry_run=dry_run))
+    return await _answer(request, report, "session.move", f"{session_id} → {report['to']}")
