@@ -5,27 +5,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
 from ai_memory.retrieval.fts import search_observations
-from conftest import Daemon, run_cli
+from conftest import Daemon
+from lifecycle_helpers import cli, rows
 from wiki_helpers import git, wait_until
 
 MOVED = "a0b1c2d3-0000-4000-8000-0000000000b1"
 STAYS = "e4f5a6b7-0000-4000-8000-0000000000b2"
-
-
-def cli(daemon: Daemon, *args: str) -> subprocess.CompletedProcess[str]:
-    return run_cli(daemon.data_dir, *args, AI_MEMORY_PORT=str(daemon.port))
-
-
-def rows(daemon: Daemon, sql: str, *args: Any) -> list[tuple]:
-    with sqlite3.connect(daemon.data_dir / "db" / "memory.sqlite") as conn:
-        return conn.execute(sql, args).fetchall()
 
 
 def session(daemon: Daemon, session_id: str, prompt: str) -> str:

@@ -3,15 +3,12 @@ and ``project purge`` (needs --confirm; tombstones; git and the journal keep eve
 
 from __future__ import annotations
 
-import json
-import sqlite3
-import subprocess
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
-from conftest import Daemon, run_cli
+from conftest import Daemon
+from lifecycle_helpers import cli, hits, ok_json, rows
 from wiki_helpers import git, wait_until
 
 WEB_SESSION = "c0ffee00-0000-4000-8000-0000000000c1"
@@ -19,31 +16,10 @@ WEB_NOTE = "# Conventions\n\nWeb: tabs, never spaces.\n"
 API_NOTE = "# Conventions\n\nApi: snake_case everywhere.\n"
 
 
-def cli(daemon: Daemon, *args: str) -> subprocess.CompletedProcess[str]:
-    return run_cli(daemon.data_dir, *args, AI_MEMORY_PORT=str(daemon.port))
-
-
-def ok_json(daemon: Daemon, *args: str) -> Any:
-    done = cli(daemon, *args, "--json")
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
-def rows(daemon: Daemon, sql: str, *args: Any) -> list[tuple]:
-    with sqlite3.connect(daemon.data_dir / "db" / "memory.sqlite") as conn:
-        return conn.execute(sql, args).fetchall()
-
-
 def remember(daemon: Daemon, project: str, text: str) -> str:
     status, body, _ = daemon.request("POST", "/v1/pages", {"text": text, "kind": "fact", "project": project})
     assert status == 201, body
     return body["path"]
-
-
-def hits(daemon: Daemon, q: str, project: str) -> list[str]:
-    status, body, _ = daemon.request("POST", "/v1/query", {"q": q, "project": project, "k": 20})
-    assert status == 200, body
-    return [h["path"] for h in body["hits"]]
 
 
 @pytest.fixture(scope="module")
@@ -100,6 +76,13 @@ def test_merge_refusals(daemon: Daemon) -> None:
     assert missing.returncode == 1 and missing.stderr.strip().startswith("ai-memory: no project nope")
     status, body, _ = daemon.request("POST", "/v1/projects/merge", {"from": "api", "to": "web"})
     assert status == 409 and body["error"] == "web is an old name of api"
+    status, user, _ = daemon.request("POST", "/v1/users", {"name": "bob"})
+    assert status == 201, user
+    bob = {"Authorization": f"Bearer {user['token']}"}
+    for path, verb in (("/v1/projects/rename", {"from": "api", "to": "x"}), ("/v1/projects/merge", {"from": "api", "to": "x"}),
+                       ("/v1/projects/purge", {"project": "api", "confirm": True}), ("/v1/sessions/s/move", {"project": "x"})):
+        status, body, _ = daemon.request("POST", path, verb, headers=bob)
+        assert status == 403 and body["error"] == "admin only", (path, body)
 
 
 def test_purge_needs_confirm_and_leaves_tombstones_git_history_and_the_journal(daemon: Daemon) -> None:

@@ -4,7 +4,6 @@ keeps resolving (search, hooks, handoffs, messages), and ``reindex --check`` sta
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,20 +12,11 @@ from typing import Any
 import pytest
 
 from conftest import Daemon, run_cli
+from lifecycle_helpers import cli, hits, ok_json, rows
 from wiki_helpers import git, wait_until
 
 SESSION = "7a1b2c3d-0000-4000-8000-00000000aa01"
 HAND_WRITTEN = "# Release checklist\n\nTag, build, then announce in #releases.\n"
-
-
-def cli(daemon: Daemon, *args: str) -> subprocess.CompletedProcess[str]:
-    return run_cli(daemon.data_dir, *args, AI_MEMORY_PORT=str(daemon.port))
-
-
-def ok_json(daemon: Daemon, *args: str) -> Any:
-    done = cli(daemon, *args, "--json")
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
 
 
 def fails(done: subprocess.CompletedProcess[str], code: int, *words: str) -> None:
@@ -37,17 +27,6 @@ def fails(done: subprocess.CompletedProcess[str], code: int, *words: str) -> Non
 def hook(daemon: Daemon, event: str, session: str, cwd: str, **extra: Any) -> None:
     status, body = daemon.post_hook({"session_id": session, "hook_event_name": event, "cwd": cwd, **extra})
     assert status == 202, body
-
-
-def rows(daemon: Daemon, sql: str, *args: Any) -> list[tuple]:
-    with sqlite3.connect(daemon.data_dir / "db" / "memory.sqlite") as conn:
-        return conn.execute(sql, args).fetchall()
-
-
-def hits(daemon: Daemon, q: str, project: str) -> list[str]:
-    status, body, _ = daemon.request("POST", "/v1/query", {"q": q, "project": project, "k": 20})
-    assert status == 200, body
-    return [h["path"] for h in body["hits"]]
 
 
 @pytest.fixture(scope="module")
@@ -161,3 +140,28 @@ def test_rename_without_a_daemon_works_on_the_data_dir(tmp_path: Path) -> None:
     assert (data / "wiki" / "tenancy" / "ideas.md").read_text() == "---\ntitle: Ideas\nproject: tenancy\n---\nA queue per tenant.\n"
     assert "tenancy/ideas.md" in git(data / "wiki", "show", "--name-only", "--format=", "HEAD")
     assert run_cli(data, "reindex", "--check").returncode == 0
+
+
+def test_a_crash_after_the_commit_heals_at_the_next_start(tmp_path: Path) -> None:
+    """The verb's commit is its atomic step: with the files moved and committed but no row
+    changed (the daemon died right after it), the next start brings the index in step."""
+    from ai_memory.wiki.project_moves import MovePlan, carry_out, plan_folder, read_map
+
+    daemon = Daemon(tmp_path / "data").start()
+    try:
+        hook(daemon, "UserPromptSubmit", "legacy-s", "/home/dev/legacy", prompt="Port the legacy cron jobs")
+        status, body, _ = daemon.request("POST", "/v1/pages", {"text": "Legacy cron runs at 02:00.",
+                                                               "kind": "fact", "project": "legacy"})
+        assert status == 201, body
+    finally:
+        daemon.stop()
+    wiki = tmp_path / "data" / "wiki"
+    plan = MovePlan("rename", "legacy", "modern", read_map(wiki)[0].renamed("legacy", "modern"))
+    assert carry_out(wiki, plan_folder(wiki, plan, []), "project rename: legacy → modern")
+    daemon = Daemon(tmp_path / "data").start()
+    try:
+        assert rows(daemon, "SELECT project FROM observations WHERE session_id = 'legacy-s'") == [("modern",)]
+        assert any(p.startswith("modern/facts/") for p in hits(daemon, "legacy cron", "legacy"))
+        assert cli(daemon, "reindex", "--check").returncode == 0
+    finally:
+        daemon.stop()

@@ -41,25 +41,16 @@ async def _answer(request: web.Request, report: dict[str, Any], action: str, tar
     return web.json_response(report)
 
 
-@routes.post("/v1/projects/rename")
-async def rename_project(request: web.Request) -> web.Response:
-    """{from, to, dry_run?}: the project's folder moves in one commit; the old name resolves to the new."""
+@routes.post(r"/v1/projects/{verb:rename|merge}")
+async def move_project(request: web.Request) -> web.Response:
+    """{from, to, dry_run?}. rename: the project's folder moves in one commit and the old name
+    resolves to the new; merge: the pages of ``from`` move into ``to`` (a clash is renamed, never
+    overwritten) and ``from`` resolves to ``to``."""
     body, dry_run = await _body(request, '{"from": "acme", "to": "acme-api"}')
-    runtime = request.app[RUNTIME]
-    report = await runtime.project_change(
-        lambda: runtime.projects.rename(body.get("from"), body.get("to"), dry_run=dry_run))
-    return await _answer(request, report, "project.rename", f"{report['from']} → {report['to']}")
-
-
-@routes.post("/v1/projects/merge")
-async def merge_projects(request: web.Request) -> web.Response:
-    """{from, to, dry_run?}: the pages of ``from`` move into ``to`` (a clash is renamed, never
-    overwritten); ``from`` becomes an old name of ``to``."""
-    body, dry_run = await _body(request, '{"from": "acme-web", "to": "acme"}')
-    runtime = request.app[RUNTIME]
-    report = await runtime.project_change(
-        lambda: runtime.projects.merge(body.get("from"), body.get("to"), dry_run=dry_run))
-    return await _answer(request, report, "project.merge", f"{report['from']} → {report['to']}")
+    runtime, verb = request.app[RUNTIME], request.match_info["verb"]
+    act = runtime.projects.rename if verb == "rename" else runtime.projects.merge
+    report = await runtime.project_change(lambda: act(body.get("from"), body.get("to"), dry_run=dry_run))
+    return await _answer(request, report, f"project.{verb}", f"{report['from']} → {report['to']}")
 
 
 @routes.post("/v1/projects/purge")
