@@ -235,7 +235,7 @@ class Runtime:
         if self.config.backup.interval_hours > 0:
             found.append(("scheduled-backups", self._backups_on_schedule))
         if self.syncer.remote:  # at start (pull what others wrote meanwhile), then every interval
-            found.append(("git-sync", lambda: every("sync.interval_s", self.syncer.sync)))
+            found.append(("git-sync", lambda: every("sync.interval_s", self._synced)))
         if self.embedding is not None:
             found.append(("embeddings", self.embedding.run))
         if self.llm is not None and self.llm.consolidator is not None:
@@ -347,7 +347,12 @@ class Runtime:
     async def sync(self, remote: str | None = None) -> SyncReport:
         """A git sync on request; like the scheduled one, never beside a reindex or a sweep."""
         async with self._maintenance:
-            return await self.syncer.sync(remote)
+            return await self._synced(remote)
+
+    async def _synced(self, remote: str | None = None) -> SyncReport:
+        report = await self.syncer.sync(remote)
+        await self.projects.load(only_if_changed=True)  # another machine renamed or merged a project
+        return report
 
     async def reindex(self) -> dict[str, object]:
         """Rebuild the database from files and journal while serving; swap it in atomically."""

@@ -105,8 +105,12 @@ def test_rename_moves_the_folder_in_one_commit_and_everything_follows(acme: Daem
     hook(acme, "UserPromptSubmit", "after-rename", "/home/dev/acme", prompt="Where is the invoice exporter?")
     assert rows(acme, "SELECT project FROM observations WHERE session_id = 'after-rename'") == [("acme-api",)]
     assert rows(acme, "SELECT COUNT(*) FROM observations WHERE project = 'acme'") == [(0,)]
-    listed = {p["project"] for p in ok_json(acme, "project", "list")["projects"]}
-    assert "acme-api" in listed and "acme" not in listed
+    status, body, _ = acme.request("GET", "/v1/briefing?cwd=/home/dev/acme&agent=claude")
+    assert status == 200 and body["project"] == "acme-api"
+    listing = ok_json(acme, "project", "list")
+    assert {"acme-api"} <= {p["project"] for p in listing["projects"]} and listing["aliases"] == {"acme": "acme-api"}
+    assert "acme" not in {p["project"] for p in listing["projects"]}
+    assert "old names: acme → acme-api" in cli(acme, "project", "list").stdout
 
     check = cli(acme, "reindex", "--check")
     assert check.returncode == 0, check.stdout
@@ -165,3 +169,16 @@ def test_a_crash_after_the_commit_heals_at_the_next_start(tmp_path: Path) -> Non
         assert cli(daemon, "reindex", "--check").returncode == 0
     finally:
         daemon.stop()
+
+
+def test_a_link_where_the_projects_file_goes_refuses_before_anything_moves(tmp_path: Path) -> None:
+    data, outside = tmp_path / "data", tmp_path / "outside"
+    assert run_cli(data, "reindex").returncode == 0
+    (data / "wiki" / "scratch").mkdir()
+    (data / "wiki" / "scratch" / "ideas.md").write_text("---\nproject: scratch\n---\nA queue per tenant.\n")
+    outside.mkdir()
+    (data / "wiki" / ".ai-memory").symlink_to(outside)
+    done = run_cli(data, "project", "rename", "scratch", "tenancy")
+    assert done.returncode == 1 and "not a plain file" in done.stderr, done.stderr
+    assert (data / "wiki" / "scratch" / "ideas.md").exists() and not (data / "wiki" / "tenancy").exists()
+    assert list(outside.iterdir()) == []

@@ -47,14 +47,17 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 
 def run_list(args: argparse.Namespace) -> int:
-    found = api_from(args).projects()
+    listing = api_from(args).project_listing()
+    found, aliases = listing["projects"], listing.get("aliases") or {}
     if args.json:
-        print_json({"projects": found})
+        print_json({"projects": found, "aliases": aliases})
         return 0
     width = max((len(p["project"]) for p in found), default=7)
     print(f"{'project':<{width}}  pages  sessions  last activity")
     for p in found:
         print(f"{p['project']:<{width}}  {p['pages']:>5}  {p['sessions']:>8}  {(p['last_activity'] or '-')[:19]}")
+    if aliases:
+        print("old names: " + ", ".join(f"{old} → {new}" for old, new in sorted(aliases.items())))
     return 0
 
 

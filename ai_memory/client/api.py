@@ -92,9 +92,10 @@ class MemoryAPI:
     def meta(self, project: str | None = None) -> dict[str, Any]:
         return self._call("GET", "/v1/meta" + _params(project=project))
 
-    def projects(self) -> list[dict[str, Any]]:
-        """Every project: pages, sessions, last activity, most recent first."""
-        return self._call("GET", "/v1/projects")["projects"]
+    def project_listing(self) -> dict[str, Any]:
+        """``projects`` (pages, sessions, last activity, most recent first) and ``aliases``
+        (old name → the project it means now)."""
+        return self._call("GET", "/v1/projects")
 
     def status(self) -> dict[str, Any]:
         return self._call("GET", "/status")

@@ -19,8 +19,9 @@ routes = web.RouteTableDef()
 
 @routes.get("/v1/projects")
 async def list_projects(request: web.Request) -> web.Response:
-    found = await request.app[RUNTIME].reader.run(projects)
-    return web.json_response({"projects": found})
+    runtime = request.app[RUNTIME]
+    found = await runtime.reader.run(projects)
+    return web.json_response({"projects": found, "aliases": runtime.projects.map.aliases})
 
 
 async def _body(request: web.Request, example: str) -> tuple[dict[str, Any], bool]:

@@ -8,10 +8,14 @@ changed (``core.page.with_project``); nothing is ever moved over an existing fil
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pygit2
+
+from ai_memory.core.errors import Conflict
 from ai_memory.core.page import with_project
 from ai_memory.core.project_map import PROJECTS_FILE, ProjectMap, parse, render
 from ai_memory.wiki.files import (
@@ -19,6 +23,8 @@ from ai_memory.wiki.files import (
 )
 from ai_memory.wiki.git import commit_all
 from ai_memory.wiki.project_index import INDEX_NAME, written_by_us
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -132,7 +138,10 @@ def free_name(wiki_dir: Path, wanted: str, src: str, taken: set[str]) -> str:
 def carry_out(wiki_dir: Path, plan: MovePlan, message: str) -> str | None:
     """Move the files, change the frontmatter lines, write the projects file, commit once. Runs
     holding the git lock, so no other commit takes part of it: the commit is the atomic step
-    (the index follows it, by ``store.projects.apply_map`` and a reconcile)."""
+    (the index follows it, by ``store.projects.apply_map`` and a reconcile). Returns the commit,
+    or None when git refused it: everything is written, and the caller has the committer retry."""
+    if file_kind(wiki_dir, PROJECTS_FILE) not in ("missing", "file"):  # checked before anything moves
+        raise Conflict(f"{PROJECTS_FILE} is not a plain file (a link, a folder)", detail="nothing was moved")
     if plan.whole_folder:
         move_folder(wiki_dir, plan.src, plan.dst)
     else:
@@ -154,4 +163,8 @@ def carry_out(wiki_dir: Path, plan: MovePlan, message: str) -> str | None:
         if changed is not None:
             atomic_write(wiki_dir, rel, changed)
     atomic_write(wiki_dir, PROJECTS_FILE, render(plan.pmap))
-    return commit_all(wiki_dir, message)
+    try:
+        return commit_all(wiki_dir, message)
+    except (pygit2.GitError, OSError) as exc:
+        log.warning("%s: git refused the commit (%s); it is retried", message, exc)
+        return None

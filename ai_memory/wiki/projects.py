@@ -136,6 +136,8 @@ class ProjectLifecycle:
         except OSError as exc:  # what moved is in the work tree: the index follows it, a rerun finishes
             await self.wiki.reconcile()
             raise StorageError(f"the {plan.verb} stopped midway", detail=f"{exc}; run it again to finish") from exc
+        if plan.git_commit is None:  # written, not committed: the committer retries (and repairs)
+            self.wiki.committer.request(message)
         self.map = plan.pmap
 
         def rows(tx: Any) -> int:
