@@ -3,11 +3,14 @@ and ``project purge`` (needs --confirm; tombstones; git and the journal keep eve
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from conftest import Daemon
+from conftest import Daemon, run_cli
 from lifecycle_helpers import cli, hits, ok_json, rows
 from wiki_helpers import git, wait_until
 
@@ -114,3 +117,22 @@ def test_purge_needs_confirm_and_leaves_tombstones_git_history_and_the_journal(d
     assert cli(daemon, "reindex", "--check").returncode == 0
     missing = cli(daemon, "project", "purge", "nope", "--confirm")
     assert missing.returncode == 1 and "no project nope" in missing.stderr
+
+
+def test_merge_and_purge_without_a_daemon_work_on_the_data_dir(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    assert run_cli(data, "reindex").returncode == 0  # lays the data dir out, with its wiki repository
+    for project in ("drafts", "docs"):
+        (data / "wiki" / project).mkdir()
+        (data / "wiki" / project / "plan.md").write_text(f"---\nproject: {project}\n---\nThe {project} plan.\n")
+    merged = run_cli(data, "project", "merge", "drafts", "docs", "--json")
+    assert merged.returncode == 0, merged.stderr
+    assert json.loads(merged.stdout)["renamed"] == [{"from": "drafts/plan.md", "to": "docs/plan-from-drafts.md"}]
+    assert (data / "wiki" / "docs" / "plan.md").read_text() == "---\nproject: docs\n---\nThe docs plan.\n"
+    assert (data / "wiki" / "docs" / "plan-from-drafts.md").read_text() == "---\nproject: docs\n---\nThe drafts plan.\n"
+    purged = run_cli(data, "project", "purge", "docs", "--confirm", "--json")
+    assert purged.returncode == 0, purged.stderr
+    assert json.loads(purged.stdout)["removed"] == ["docs/plan-from-drafts.md", "docs/plan.md"]
+    with sqlite3.connect(data / "db" / "memory.sqlite") as conn:
+        assert conn.execute("SELECT COUNT(*) FROM tombstones WHERE reason = 'purged'").fetchone() == (2,)
+    assert run_cli(data, "reindex", "--check").returncode == 0
