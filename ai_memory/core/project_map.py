@@ -82,12 +82,18 @@ def _names(value: Any, key: str, problems: list[str], *, key_is_project: bool) -
         return {}
     found = {}
     for k, v in value.items():
-        good_key = project_name(k) == k if key_is_project else 0 < len(k) <= 256 and k.isprintable()
+        good_key = project_name(k) == k if key_is_project else storable_session_id(k)
         if good_key and isinstance(v, str) and project_name(v) == v:
             found[k] = v
         else:
             problems.append(f"{PROJECTS_FILE}: {key}: {str(k)[:60]!r} skipped (not a project name)")
     return found
+
+
+def storable_session_id(session_id: str) -> bool:
+    """Whether the projects file can hold this session id (one that it could not would lose the
+    move at the next reindex)."""
+    return 0 < len(session_id) <= 256 and session_id.isprintable()
 
 
 def checked_name(raw: object, what: str = "project") -> str:

@@ -18,7 +18,7 @@ from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import Conflict, InputError, NotFound, StorageError
 from ai_memory.core.names import UNSORTED
 from ai_memory.core.page import ParsedPage, parse_page
-from ai_memory.core.project_map import ProjectMap, checked_name
+from ai_memory.core.project_map import ProjectMap, checked_name, storable_session_id
 from ai_memory.store.forgetting import bury_pages
 from ai_memory.store.projects import apply_map, known, move_paths, project_paths, session_of
 from ai_memory.wiki.files import file_kind, read_file, remove_empty_folders, unlink_file
@@ -80,6 +80,8 @@ class ProjectLifecycle:
         src = session["project"] or UNSORTED
         if src == dst:
             raise InputError(f"session {session_id} is in {dst} already")
+        if not storable_session_id(session_id):
+            raise InputError("this session id cannot be recorded as moved", detail="1-256 printable characters")
         plan = MovePlan("move-session", src, dst, self.map.session_moved(session_id, dst))
         plan = await asyncio.to_thread(plan_pages, self.wiki.dir, plan, session["pages"])
         return await self._carry_out(plan, dry_run, f"move session {session_id}: {src} → {dst}")
