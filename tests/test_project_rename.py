@@ -166,6 +166,8 @@ def test_a_crash_after_the_commit_heals_at_the_next_start(tmp_path: Path) -> Non
     try:
         assert rows(daemon, "SELECT project FROM observations WHERE session_id = 'legacy-s'") == [("modern",)]
         assert any(p.startswith("modern/facts/") for p in hits(daemon, "legacy cron", "legacy"))
+        status, body, _ = daemon.request("GET", "/status")
+        assert body["wiki"]["project_aliases"] == 1 and body["wiki"]["projects_file"] == []
         assert cli(daemon, "reindex", "--check").returncode == 0
     finally:
         daemon.stop()

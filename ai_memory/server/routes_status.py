@@ -52,6 +52,7 @@ async def status_report(runtime: Runtime) -> dict:
         "embeddings": await _embedding_status(runtime),
         "wiki": {"broken_pages": broken, "blocked_indexes": blocked, "commits": runtime.wiki.committer.commits,
                  "sessions_compiled": runtime.sessions.compiled, "symlinks": runtime.wiki.symlinks,
+                 "project_aliases": len(runtime.projects.map.aliases), "projects_file": runtime.projects.problems,
                  "git": runtime.wiki.committer.describe()},
         "spool": runtime.spool.as_dict(),
         "llm": await runtime.llm.describe() if runtime.llm else {"enabled": False},
