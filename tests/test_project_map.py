@@ -34,3 +34,11 @@ def test_only_a_plain_project_line_equal_to_the_old_name_changes() -> None:
     assert with_project("---\n{project: acme}\n---\nx\n", "acme", "x") is None  # flow style: left alone
     assert with_project("---\nproject: other\n---\nx\n", "acme", "x") is None
     assert with_project("---\nproject: acme\nproject: acme\n---\nx\n", "acme", "x") is None
+
+
+def test_two_machines_maps_join_ours_winning_chains_followed_cycles_dropped() -> None:
+    ours = ProjectMap({"a": "b", "x": "y"}, {"s1": "b"})
+    theirs = ProjectMap({"b": "c", "x": "z", "y": "x"}, {"s1": "z", "s2": "b"})
+    joined = ours.joined(theirs)
+    assert joined.aliases == {"a": "c", "b": "c"}  # x → y → x is a cycle: neither is kept
+    assert joined.sessions == {"s1": "c", "s2": "c"}

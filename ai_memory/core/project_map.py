@@ -48,6 +48,24 @@ class ProjectMap:
     def session_moved(self, session_id: str, project: str) -> "ProjectMap":
         return ProjectMap(dict(self.aliases), {**self.sessions, session_id: project})
 
+    def joined(self, theirs: "ProjectMap") -> "ProjectMap":
+        """Both machines' renames, merges and moves (a sync where both changed the file): ours
+        wins a name both give; chains are followed to their end, a cycle is dropped."""
+        given = {**theirs.aliases, **self.aliases}
+
+        def final(name: str) -> str | None:
+            seen = {name}
+            while name in given:
+                name = given[name]
+                if name in seen:
+                    return None
+                seen.add(name)
+            return name
+
+        aliases = {a: p for a in given if (p := final(a)) is not None and p != a}
+        sessions = {s: aliases.get(p, p) for s, p in {**theirs.sessions, **self.sessions}.items()}
+        return ProjectMap(aliases, sessions)
+
 
 def render(pmap: ProjectMap) -> bytes:
     body = {"about": _HEADER, "aliases": dict(sorted(pmap.aliases.items())),

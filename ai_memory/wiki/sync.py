@@ -26,6 +26,7 @@ from ai_memory.wiki.git import removal_commit
 from ai_memory.wiki.gitcli import check_remote
 from ai_memory.wiki.gitsync import MergeOutcome, WorkTreeRaced, commit_and_merge, fetch, push
 from ai_memory.wiki.offline import offline_wiki
+from ai_memory.wiki.projects import ProjectLifecycle
 from ai_memory.wiki.repo import ensure_repo
 from ai_memory.wiki.service import Wiki
 
@@ -142,4 +143,6 @@ async def sync_offline(config: Config, remote: str | None = None) -> SyncReport:
     """Sync a data dir no daemon serves (the caller holds its serve lock): this process is the
     one writer for the duration. The index is reconciled first, so it follows every file."""
     async with offline_wiki(config) as wiki:
-        return await syncer_for(wiki, config).sync(remote)
+        report = await syncer_for(wiki, config).sync(remote)
+        await ProjectLifecycle(wiki).load()  # old names the other machine gave arrive with its files
+        return report
