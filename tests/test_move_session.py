@@ -30,7 +30,8 @@ def session(daemon: Daemon, session_id: str, prompt: str) -> str:
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     d = Daemon(tmp_path_factory.mktemp("move-session") / "data").start()
-    status, body, _ = d.request("POST", "/v1/pages", {"text": "Right ships from main.", "kind": "fact", "project": "right"})
+    status, body, _ = d.request("POST", "/v1/pages",
+                                {"text": "Right ships from main.", "kind": "fact", "project": "right"})
     assert status == 201, body
     yield d
     d.stop()

@@ -82,8 +82,10 @@ def test_merge_refusals(daemon: Daemon) -> None:
     status, user, _ = daemon.request("POST", "/v1/users", {"name": "bob"})
     assert status == 201, user
     bob = {"Authorization": f"Bearer {user['token']}"}
-    for path, verb in (("/v1/projects/rename", {"from": "api", "to": "x"}), ("/v1/projects/merge", {"from": "api", "to": "x"}),
-                       ("/v1/projects/purge", {"project": "api", "confirm": True}), ("/v1/sessions/s/move", {"project": "x"})):
+    for path, verb in (("/v1/projects/rename", {"from": "api", "to": "x"}),
+                       ("/v1/projects/merge", {"from": "api", "to": "x"}),
+                       ("/v1/projects/purge", {"project": "api", "confirm": True}),
+                       ("/v1/sessions/s/move", {"project": "x"})):
         status, body, _ = daemon.request("POST", path, verb, headers=bob)
         assert status == 403 and body["error"] == "admin only", (path, body)
 

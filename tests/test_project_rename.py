@@ -141,7 +141,8 @@ def test_rename_without_a_daemon_works_on_the_data_dir(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["frontmatter_rewritten"] == ["tenancy/ideas.md"]
-    assert (data / "wiki" / "tenancy" / "ideas.md").read_text() == "---\ntitle: Ideas\nproject: tenancy\n---\nA queue per tenant.\n"
+    moved = (data / "wiki" / "tenancy" / "ideas.md").read_text()
+    assert moved == "---\ntitle: Ideas\nproject: tenancy\n---\nA queue per tenant.\n"
     assert "tenancy/ideas.md" in git(data / "wiki", "show", "--name-only", "--format=", "HEAD")
     assert run_cli(data, "reindex", "--check").returncode == 0
 

@@ -351,4 +351,5 @@ def test_renames_on_both_machines_are_joined_not_a_conflict_copy(tmp_path: Path)
         # pages and events match the files; the page history of commits merged from the other
         # machine drifts after any two-sided sync, renames or not (a known issue, not this one's)
         drift = run_cli(side, "reindex", "--check").stdout.splitlines()
-        assert [line for line in drift if not line.startswith("page history differs") and "difference" not in line] == []
+        assert [line for line in drift
+                if not line.startswith("page history differs") and "difference" not in line] == []

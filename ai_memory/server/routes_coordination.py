@@ -81,9 +81,9 @@ async def accept_handoff(request: web.Request) -> web.Response:
     if not cwd or not session_id:
         raise InputError("cwd and session_id are required", detail='{"cwd": "/repo/api", "session_id": "..."}')
     who = caller(request, body)
+    project = _canonical(request, _opt(body, "project") or project_of(cwd))
     handoff = await handoffs.accept(request.app[RUNTIME].writer, cwd=cwd, session_id=session_id,
-                                    agent=_opt(body, "agent"), project=_canonical(request, _opt(body, "project") or project_of(cwd)),
-                                    owner=who)
+                                    agent=_opt(body, "agent"), project=project, owner=who)
     if handoff is not None:
         await audit(request, who, "handoff.accept", handoff["id"], f"session {session_id}")
     return web.json_response({"handoff": handoff})

@@ -47,7 +47,8 @@ class MovePlan:
         return {"verb": self.verb, "from": self.src, "to": self.dst,
                 "moved": [{"from": a, "to": b} for a, b in self.moves.items()],
                 "renamed": [{"from": a, "to": b} for a, b in self.renamed.items()],
-                "frontmatter_rewritten": self.rewrite, "links_left": self.left, "removed": self.drop, "git_commit": self.git_commit}
+                "frontmatter_rewritten": self.rewrite, "links_left": self.left, "removed": self.drop,
+                "git_commit": self.git_commit}
 
 
 def read_map(wiki_dir: Path) -> tuple[ProjectMap, list[str]]:

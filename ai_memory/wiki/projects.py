@@ -66,9 +66,11 @@ class ProjectLifecycle:
         src, dst = checked_name(src_name), checked_name(dst_name, "destination project")
         await self._check_pair(src, dst)
         if dst in self.map.aliases:
-            raise Conflict(f"{dst} is an old name of {self.map.aliases[dst]}", detail=f"merge into {self.map.aliases[dst]}")
+            target = self.map.aliases[dst]
+            raise Conflict(f"{dst} is an old name of {target}", detail=f"merge into {target}")
         if not await self._exists(dst):
-            raise NotFound(f"no project {dst}", detail=f"to give {src} a new name: ai-memory project rename {src} {dst}")
+            raise NotFound(f"no project {dst}",
+                           detail=f"to give {src} a new name: ai-memory project rename {src} {dst}")
         return await self._move(MovePlan("merge", src, dst, self.map.renamed(src, dst)), dry_run)
 
     async def move_session(self, session_id: str, project: object, *, dry_run: bool = False) -> dict[str, Any]:
