@@ -127,9 +127,15 @@ def test_merge_and_purge_without_a_daemon_work_on_the_data_dir(tmp_path: Path) -
     for project in ("drafts", "docs"):
         (data / "wiki" / project).mkdir()
         (data / "wiki" / project / "plan.md").write_text(f"---\nproject: {project}\n---\nThe {project} plan.\n")
+    secret = tmp_path / "secret.md"
+    secret.write_text("not the wiki's")
+    (data / "wiki" / "drafts" / "link.md").symlink_to(secret)
     merged = run_cli(data, "project", "merge", "drafts", "docs", "--json")
     assert merged.returncode == 0, merged.stderr
-    assert json.loads(merged.stdout)["renamed"] == [{"from": "drafts/plan.md", "to": "docs/plan-from-drafts.md"}]
+    report = json.loads(merged.stdout)
+    assert report["renamed"] == [{"from": "drafts/plan.md", "to": "docs/plan-from-drafts.md"}]
+    assert report["links_left"] == ["drafts/link.md"] and (data / "wiki" / "drafts" / "link.md").is_symlink()
+    assert secret.read_text() == "not the wiki's" and not (data / "wiki" / "docs" / "link.md").exists()
     assert (data / "wiki" / "docs" / "plan.md").read_text() == "---\nproject: docs\n---\nThe docs plan.\n"
     assert (data / "wiki" / "docs" / "plan-from-drafts.md").read_text() == "---\nproject: docs\n---\nThe drafts plan.\n"
     purged = run_cli(data, "project", "purge", "docs", "--confirm", "--json")

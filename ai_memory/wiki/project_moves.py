@@ -63,8 +63,9 @@ def read_map(wiki_dir: Path) -> tuple[ProjectMap, list[str]]:
 def plan_folder(wiki_dir: Path, plan: MovePlan, outside: list[str]) -> MovePlan:
     """Every file of ``src/`` to ``dst/`` (a clash renamed), and the pages given ``project: dst``:
     those moved and ``outside`` (pages elsewhere whose frontmatter names ``src``)."""
-    files, plan.left = folder_files(wiki_dir, plan.src) if file_kind(wiki_dir, plan.src) == "other" else ([], [])
-    plan.whole_folder = plan.verb == "rename" and bool(files or plan.left)
+    files, links = folder_files(wiki_dir, plan.src) if file_kind(wiki_dir, plan.src) == "other" else ([], [])
+    plan.whole_folder = plan.verb == "rename" and bool(files or links)
+    plan.left = [] if plan.whole_folder else links  # a renamed folder takes its links along, unfollowed
     taken: set[str] = set()
     for old in files:
         if plan.verb == "merge" and old == f"{plan.src}/{INDEX_NAME}" and _generated(wiki_dir, old):
