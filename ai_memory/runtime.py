@@ -8,6 +8,7 @@ lives in tasks created by ``start`` and cancelled and awaited by ``stop``: no or
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import logging
 import os
@@ -26,6 +27,7 @@ from ai_memory.coordination.memories import Memories
 from ai_memory.coordination.users import Users
 from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import AiMemoryError, ConfigError
+from ai_memory.core.names import project_name
 from ai_memory.ingest.sessions import SessionCompiler
 from ai_memory.ingest.spool import SpoolStats, drain_once
 from ai_memory.ingest.spool_watch import SpoolWatcher
@@ -41,6 +43,7 @@ from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer
 from ai_memory.wiki.forget import Forgetter, SweepReport, retention_params
 from ai_memory.wiki.git import Committer
+from ai_memory.wiki.projects import ProjectLifecycle
 from ai_memory.wiki.recover import recover_database
 from ai_memory.wiki.repo import ensure_repo
 from ai_memory.wiki.service import Wiki
@@ -74,6 +77,7 @@ class Runtime:
     users: Users
     forgetter: Forgetter
     syncer: Syncer
+    projects: ProjectLifecycle
     model_worker: ModelWorker | None = None
     llm: "LlmParts | None" = None  # None: [llm] unset, nothing of it runs
     started_at: float = field(default_factory=time.time)
@@ -109,6 +113,7 @@ class Runtime:
             spool_watcher=SpoolWatcher(config.sub("spool")),
             retriever=retriever, embedding=embedding, memories=memories,
             forgetter=Forgetter(wiki, retention_params(config)), syncer=syncer_for(wiki, config),
+            projects=ProjectLifecycle(wiki),
             model_worker=worker, llm=llm,
         )
 
@@ -174,6 +179,8 @@ class Runtime:
         report = await self.wiki.reconcile()  # edits made while the daemon was down
         if report.changed:
             log.info("start-up reconcile: %d indexed, %d removed", len(report.indexed), len(report.removed))
+        if await self.projects.load():  # rows a lifecycle verb's commit left behind (a crash), or a sync's
+            log.info("start-up: rows moved to follow the projects file")
         yield
 
     @asynccontextmanager
@@ -222,7 +229,7 @@ class Runtime:
         """The background tasks this configuration runs, by name."""
         every, reconcile_s = self._every, self.config.wiki.reconcile_interval_s
         found: list[tuple[str, Callable[[], Awaitable[None]]]] = [
-            ("reconcile", lambda: every(reconcile_s, self.wiki.reconcile, first_wait=True)),
+            ("reconcile", lambda: every(reconcile_s, self._reconcile, first_wait=True)),
             ("idle-sessions", lambda: every(reconcile_s, self.sessions.finalize_idle)),
         ]
         if self.config.forget.enabled:
@@ -230,7 +237,7 @@ class Runtime:
         if self.config.backup.interval_hours > 0:
             found.append(("scheduled-backups", self._backups_on_schedule))
         if self.syncer.remote:  # at start (pull what others wrote meanwhile), then every interval
-            found.append(("git-sync", lambda: every(self.config.sync.interval_s, self.syncer.sync)))
+            found.append(("git-sync", lambda: every(self.config.sync.interval_s, self._synced)))
         if self.embedding is not None:
             found.append(("embeddings", self.embedding.run))
         if self.llm is not None and self.llm.consolidator is not None:
@@ -278,9 +285,18 @@ class Runtime:
 
     async def search(self, query: Query) -> Answer:
         """The local answer, reordered by the model when ``llm.rerank`` is on."""
+        query = self._named(query)
         if self.llm is not None and self.llm.reranker is not None:
             return await self.llm.reranker.answer(query, self._local_search)
         return await self._local_search(query)
+
+    def _named(self, query: Query) -> Query:
+        """The query's projects as they are named now (a client may still send an old name)."""
+        def now(name: str) -> str:
+            return self.projects.canonical(project_name(name) or name) or name
+
+        return dataclasses.replace(query, project=now(query.project) if query.project else query.project,
+                                   projects=tuple(now(p) for p in query.projects))
 
     async def _local_search(self, query: Query) -> Answer:
         """The model worker's answer; in process (without vectors) while it loads or after a loss."""
@@ -333,7 +349,12 @@ class Runtime:
     async def sync(self, remote: str | None = None) -> SyncReport:
         """A git sync on request; like the scheduled one, never beside a reindex or a sweep."""
         async with self._maintenance:
-            return await self.syncer.sync(remote)
+            return await self._synced(remote)
+
+    async def _synced(self, remote: str | None = None) -> SyncReport:
+        report = await self.syncer.sync(remote)
+        await self.projects.load(only_if_changed=True)  # another machine renamed or merged a project
+        return report
 
     async def reindex(self) -> dict[str, object]:
         """Rebuild the database from files and journal while serving; swap it in atomically."""
@@ -355,10 +376,26 @@ class Runtime:
             finally:
                 await self.writer.resume()
             await self.wiki.reconcile()  # pages written while we rebuilt
+            await self.projects.load()
             self.wiki.on_indexed()  # a rebuilt index: whatever it lacks a vector for is embedded now
         return {"pages": report.pages, "broken_pages": report.broken_pages,
                 "observations": report.observations + late.observations,
                 "handoffs_kept": report.handoffs_kept}
+
+    async def _reconcile(self) -> None:
+        await self.wiki.reconcile()
+        await self.projects.load(only_if_changed=True)  # a sync or a person changed the projects file
+
+    async def project_change(self, verb: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+        """A project lifecycle verb (``self.projects``), never beside a reindex, a sweep or a
+        sync; the vector caches, which hold each row's project, are read again after it."""
+        async with self._maintenance:
+            report = await verb()
+            if not report.get("dry_run"):
+                self.retriever.reset()
+                if self.model_worker is not None:
+                    await asyncio.to_thread(self.model_worker.reset)
+        return report
 
     async def _sweeps_on_schedule(self) -> None:
         """A forget sweep every interval, counted from the last one (a marker file), so a daemon

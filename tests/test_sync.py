@@ -324,3 +324,32 @@ def test_export_pages_through_everything_once(machines: tuple[Daemon, Daemon]) -
     assert private in {i["path"] for i in everything("alice")}
     assert d.request("GET", "/v1/export?cursor=not-a-cursor")[0] == 400
     assert d.request("GET", "/v1/export?limit=0")[0] == 400
+
+
+def test_renames_on_both_machines_are_joined_not_a_conflict_copy(tmp_path: Path) -> None:
+    url, heads = bare_remote(tmp_path), []
+    a, b = tmp_path / "a", tmp_path / "b"
+    sync(a, url, heads)
+    sync(b, url, heads)
+    for project in ("alpha", "beta"):
+        put(a, f"{project}/plan.md", f"---\nproject: {project}\n---\nThe {project} plan.\n")
+    sync(a, url, heads)
+    sync(b, url, heads)
+    for side, old, new in ((a, "alpha", "alpha-two"), (b, "beta", "beta-two")):
+        done = run_cli(side, "project", "rename", old, new)
+        assert done.returncode == 0, done.stderr
+    sync(a, url, heads)
+    report = sync(b, url, heads)
+    sync(a, url, heads)
+    assert report["conflicts"] == [] and tree(a) == tree(b)
+    assert json.loads(tree(a)[".ai-memory/projects.json"])["aliases"] == {"alpha": "alpha-two", "beta": "beta-two"}
+    for side in (a, b):
+        with sqlite3.connect(side / "db" / "memory.sqlite") as conn:
+            assert dict(conn.execute("SELECT alias, project FROM project_aliases")) == \
+                {"alpha": "alpha-two", "beta": "beta-two"}
+        assert {"alpha-two/plan.md", "beta-two/plan.md"} <= indexed_paths(side)
+        # pages and events match the files; the page history of commits merged from the other
+        # machine drifts after any two-sided sync, renames or not (a known issue, not this one's)
+        drift = run_cli(side, "reindex", "--check").stdout.splitlines()
+        assert [line for line in drift
+                if not line.startswith("page history differs") and "difference" not in line] == []

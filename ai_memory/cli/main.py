@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 VERBS = (
     "serve", "status", "search", "read", "page_history", "recent", "write", "correct", "delete", "feedback", "meta", "project", "ui", "handoff",
     "message", "mcp_server", "install_hooks", "install_mcp", "install_rules", "hook", "import_transcripts",
-    "doctor", "service", "lint", "reindex", "forget_sweep", "finalize_session", "backup", "restore", "sync", "user",
+    "doctor", "service", "lint", "reindex", "forget_sweep", "finalize_session", "move_session", "backup", "restore", "sync", "user",
     "audit", "breaker", "outbox", "completions",
 )
 # Verbs an agent runs on every event or at every start: their parser holds only themselves, so

@@ -54,6 +54,7 @@ def describe(body: dict, url: str) -> list[str]:
         lines.append(f"  ... and {len(broken) - 10} more (ai-memory lint lists them all)")
     lines += [f"  not written: {rel} (a file ai-memory did not write is there; see ai-memory lint)"
               for rel in wiki.get("blocked_indexes", [])]
+    lines += [f"  projects file: {problem}" for problem in wiki.get("projects_file", [])]
     return lines
 
 

@@ -92,15 +92,23 @@ class MemoryAPI:
     def meta(self, project: str | None = None) -> dict[str, Any]:
         return self._call("GET", "/v1/meta" + _params(project=project))
 
-    def projects(self) -> list[dict[str, Any]]:
-        """Every project: pages, sessions, last activity, most recent first."""
-        return self._call("GET", "/v1/projects")["projects"]
+    def project_listing(self) -> dict[str, Any]:
+        """``projects`` (pages, sessions, last activity, most recent first) and ``aliases``
+        (old name → the project it means now)."""
+        return self._call("GET", "/v1/projects")
 
     def status(self) -> dict[str, Any]:
         return self._call("GET", "/status")
 
     def lint(self) -> dict[str, Any]:
         return self._call("GET", "/v1/lint")
+
+    def project_change(self, verb: str, body: dict[str, Any]) -> dict[str, Any]:
+        """A project lifecycle verb (rename, merge, purge) by the daemon: its report (admin token)."""
+        return self._call("POST", f"/v1/projects/{verb}", body)
+
+    def move_session(self, session_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        return self._call("POST", f"/v1/sessions/{quote(session_id, safe='')}/move", body)
 
     def sync(self, remote: str | None = None) -> dict[str, Any]:
         """Git pull and push of the daemon's wiki (give the client a timeout long enough)."""

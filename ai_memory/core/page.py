@@ -183,3 +183,24 @@ def render_page(meta: dict[str, Any], body: str) -> str:
     """Frontmatter (keys in the given order) and body, as the file's text."""
     dumped = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
     return f"---\n{dumped}---\n{body if body.startswith(chr(10)) else chr(10) + body}"
+
+
+_PROJECT_LINE = re.compile(r"^project:[^\n]*$", re.M)
+
+
+def with_project(text: str, old: str, new: str) -> str | None:
+    """The page with its frontmatter's ``project: old`` line made ``project: new`` and not one
+    other byte changed; None when the page carries no such key (a person's note that takes its
+    project from its folder) or the line cannot be changed exactly (then it is left alone)."""
+    match = _FRONTMATTER.match(text)
+    meta, _, problems = split_frontmatter(text)
+    if match is None or problems or str(meta.get("project")) != old:
+        return None
+    lines = list(_PROJECT_LINE.finditer(match.group(1)))
+    if len(lines) != 1:
+        return None
+    start = match.start(1) + lines[0].start()
+    line = yaml.safe_dump({"project": new}, width=1000, allow_unicode=True).strip()
+    changed = text[:start] + line + text[match.start(1) + lines[0].end():]
+    after, _, still = split_frontmatter(changed)
+    return changed if not still and after == {**meta, "project": new} else None

@@ -22,7 +22,8 @@ async def _briefing(request: web.Request, cwd: str | None, session_id: str | Non
     if not cwd:
         raise InputError("missing cwd", detail="pass ?cwd= (or a hook payload with cwd)")
     runtime = request.app[RUNTIME]
-    found = await brief(runtime.writer, runtime.reader, project=project_of(cwd), cwd=cwd, owner=owner,
+    project = runtime.projects.canonical(project_of(cwd))  # a renamed project's old name gives the new
+    found = await brief(runtime.writer, runtime.reader, project=project, cwd=cwd, owner=owner,
                         session_id=session_id, agent=agent, claim_work=claim_work)
     if found.handoff is not None:
         await audit(request, owner, "handoff.accept", found.handoff["id"], f"session {session_id} (briefing)")

@@ -34,6 +34,11 @@ def _idempotency_key(request: web.Request, body: dict) -> str | None:
     return key
 
 
+def _canonical(request: web.Request, project: str | None) -> str | None:
+    """The project a client naming ``project`` means now (an old name of a renamed one: the new)."""
+    return request.app[RUNTIME].projects.canonical(project)
+
+
 def _opt(body: dict, key: str) -> str | None:
     value = body.get(key)
     if value is not None and not isinstance(value, str):
@@ -47,7 +52,7 @@ async def begin_handoff(request: web.Request) -> web.Response:
     body = _object(await read_json(request), '{"summary": "...", "cwd": "/repo", "next_steps": ["..."]}')
     cwd = _opt(body, "cwd")
     named = _opt(body, "project")
-    project = check_project(named) if named else (project_of(cwd) if cwd else None)
+    project = _canonical(request, check_project(named) if named else (project_of(cwd) if cwd else None))
     record = handoffs.parse_manual(body, project=project, owner=caller(request, body), now=datetime.now(timezone.utc))
     record["idempotency_key"] = _idempotency_key(request, body)
     handoff, created = await handoffs.begin(request.app[RUNTIME].writer, record)
@@ -60,7 +65,7 @@ async def begin_handoff(request: web.Request) -> web.Response:
 @routes.get("/v1/handoffs")
 async def list_handoffs(request: web.Request) -> web.Response:
     owner = caller(request)
-    project, state = request.query.get("project"), request.query.get("state")
+    project, state = _canonical(request, request.query.get("project")), request.query.get("state")
     found = await handoffs.listing(request.app[RUNTIME].reader, owner=owner, project=project, state=state)
     return web.json_response({"handoffs": found})
 
@@ -73,9 +78,9 @@ async def accept_handoff(request: web.Request) -> web.Response:
     if not cwd or not session_id:
         raise InputError("cwd and session_id are required", detail='{"cwd": "/repo/api", "session_id": "..."}')
     who = caller(request, body)
+    project = _canonical(request, _opt(body, "project") or project_of(cwd))
     handoff = await handoffs.accept(request.app[RUNTIME].writer, cwd=cwd, session_id=session_id,
-                                    agent=_opt(body, "agent"), project=_opt(body, "project") or project_of(cwd),
-                                    owner=who)
+                                    agent=_opt(body, "agent"), project=project, owner=who)
     if handoff is not None:
         await audit(request, who, "handoff.accept", handoff["id"], f"session {session_id}")
     return web.json_response({"handoff": handoff})
@@ -93,6 +98,8 @@ async def cancel_handoff(request: web.Request) -> web.Response:
 async def send_message(request: web.Request) -> web.Response:
     body = _object(await read_json(request), '{"to_project": "web", "body": "...", "from_project": "api"}')
     message = messages.parse_message(body, owner=caller(request, body), now=datetime.now(timezone.utc))
+    for key in ("to_project", "from_project"):
+        message[key] = _canonical(request, message.get(key))
     message["idempotency_key"] = _idempotency_key(request, body)
     sent, created = await messages.send(request.app[RUNTIME].writer, message)
     if created:
@@ -102,7 +109,7 @@ async def send_message(request: web.Request) -> web.Response:
 
 @routes.get("/v1/messages")
 async def get_messages(request: web.Request) -> web.Response:
-    project, state = request.query.get("project"), request.query.get("state")
+    project, state = _canonical(request, request.query.get("project")), request.query.get("state")
     found = await messages.listing(request.app[RUNTIME].reader, project=project, state=state)
     return web.json_response({"messages": found})
 
@@ -111,7 +118,7 @@ async def get_messages(request: web.Request) -> web.Response:
 async def pop_messages(request: web.Request) -> web.Response:
     """{project, session_id?, limit?} → the oldest open messages, each delivered to one caller only."""
     body = _object(await read_json(request), '{"project": "web", "limit": 1}')
-    project = check_project(_opt(body, "project"))
+    project = _canonical(request, check_project(_opt(body, "project")))
     limit = body.get("limit", 1)
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= messages.MAX_POP:
         raise InputError(f"limit must be an integer from 1 to {messages.MAX_POP}")

@@ -129,6 +129,7 @@ async def store_page(request: web.Request) -> web.Response:
     """Store a structured memory: {text, kind, project, ...} → {id, path}; 409 on a duplicate."""
     body = await read_json(request)
     draft = parse_draft(body, owner=caller(request, body))
+    draft = dataclasses.replace(draft, project=request.app[RUNTIME].projects.canonical(draft.project))
     stored = await request.app[RUNTIME].memories.remember(draft)
     if stored.created:
         action = "correct" if stored.supersedes else "write"
@@ -153,15 +154,15 @@ async def delete_page(request: web.Request) -> web.Response:
 async def recent(request: web.Request) -> web.Response:
     """?project=&limit=: the newest pages and sessions."""
     limit = query_limit(request, 10, 100)
-    found = await activity.recent(request.app[RUNTIME].reader, project=request.query.get("project"), limit=limit,
-                                  owner=caller(request))
+    project, owner = request.app[RUNTIME].projects.canonical(request.query.get("project")), caller(request)
+    found = await activity.recent(request.app[RUNTIME].reader, project=project, limit=limit, owner=owner)
     return web.json_response(found)
 
 
 @routes.get("/v1/meta")
 async def meta(request: web.Request) -> web.Response:
-    found = await activity.memory_meta(request.app[RUNTIME].reader, project=request.query.get("project"),
-                                       owner=caller(request))
+    project, owner = request.app[RUNTIME].projects.canonical(request.query.get("project")), caller(request)
+    found = await activity.memory_meta(request.app[RUNTIME].reader, project=project, owner=owner)
     return web.json_response(found)
 
 

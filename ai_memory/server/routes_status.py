@@ -48,6 +48,7 @@ async def status_report(runtime: Runtime) -> dict:
         "wiki": {"broken_pages": index["broken_pages"], "blocked_indexes": index["blocked_indexes"],
                  "commits": runtime.wiki.committer.commits, "sessions_compiled": runtime.sessions.compiled,
                  "symlinks": runtime.wiki.symlinks, "reconciles": runtime.wiki.reconciles,
+                 "project_aliases": len(runtime.projects.map.aliases), "projects_file": runtime.projects.problems,
                  "git": runtime.wiki.committer.describe()},
         "spool": runtime.spool.as_dict(),
         "llm": await runtime.llm.describe() if runtime.llm else {"enabled": False},

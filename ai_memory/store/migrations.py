@@ -443,6 +443,22 @@ MIGRATIONS: tuple[tuple[int, str, str | Callable[[sqlite3.Connection], None]], .
         CREATE INDEX llm_jobs_due ON llm_jobs(state, not_before);
         """,
     ),
+    (
+        18,
+        "project aliases and moved sessions (derived from the wiki's projects file): old names resolve",
+        """
+        CREATE TABLE project_aliases (
+            alias TEXT PRIMARY KEY,
+            project TEXT NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE session_projects (
+            session_id TEXT PRIMARY KEY,
+            project TEXT NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX handoffs_session ON handoffs(session_id);
+        CREATE INDEX messages_from ON messages(from_project);
+        """,
+    ),
 )
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from ai_memory.core.events import EventKind
 from ai_memory.core.observation import Observation
 from ai_memory.store.fts_rows import index_observation
+from ai_memory.store.projects import project_for
 from ai_memory.store.writer import WriteTx
 
 
@@ -61,6 +62,9 @@ def store_record(conn: sqlite3.Connection, r: dict[str, Any], payload_json: str 
             return str(row[0])
     if conn.execute("SELECT 1 FROM observations WHERE id = ?", (r["id"],)).fetchone():
         return str(r["id"])  # this id is stored already (a journal replayed twice)
+    project = project_for(conn, r.get("project"), r["session_id"])  # a renamed project, a moved session
+    if project != r.get("project"):
+        r = {**r, "project": project}
     _upsert_session(conn, r)
     cur = conn.execute(
         "INSERT INTO observations(id, session_id, agent, event, source_event, project, cwd,"

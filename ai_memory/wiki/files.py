@@ -206,3 +206,72 @@ def atomic_write(wiki_dir: Path, rel: str, data: bytes) -> os.stat_result:
         if parent >= 0:
             os.close(parent)
 
+
+
+def move_file(wiki_dir: Path, old_rel: str, new_rel: str) -> None:
+    """Move a wiki file to a new path, never over an existing file (FileExistsError) and never
+    through a link: the file is linked at its new name, then unlinked at its old one."""
+    src, src_name = _open_parent(wiki_dir, old_rel, create=False)
+    try:
+        dst, dst_name = _open_parent(wiki_dir, new_rel, create=True)
+        try:
+            os.link(src_name, dst_name, src_dir_fd=src, dst_dir_fd=dst, follow_symlinks=False)
+            os.unlink(src_name, dir_fd=src)
+            os.fsync(dst)
+            os.fsync(src)
+        finally:
+            os.close(dst)
+    finally:
+        os.close(src)
+
+
+def move_folder(wiki_dir: Path, old: str, new: str) -> None:
+    """Rename a top-level wiki folder (one rename: the folder is never half moved). Neither may
+    be a link, and the new name must be free (FileExistsError)."""
+    root = os.open(wiki_dir, _ROOT_FLAGS)
+    try:
+        if not stat.S_ISDIR(os.stat(old, dir_fd=root, follow_symlinks=False).st_mode):
+            raise NotADirectoryError(errno.ENOTDIR, "not a folder (a link is never moved)", old)
+        try:
+            os.stat(new, dir_fd=root, follow_symlinks=False)
+        except FileNotFoundError:
+            pass
+        else:
+            raise FileExistsError(errno.EEXIST, "already exists", new)
+        os.rename(old, new, src_dir_fd=root, dst_dir_fd=root)
+        os.fsync(root)
+    finally:
+        os.close(root)
+
+
+def folder_files(wiki_dir: Path, folder: str) -> tuple[list[str], list[str]]:
+    """Every regular file under a top-level folder (any kind, not only pages, ``.git`` never),
+    and the links found there (never followed); relative paths, sorted."""
+    files: list[str] = []
+    links: list[str] = []
+    stack = [folder]
+    while stack:
+        rel = stack.pop()
+        try:
+            entries = list(os.scandir(wiki_dir / rel))
+        except OSError:
+            continue
+        for entry in entries:
+            child = f"{rel}/{entry.name}"
+            if entry.is_symlink():
+                links.append(child)
+            elif entry.is_dir(follow_symlinks=False):
+                if entry.name != ".git":
+                    stack.append(child)
+            elif entry.is_file(follow_symlinks=False) and not entry.name.startswith(TEMP_PREFIX):
+                files.append(child)
+    return sorted(files), sorted(links)
+
+
+def remove_empty_folders(wiki_dir: Path, folder: str) -> None:
+    """Remove ``folder`` and the folders under it that are empty (never through a link)."""
+    for path, _, _ in os.walk(wiki_dir / folder, topdown=False, followlinks=False):  # children first
+        try:
+            os.rmdir(path)
+        except OSError:  # not empty: something stays there (a link, a file being written)
+            continue

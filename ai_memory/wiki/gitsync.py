@@ -15,7 +15,9 @@ The merge is a three-way merge at file granularity over (merge base, ours, their
 - a deletion against an edit keeps the edit;
 - a generated ``index.md`` keeps ours: it is rewritten from the index right after. Theirs is
   dropped only when it too is a generated one (derived, nothing to lose); a hand-written
-  ``index.md`` is a page like any other and becomes a conflict copy, never overwritten.
+  ``index.md`` is a page like any other and becomes a conflict copy, never overwritten;
+- the projects file changed on both sides (each machine renamed or merged a project) holds
+  both maps (``ProjectMap.joined``: ours wins a name both give), never a conflict copy.
 
 History is only ever added to: a merge commit with both parents, or a fast-forward when ours
 is already in theirs. Nothing is force-pushed (no ``+`` in any push refspec, no ``--force``).
@@ -40,6 +42,7 @@ from pathlib import Path
 import pygit2
 
 from ai_memory.core.errors import SyncError
+from ai_memory.core.project_map import PROJECTS_FILE, parse, render
 from ai_memory.wiki.files import GENERATED, atomic_write, lstat_file, read_file, unlink_file, unsafe_part
 from ai_memory.wiki.git import commit_all
 from ai_memory.wiki.gitcli import HARDENED, check_remote
@@ -138,7 +141,8 @@ def commit_and_merge(wiki_dir: Path, theirs: str | None, now: datetime | None = 
         check_entry(path, mode)  # before anything is written: one bad entry refuses the merge
     stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%d-%H%M%S")
     merged, conflicts = merge_files(base, mine, their, f"{str(other.id)[:8]}-{stamp}",
-                                    derived=lambda path, entry: _generated(repo, path, entry))
+                                    derived=lambda path, entry: path == PROJECTS_FILE or _generated(repo, path, entry))
+    _join_projects_file(repo, base, mine, their, merged)
     outcome = _apply(repo, wiki_dir, mine, merged)
     outcome.conflicts = conflicts
     fast_forward = base_id == ours.id and merged == their
@@ -173,6 +177,17 @@ def merge_files(base: dict[str, Entry], ours: dict[str, Entry], theirs: dict[str
         if chosen is not None:
             merged[path] = chosen
     return merged, copies
+
+
+def _join_projects_file(repo: pygit2.Repository, base: dict[str, Entry], ours: dict[str, Entry],
+                        theirs: dict[str, Entry], merged: dict[str, Entry]) -> None:
+    """Both sides changed the projects file (each renamed or merged a project): the merge holds
+    both maps, never one side's with the other's old names lost in a conflict copy."""
+    b, o, t = (side.get(PROJECTS_FILE) for side in (base, ours, theirs))
+    if o is None or t is None or o == t or b in (o, t):
+        return
+    joined = parse(repo[o[0]].data)[0].joined(parse(repo[t[0]].data)[0])
+    merged[PROJECTS_FILE] = (repo.create_blob(render(joined)), o[1])
 
 
 def _generated(repo: pygit2.Repository, path: str, entry: Entry) -> bool:

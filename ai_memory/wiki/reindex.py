@@ -23,9 +23,11 @@ from ai_memory.store.history import history_rows, record_versions, replay
 from ai_memory.store.migrations import migrate
 from ai_memory.store.observations import scoped_key, store_record
 from ai_memory.store.pages import index_page_rows
+from ai_memory.store.projects import apply_map
 from ai_memory.store.raw_log import iter_records
 from ai_memory.wiki.files import fsync_dir, iter_pages, read_file
 from ai_memory.wiki.history import all_versions, new_commits, versions
+from ai_memory.wiki.project_moves import read_map
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +75,8 @@ def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool
         commits, head, _ = new_commits(wiki_dir, None)
         if head is not None:  # page history, from git: what as_of searches
             record_versions(conn, versions(wiki_dir, commits), head, from_scratch=True)
+        projects = read_map(wiki_dir)[0]
+        apply_map(conn, projects)  # first: each replayed event lands under its project's name now
         replay_journal(conn, raw_dir, report, show_progress)
         conn.execute(
             "UPDATE sessions SET page_path = (SELECT p.path FROM pages p WHERE p.session_id = sessions.id"
@@ -80,6 +84,9 @@ def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool
         conn.execute("UPDATE sessions SET compiled_at = last_event_at WHERE page_path IS NOT NULL")
         conn.execute("COMMIT")
         report.handoffs_kept = _copy_state(conn, carry_from or db_path)
+        conn.execute("BEGIN IMMEDIATE")  # handoffs and messages carried over follow the projects file too
+        apply_map(conn, projects)
+        conn.execute("COMMIT")
     finally:
         conn.close()
     return report

@@ -21,12 +21,12 @@ from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import SyncError
 from ai_memory.core.page import parse_page
 from ai_memory.store.forgetting import bury_pages
-from ai_memory.store.reader import Reader
-from ai_memory.store.writer import Writer
 from ai_memory.wiki.files import is_page_path
-from ai_memory.wiki.git import Committer, removal_commit
+from ai_memory.wiki.git import removal_commit
 from ai_memory.wiki.gitcli import check_remote
 from ai_memory.wiki.gitsync import MergeOutcome, WorkTreeRaced, commit_and_merge, fetch, push
+from ai_memory.wiki.offline import offline_wiki
+from ai_memory.wiki.projects import ProjectLifecycle
 from ai_memory.wiki.repo import ensure_repo
 from ai_memory.wiki.service import Wiki
 
@@ -141,17 +141,7 @@ def syncer_for(wiki: Wiki, config: Config) -> Syncer:
 async def sync_offline(config: Config, remote: str | None = None) -> SyncReport:
     """Sync a data dir no daemon serves (the caller holds its serve lock): this process is the
     one writer for the duration. The index is reconciled first, so it follows every file."""
-    wiki_dir = config.sub("wiki")
-    ensure_repo(wiki_dir)
-    writer = Writer(config.db_path, config.sub("raw"), queue_size=config.writer.queue_size,
-                    max_batch=config.writer.max_batch)
-    reader = Reader(config.db_path)
-    wiki = Wiki(wiki_dir, writer, reader, Committer(wiki_dir, config.wiki.commit_window_s))
-    await writer.start()
-    try:
-        await wiki.reconcile()
-        return await syncer_for(wiki, config).sync(remote)
-    finally:
-        await wiki.committer.flush()
-        reader.close()
-        await writer.stop()
+    async with offline_wiki(config) as wiki:
+        report = await syncer_for(wiki, config).sync(remote)
+        await ProjectLifecycle(wiki).load()  # old names the other machine gave arrive with its files
+        return report

@@ -97,7 +97,7 @@ async def history(request: web.Request) -> web.Response:
 @html_errors
 async def sessions(request: web.Request) -> web.Response:
     """A timeline per project: agent, time, title, files touched."""
-    project, owner = request.query.get("project") or None, token_user(request)
+    project, owner = request.app[RUNTIME].projects.canonical(request.query.get("project") or None), token_user(request)
     rows = await activity.session_timeline(request.app[RUNTIME].reader, project=project, owner=owner, limit=200)
     by_project: dict[str, list[dict[str, Any]]] = {}
     for row in rows:

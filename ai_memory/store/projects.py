@@ -1,0 +1,103 @@
+"""Projects in the index: the alias tables derived from the projects file, the rows that follow
+a rename, a merge or a moved session, and what a project holds.
+
+``apply_map`` is idempotent: it makes the tables equal to the file's map and moves every row
+still under a name that is now an alias (or of a session moved elsewhere). It runs after each
+lifecycle verb, at start, after a reindex and when a sync brings a new file, so an index that
+missed a verb (a crash between the git commit and the rows) catches up by itself.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from ai_memory.core.project_map import ProjectMap
+from ai_memory.store.fts_rows import index_text
+
+# (table, column) pairs holding a project name, moved with the project
+_PROJECT_COLUMNS = (("sessions", "project"), ("handoffs", "project"), ("messages", "to_project"),
+                    ("messages", "from_project"))
+# (table, column) pairs holding a page path, moved with the page
+_PATH_COLUMNS = (("sessions", "page_path"), ("handoffs", "page_path"), ("llm_jobs", "page_path"),
+                 ("page_stats", "path"))
+
+
+def project_for(conn: sqlite3.Connection, project: str | None, session_id: str | None) -> str | None:
+    """The project an incoming event belongs to now (its session's move first, then an alias)."""
+    if session_id is not None:
+        row = conn.execute("SELECT project FROM session_projects WHERE session_id = ?", (session_id,)).fetchone()
+        if row is not None:
+            return str(row[0])
+    if project is None:
+        return None
+    row = conn.execute("SELECT project FROM project_aliases WHERE alias = ?", (project,)).fetchone()
+    return project if row is None else str(row[0])
+
+
+def aliases(conn: sqlite3.Connection) -> dict[str, str]:
+    return {str(a): str(p) for a, p in conn.execute("SELECT alias, project FROM project_aliases")}
+
+
+def apply_map(conn: sqlite3.Connection, pmap: ProjectMap) -> int:
+    """Make the alias tables the map's and move the rows still under an old name; the rows moved."""
+    conn.execute("DELETE FROM project_aliases")
+    conn.executemany("INSERT INTO project_aliases(alias, project) VALUES (?, ?)", sorted(pmap.aliases.items()))
+    conn.execute("DELETE FROM session_projects")
+    conn.executemany("INSERT INTO session_projects(session_id, project) VALUES (?, ?)", sorted(pmap.sessions.items()))
+    moved = 0
+    for old, new in sorted(pmap.aliases.items()):
+        moved += _move_observations(conn, "project = ?", (old,), new)
+        for table, column in _PROJECT_COLUMNS:
+            moved += conn.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", (new, old)).rowcount
+    for session_id, project in sorted(pmap.sessions.items()):
+        moved += _move_observations(conn, "session_id = ? AND project IS NOT ?", (session_id, project), project)
+        for table in ("sessions", "handoffs"):
+            key = "id" if table == "sessions" else "session_id"
+            moved += conn.execute(f"UPDATE {table} SET project = ? WHERE {key} = ? AND project IS NOT ?",
+                                  (project, session_id, project)).rowcount
+    return moved
+
+
+def _move_observations(conn: sqlite3.Connection, where: str, args: tuple[Any, ...], project: str) -> int:
+    """Observations to ``project``, with their full-text rows (an external-content index: the
+    old row is deleted with the very terms it was indexed with)."""
+    rows = conn.execute(f"SELECT rowid, title, body, project, json_extract(payload, '$.ai_memory_tool') IS NULL"
+                        f" FROM observations WHERE {where}", args).fetchall()
+    for rowid, title, body, old, indexed in rows:
+        if indexed:  # ai-memory's own tool calls are kept for the record, never indexed (as fts_rows.rebuild)
+            terms = (index_text(title), index_text(body))
+            conn.execute("INSERT INTO observations_fts(observations_fts, rowid, title, body, project)"
+                         " VALUES ('delete', ?, ?, ?, ?)", (rowid, *terms, old))
+            conn.execute("INSERT INTO observations_fts(rowid, title, body, project) VALUES (?, ?, ?, ?)",
+                         (rowid, *terms, project))
+        conn.execute("UPDATE observations SET project = ? WHERE rowid = ?", (project, rowid))
+    return len(rows)
+
+
+def move_paths(conn: sqlite3.Connection, moves: dict[str, str]) -> None:
+    """Rows naming a page by path follow the page to its new path (its usage, its session, its
+    handoff, a queued consolidation job)."""
+    for table, column in _PATH_COLUMNS:
+        conn.executemany(f"UPDATE OR REPLACE {table} SET {column} = ? WHERE {column} = ?",
+                         [(new, old) for old, new in moves.items()])
+
+
+def project_paths(conn: sqlite3.Connection, project: str) -> list[str]:
+    """The indexed pages of ``project`` (by the project their file says), by path."""
+    return [str(r[0]) for r in conn.execute("SELECT path FROM pages WHERE project = ? ORDER BY path", (project,))]
+
+
+def known(conn: sqlite3.Connection, project: str) -> bool:
+    """Whether any page, session or handoff is under ``project``."""
+    return any(conn.execute(f"SELECT 1 FROM {table} WHERE project = ? LIMIT 1", (project,)).fetchone()
+               for table in ("pages", "sessions", "handoffs"))
+
+
+def session_of(conn: sqlite3.Connection, session_id: str) -> dict[str, Any] | None:
+    row = conn.execute("SELECT id, project, page_path FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    if row is None:
+        return None
+    pages = [str(r[0]) for r in conn.execute("SELECT path FROM pages WHERE session_id = ? AND type = 'Session Summary'",
+                                             (session_id,))]
+    return {"id": row[0], "project": row[1], "page_path": row[2], "pages": pages}

@@ -1,0 +1,90 @@
+"""``ai-memory move-session``: a session recorded under the wrong project moves, with its events,
+its session page and its handoff, and stays moved through a reindex."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+
+import pytest
+
+from ai_memory.retrieval.fts import search_observations
+from conftest import Daemon
+from lifecycle_helpers import cli, rows
+from wiki_helpers import git, wait_until
+
+MOVED = "a0b1c2d3-0000-4000-8000-0000000000b1"
+STAYS = "e4f5a6b7-0000-4000-8000-0000000000b2"
+
+
+def session(daemon: Daemon, session_id: str, prompt: str) -> str:
+    for event, extra in (("UserPromptSubmit", {"prompt": prompt}), ("SessionEnd", {})):
+        status, body = daemon.post_hook({"session_id": session_id, "hook_event_name": event,
+                                         "cwd": "/home/dev/wrong", **extra})
+        assert status == 202, body
+    wait_until(lambda: rows(daemon, "SELECT 1 FROM sessions WHERE id = ? AND page_path IS NOT NULL", session_id))
+    return rows(daemon, "SELECT page_path FROM sessions WHERE id = ?", session_id)[0][0]
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    d = Daemon(tmp_path_factory.mktemp("move-session") / "data").start()
+    status, body, _ = d.request("POST", "/v1/pages",
+                                {"text": "Right ships from main.", "kind": "fact", "project": "right"})
+    assert status == 201, body
+    yield d
+    d.stop()
+
+
+def test_move_session_moves_its_events_page_and_handoff(daemon: Daemon) -> None:
+    old_page = session(daemon, MOVED, "Migrate the ledger tables to the new schema")
+    session(daemon, STAYS, "Tidy the wrong project's README")
+    assert old_page.startswith("wrong/sessions/")
+    wiki = daemon.data_dir / "wiki"
+
+    plan = cli(daemon, "move-session", MOVED, "--to", "right", "--dry-run", "--json")
+    assert plan.returncode == 0, plan.stderr
+    new_page = "right/" + old_page.split("/", 1)[1]
+    assert json.loads(plan.stdout)["moved"] == [{"from": old_page, "to": new_page}]
+    assert (wiki / old_page).exists()
+
+    done = cli(daemon, "move-session", MOVED, "--to", "right")
+    assert done.returncode == 0, done.stderr
+    assert f"{old_page} → {new_page}" in done.stdout
+    changed = git(wiki, "show", "--name-status", "--format=%s", "HEAD")
+    assert f"R100\t{old_page}\t{new_page}" not in changed  # renamed with its project line changed
+    assert old_page in changed and new_page in changed and ".ai-memory/projects.json" in changed
+    assert not (wiki / old_page).exists() and "project: right\n" in (wiki / new_page).read_text()
+
+    assert set(rows(daemon, "SELECT project FROM observations WHERE session_id = ?", MOVED)) == {("right",)}
+    assert rows(daemon, "SELECT project, page_path FROM sessions WHERE id = ?", MOVED) == [("right", new_page)]
+    assert rows(daemon, "SELECT project, page_path FROM handoffs WHERE session_id = ?", MOVED) == [("right", new_page)]
+    assert set(rows(daemon, "SELECT project FROM observations WHERE session_id = ?", STAYS)) == {("wrong",)}
+    status, body, _ = daemon.request("POST", "/v1/query", {"q": "migrate ledger tables schema", "project": "right"})
+    assert new_page in [h["path"] for h in body["hits"]]
+    with sqlite3.connect(daemon.data_dir / "db" / "memory.sqlite") as conn:  # the turns' full-text rows moved too
+        conn.execute("INSERT INTO observations_fts(observations_fts, rank) VALUES ('integrity-check', 1)")
+        found = {conn.execute("SELECT session_id FROM observations WHERE rowid = ?", (hit.rowid,)).fetchone()[0]
+                 for hit in search_observations(conn, "ledger tables", projects={"right"})}
+        assert found == {MOVED} and not search_observations(conn, "ledger tables", projects={"wrong"})
+
+    # a late event of the session, still from the wrong directory, follows it
+    status, _ = daemon.post_hook({"session_id": MOVED, "hook_event_name": "Stop", "cwd": "/home/dev/wrong"})
+    assert status == 202
+    assert set(rows(daemon, "SELECT project FROM observations WHERE session_id = ?", MOVED)) == {("right",)}
+    assert cli(daemon, "reindex", "--check").returncode == 0
+
+    assert cli(daemon, "reindex").returncode == 0
+    assert set(rows(daemon, "SELECT project FROM observations WHERE session_id = ?", MOVED)) == {("right",)}
+    assert rows(daemon, "SELECT project FROM sessions WHERE id = ?", MOVED) == [("right",)]
+    assert set(rows(daemon, "SELECT project FROM observations WHERE session_id = ?", STAYS)) == {("wrong",)}
+
+
+def test_move_session_refusals(daemon: Daemon) -> None:
+    unknown = cli(daemon, "move-session", "no-such-session", "--to", "right")
+    assert unknown.returncode == 1 and unknown.stderr.strip() == "ai-memory: no such session (no-such-session)"
+    same = cli(daemon, "move-session", STAYS, "--to", "wrong")
+    assert same.returncode == 1 and "is in wrong already" in same.stderr
+    status, body, _ = daemon.request("POST", f"/v1/sessions/{STAYS}/move", {"project": "///"})
+    assert status == 400 and body["error"] == "bad project name"
