@@ -47,6 +47,8 @@ def acme(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     wait_until(lambda: rows(daemon, "SELECT 1 FROM pages WHERE path = 'acme/notes/release-checklist.md'"))
     status, body, _ = daemon.request("POST", "/v1/messages", {"to_project": "acme", "body": "schema v2 is live"})
     assert status == 201, body
+    wiki = daemon.data_dir / "wiki"  # everything committed: a test that reads HEAD reads a still one
+    wait_until(lambda: git(wiki, "status", "--porcelain").strip() == "", timeout=20)
     yield daemon
     daemon.stop()
 
