@@ -74,7 +74,25 @@ def relative(wiki_dir: Path, path: Path) -> str | None:
 def iter_pages(wiki_dir: Path, links: list[str] | None = None) -> Iterator[tuple[str, Path]]:
     """Every page file under the wiki, as (relative path, absolute path). Symbolic links (to a
     file or a folder) are never followed nor yielded; their paths go to ``links`` when given."""
-    stack = [(wiki_dir, "")]
+    for rel, entry in _page_entries(wiki_dir, links):
+        yield rel, Path(entry.path)
+
+
+def page_stats(wiki_dir: Path, links: list[str] | None = None) -> dict[str, tuple[int, int]]:
+    """Every page file's (mtime_ns, size), by relative path, as ``iter_pages`` finds them: what
+    a reconcile compares with the index, at one stat per file and no path objects."""
+    found = {}
+    for rel, entry in _page_entries(wiki_dir, links):
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:  # gone since the folder was listed
+            continue
+        found[rel] = (st.st_mtime_ns, st.st_size)
+    return found
+
+
+def _page_entries(wiki_dir: Path, links: list[str] | None) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    stack = [(str(wiki_dir), "")]
     while stack:
         folder, prefix = stack.pop()
         try:
@@ -88,9 +106,9 @@ def iter_pages(wiki_dir: Path, links: list[str] | None = None) -> Iterator[tuple
                     links.append(rel)
             elif entry.is_dir(follow_symlinks=False):
                 if entry.name not in IGNORED_DIRS and not entry.name.startswith("."):
-                    stack.append((Path(entry.path), rel + "/"))
+                    stack.append((entry.path, rel + "/"))
             elif entry.is_file(follow_symlinks=False) and is_page_path(rel):
-                yield rel, Path(entry.path)
+                yield rel, entry
 
 
 # -- reading and writing without ever following a symlink -------------------------------------

@@ -23,7 +23,7 @@ from ai_memory.store.history import history_cursor, record_versions
 from ai_memory.store.pages import FileState, file_state, file_states, index_page_rows, remove_page, restat_page
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer, WriteTx
-from ai_memory.wiki.files import atomic_write, is_link_refusal, is_page_path, iter_pages, read_file, unlink_file
+from ai_memory.wiki.files import atomic_write, is_link_refusal, is_page_path, page_stats, read_file, unlink_file
 from ai_memory.wiki.git import Committer, committed
 from ai_memory.wiki.history import new_commits, versions
 from ai_memory.wiki.project_index import INDEX_NAME, owns, project_pages, render_index, written_by_us
@@ -219,11 +219,11 @@ class Wiki:
             report = ReconcileReport()
             states = await self.reader.run(file_states)
             links: list[str] = []
-            on_disk = await asyncio.to_thread(lambda: {rel: p for rel, p in iter_pages(self.dir, links)})
+            on_disk = await asyncio.to_thread(page_stats, self.dir, links)
             self.symlinks = links
-            for rel, path in on_disk.items():
+            for rel, stat in on_disk.items():
                 known = states.get(rel)
-                if known is not None and _same_stat(path, known):
+                if known is not None and (known.mtime_ns, known.size) == stat:
                     report.unchanged += 1
                     continue
                 outcome = await self.sync_path(rel, known, lookup=False)
@@ -263,11 +263,3 @@ def _unlink_if_committed(wiki_dir: Path, rel: str) -> bool | None:
         return False
     unlink_file(wiki_dir, rel)
     return True
-
-
-def _same_stat(path: Path, known: FileState) -> bool:
-    try:
-        st = path.lstat()
-    except OSError:
-        return False
-    return st.st_mtime_ns == known.mtime_ns and st.st_size == known.size
