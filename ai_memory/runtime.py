@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from ai_memory.retrieval.llm_rerank import LlmReranker
 
 log = logging.getLogger(__name__)
+RECONCILE_SHARE = 0.005  # the most of the wall time the periodic reconcile may take (at 10,000 pages: every ~70 s)
 STOP_TASKS_S = 10.0
 
 
@@ -229,7 +230,7 @@ class Runtime:
         """The background tasks this configuration runs, by name."""
         every, reconcile_s = self._every, self.config.wiki.reconcile_interval_s
         found: list[tuple[str, Callable[[], Awaitable[None]]]] = [
-            ("reconcile", lambda: every(reconcile_s, self._reconcile, first_wait=True)),
+            ("reconcile", lambda: self._reconcile_paced(reconcile_s)),
             ("idle-sessions", lambda: every(reconcile_s, self.sessions.finalize_idle)),
         ]
         if self.config.forget.enabled:
@@ -381,6 +382,16 @@ class Runtime:
         return {"pages": report.pages, "broken_pages": report.broken_pages,
                 "observations": report.observations + late.observations,
                 "handoffs_kept": report.handoffs_kept}
+
+    async def _reconcile_paced(self, interval: float) -> None:
+        """Reconcile every ``interval`` seconds, or less often where comparing every file takes
+        longer than RECONCILE_SHARE of the time: on a big wiki an idle daemon would otherwise
+        spend most of its CPU on the safety net (the watcher sees edits as they happen)."""
+        await asyncio.sleep(interval)
+        while True:
+            started = time.monotonic()
+            await self._guarded(self._reconcile)
+            await asyncio.sleep(max(interval, (time.monotonic() - started) / RECONCILE_SHARE))
 
     async def _reconcile(self) -> None:
         await self.wiki.reconcile()
