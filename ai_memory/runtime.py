@@ -57,6 +57,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 RECONCILE_SHARE = 0.005  # the most of the wall time the periodic reconcile may take (at 10,000 pages: every ~70 s)
+RECONCILE_MAX_INTERVALS = 10  # but never further apart than this many intervals (one slow run under load)
 STOP_TASKS_S = 10.0
 
 
@@ -391,7 +392,8 @@ class Runtime:
         while True:
             started = time.monotonic()
             await self._guarded(self._reconcile)
-            await asyncio.sleep(max(interval, (time.monotonic() - started) / RECONCILE_SHARE))
+            paced = (time.monotonic() - started) / RECONCILE_SHARE
+            await asyncio.sleep(min(max(interval, paced), RECONCILE_MAX_INTERVALS * interval))
 
     async def _reconcile(self) -> None:
         await self.wiki.reconcile()
