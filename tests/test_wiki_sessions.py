@@ -85,3 +85,25 @@ def test_stop_then_idle_compiles_sessions_without_session_end(data_dir: Path) ->
             "SELECT page_path FROM sessions WHERE id = 'cx1'").fetchone()[0], timeout=10)
     finally:
         daemon.stop()
+
+
+def test_sessions_whose_ids_share_their_start_keep_a_page_each(daemon: Daemon, claude_fixtures) -> None:
+    """Time-ordered ids (Codex's UUIDv7) begin alike for a minute, and a page is named by the
+    first 8 characters: the second session of that minute must not replace the first's page."""
+    first, second = "019a2316-96e7-7c43-a8ff-93b71d848fde", "019a2316-b0f1-7a02-9c3e-0a4b5c6d7e8f"
+    db = daemon.data_dir / "db" / "memory.sqlite"
+
+    def page_of(session_id: str) -> str | None:
+        row = sqlite3.connect(db).execute("SELECT page_path FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return row[0] if row else None
+
+    for session_id in (first, second):
+        drive_session(daemon, claude_fixtures, session_id=session_id, cwd="/home/dev/billing")
+        wait_until(lambda: page_of(session_id), timeout=10)
+    assert page_of(first) != page_of(second)
+    for session_id in (first, second):
+        meta = yaml.safe_load((daemon.data_dir / "wiki" / page_of(session_id)).read_text().split("---\n")[1])
+        assert meta["session_id"] == session_id
+    status, body = daemon.post_hook({**claude_fixtures["SessionEnd"][0], "session_id": first, "cwd": "/home/dev/billing"})
+    assert status == 202  # compiled again (a resumed session): the same page, not a third one
+    assert page_of(first).endswith(f"-{first[:8]}.md")

@@ -8,7 +8,11 @@ The page file is written atomically; its index rows, the handoff and the session
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import hashlib
 import logging
+import sqlite3
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
@@ -16,7 +20,10 @@ from ai_memory.core.clock import utc_iso
 from ai_memory.core.errors import NotFound
 from ai_memory.core.session_compile import compile_session
 from ai_memory.store.handoffs import upsert_auto_handoff
-from ai_memory.store.observations import mark_compiled, session_exists, session_observations, sessions_to_compile
+from ai_memory.store.observations import (
+    mark_compiled, session_exists, session_observations, session_page_path, sessions_to_compile,
+)
+from ai_memory.store.pages import page_session
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import WriteTx
 from ai_memory.wiki.service import Wiki
@@ -42,6 +49,30 @@ class SessionCompiler:
             raise NotFound("no such session", detail=session_id)
         return await self.finalize(session_id)
 
+    async def _page_path(self, session_id: str, wanted: str) -> str:
+        """Where the session's page goes: where it already is, else ``wanted`` unless another
+        session's page (or any file) is there. Ids are cut to 8 characters for the file name,
+        and time-ordered ids (Codex's UUIDv7) share those for a minute: the second session of
+        that minute must not replace the first one's page."""
+        def look(conn: sqlite3.Connection) -> tuple[str | None, str | None]:
+            return session_page_path(conn, session_id), page_session(conn, wanted)
+
+        known, holder = await self._reader.run(look)
+        if known:
+            return known
+        if holder == session_id or (holder is None and not await asyncio.to_thread(self._taken, wanted)):
+            return wanted
+        return f"{wanted.removesuffix('.md')}-{hashlib.sha256(session_id.encode()).hexdigest()[:6]}.md"
+
+    def _taken(self, rel: str) -> bool:
+        try:
+            self._wiki.read(rel)
+        except FileNotFoundError:
+            return False
+        except OSError:  # a link or a folder there: not a place to write
+            return True
+        return True
+
     async def finalize(self, session_id: str) -> str | None:
         """Compile one session now; return its page path (None: nothing worth a page)."""
         observations = await self._reader.run(lambda c: session_observations(c, session_id))
@@ -49,6 +80,8 @@ class SessionCompiler:
             return None
         page = compile_session(observations)
         last_event = observations[-1]["occurred_at"]
+        if page is not None:
+            page = dataclasses.replace(page, path=await self._page_path(session_id, page.path))
         if page is None:  # nothing worth a page; remember that we looked
             await self._wiki.writer.submit_wait(lambda tx: mark_compiled(tx.conn, session_id, last_event))
             return None

@@ -143,6 +143,11 @@ def session_exists(conn: sqlite3.Connection, session_id: str) -> bool:
     return conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is not None
 
 
+def session_page_path(conn: sqlite3.Connection, session_id: str) -> str | None:
+    row = conn.execute("SELECT page_path FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    return row[0] if row else None
+
+
 def mark_compiled(conn: sqlite3.Connection, session_id: str, compiled_at: str, page_path: str | None = None) -> None:
     """The session was compiled up to ``compiled_at`` (into ``page_path``, when worth a page)."""
     if page_path is None:

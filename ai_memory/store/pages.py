@@ -146,6 +146,12 @@ def restat_page(path: str, mtime_ns: int, size: int):
     return job
 
 
+def page_session(conn: sqlite3.Connection, path: str) -> str | None:
+    """The session whose page is indexed at ``path`` (None: no page there, or not a session's)."""
+    row = conn.execute("SELECT session_id FROM pages WHERE path = ?", (path,)).fetchone()
+    return row[0] if row else None
+
+
 def file_states(conn: sqlite3.Connection) -> dict[str, FileState]:
     rows = conn.execute("SELECT path, content_hash, mtime_ns, size FROM pages").fetchall()
     return {r[0]: FileState(r[1], int(r[2]), int(r[3])) for r in rows}
