@@ -90,6 +90,34 @@ def test_merge_refusals(daemon: Daemon) -> None:
         assert status == 403 and body["error"] == "admin only", (path, body)
 
 
+def test_pages_left_under_an_old_name_are_reported_and_brought_home(daemon: Daemon) -> None:
+    wiki = daemon.data_dir / "wiki"
+    late = wiki / "web" / "notes" / "cdn.md"  # synced from a machine that had not seen the merge
+    late.parent.mkdir(parents=True)
+    late.write_text("---\nproject: web\n---\n# CDN\n\nWeb: the CDN cache purges at midnight.\n")
+    quoted = wiki / "api" / "notes" / "quoted.md"  # a project line no exact rewrite can change
+    quoted.write_text('---\n"project": web\n---\n# Quoted\n\nWeb: a quoted key.\n')
+    wait_until(lambda: len(rows(daemon, "SELECT 1 FROM pages WHERE path IN (?, ?)",
+                                "web/notes/cdn.md", "api/notes/quoted.md")) == 2)
+    left = daemon.request("GET", "/status")[1]["wiki"]["pages_under_old_names"]
+    assert left == {"web": {"project": "api", "pages": 2}}
+    assert "2 pages still under the old name web (ai-memory project merge web api" in cli(daemon, "status").stdout
+
+    plan = ok_json(daemon, "project", "merge", "web", "api", "--dry-run")
+    assert plan["moved"] == [{"from": "web/notes/cdn.md", "to": "api/notes/cdn.md"}]
+    assert plan["frontmatter_not_rewritten"] == ["api/notes/quoted.md"]
+    done = cli(daemon, "project", "rename", "web", "api")  # either verb, toward the name it now means
+    assert done.returncode == 0, done.stderr
+    assert "project line not rewritten (change it by hand): api/notes/quoted.md" in done.stdout
+    assert not late.exists() and (wiki / "api" / "notes" / "cdn.md").read_text().startswith("---\nproject: api\n")
+    assert "api/notes/cdn.md" in hits(daemon, "CDN cache purges at midnight", "api")
+    wait_until(lambda: daemon.request("GET", "/status")[1]["wiki"]["pages_under_old_names"] ==
+               {"web": {"project": "api", "pages": 1}})  # the quoted one, until a person changes it
+    assert cli(daemon, "reindex", "--check").returncode == 0
+    refused = cli(daemon, "project", "merge", "web", "scratch")
+    assert refused.returncode == 1 and "project merge web api" in refused.stderr
+
+
 def test_purge_needs_confirm_and_leaves_tombstones_git_history_and_the_journal(daemon: Daemon) -> None:
     wiki = daemon.data_dir / "wiki"
     paths = sorted(remember(daemon, "scratch", text) for text in ("Scratch idea one: a bloom filter.",

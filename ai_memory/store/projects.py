@@ -88,6 +88,17 @@ def project_paths(conn: sqlite3.Connection, project: str) -> list[str]:
     return [str(r[0]) for r in conn.execute("SELECT path FROM pages WHERE project = ? ORDER BY path", (project,))]
 
 
+def under_old_names(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
+    """Old names that still hold indexed pages (by folder or by frontmatter), their project and how many: a
+    sync from a machine that had not seen the rename, or a project line that could not be
+    rewritten; ``project merge OLD NEW`` brings them home."""
+    found = conn.execute(
+        "SELECT a.alias, a.project, COUNT(DISTINCT p.path) FROM project_aliases a JOIN pages p"
+        " ON p.project = a.alias OR substr(p.path, 1, length(a.alias) + 1) = a.alias || '/'"
+        " GROUP BY a.alias ORDER BY a.alias").fetchall()
+    return {str(alias): {"project": str(project), "pages": int(n)} for alias, project, n in found}
+
+
 def known(conn: sqlite3.Connection, project: str) -> bool:
     """Whether any page, session or handoff is under ``project``."""
     return any(conn.execute(f"SELECT 1 FROM {table} WHERE project = ? LIMIT 1", (project,)).fetchone()

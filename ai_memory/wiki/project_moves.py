@@ -16,7 +16,8 @@ from typing import Any
 import pygit2
 
 from ai_memory.core.errors import Conflict
-from ai_memory.core.page import with_project
+from ai_memory.core.names import project_name
+from ai_memory.core.page import split_frontmatter, with_project
 from ai_memory.core.project_map import PROJECTS_FILE, ProjectMap, parse, render
 from ai_memory.wiki.files import (
     atomic_write, file_kind, folder_files, move_file, move_folder, read_file, remove_empty_folders, unlink_file,
@@ -39,6 +40,7 @@ class MovePlan:
     moves: dict[str, str] = field(default_factory=dict)  # every file moved: old path → new path
     renamed: dict[str, str] = field(default_factory=dict)  # moved under another name (a clash)
     rewrite: list[str] = field(default_factory=list)  # pages (their paths afterwards) given project: dst
+    stuck: list[str] = field(default_factory=list)  # pages naming src whose project line cannot be rewritten
     left: list[str] = field(default_factory=list)  # links found on the way, never moved
     drop: list[str] = field(default_factory=list)  # the merged folder's generated index.md
     git_commit: str | None = None
@@ -47,7 +49,8 @@ class MovePlan:
         return {"verb": self.verb, "from": self.src, "to": self.dst,
                 "moved": [{"from": a, "to": b} for a, b in self.moves.items()],
                 "renamed": [{"from": a, "to": b} for a, b in self.renamed.items()],
-                "frontmatter_rewritten": self.rewrite, "links_left": self.left, "removed": self.drop,
+                "frontmatter_rewritten": self.rewrite,
+                "frontmatter_not_rewritten": self.stuck, "links_left": self.left, "removed": self.drop,
                 "git_commit": self.git_commit}
 
 
@@ -78,7 +81,7 @@ def plan_folder(wiki_dir: Path, plan: MovePlan, outside: list[str]) -> MovePlan:
                 plan.renamed[old] = new
         taken.add(new)
         plan.moves[old] = new
-    plan.rewrite = _carrying(wiki_dir, plan, [*plan.moves, *outside])
+    plan.rewrite, plan.stuck = _carrying(wiki_dir, plan, [*plan.moves, *outside])
     return plan
 
 
@@ -94,18 +97,36 @@ def plan_pages(wiki_dir: Path, plan: MovePlan, pages: list[str]) -> MovePlan:
             plan.renamed[old] = new
         taken.add(new)
         plan.moves[old] = new
-    plan.rewrite = _carrying(wiki_dir, plan, pages)
+    plan.rewrite, plan.stuck = _carrying(wiki_dir, plan, pages)
     return plan
 
 
-def _carrying(wiki_dir: Path, plan: MovePlan, paths: list[str]) -> list[str]:
-    """Of ``paths`` (before the move), the pages whose frontmatter line changes; paths after it."""
-    found = []
+def _carrying(wiki_dir: Path, plan: MovePlan, paths: list[str]) -> tuple[list[str], list[str]]:
+    """Of ``paths`` (before the move), the pages whose frontmatter line changes, and those that
+    name ``src`` in a line that cannot be changed exactly (a quoted key, another spelling, the key
+    twice): both by their paths after the move."""
+    found, stuck = [], []
     for rel in paths:
-        if not rel.endswith(".md") or _changed(wiki_dir, rel, plan.src, plan.dst) is None:
+        if not rel.endswith(".md"):
             continue
-        found.append(plan.moves.get(rel, rel))
-    return found
+        text = _text(wiki_dir, rel)
+        if text is not None and with_project(text, plan.src, plan.dst) is not None:
+            found.append(plan.moves.get(rel, rel))
+        elif text is not None and _names_project(text, plan.src):
+            stuck.append(plan.moves.get(rel, rel))
+    return found, stuck
+
+
+def _names_project(text: str, project: str) -> bool:
+    named = split_frontmatter(text)[0].get("project")
+    return isinstance(named, str) and project_name(named) == project
+
+
+def _text(wiki_dir: Path, rel: str) -> str | None:
+    try:
+        return read_file(wiki_dir, rel)[0].decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _generated(wiki_dir: Path, rel: str) -> bool:
@@ -116,11 +137,8 @@ def _generated(wiki_dir: Path, rel: str) -> bool:
 
 
 def _changed(wiki_dir: Path, rel: str, old: str, new: str) -> bytes | None:
-    try:
-        text = read_file(wiki_dir, rel)[0].decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    changed = with_project(text, old, new)
+    text = _text(wiki_dir, rel)
+    changed = None if text is None else with_project(text, old, new)
     return None if changed is None else changed.encode("utf-8")
 
 

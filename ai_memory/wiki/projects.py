@@ -56,6 +56,8 @@ class ProjectLifecycle:
 
     async def rename(self, old_name: object, new_name: object, *, dry_run: bool = False) -> dict[str, Any]:
         old, new = checked_name(old_name), checked_name(new_name, "new project")
+        if self.map.aliases.get(old) == new:
+            return await self._bring_home(old, dry_run)
         await self._check_pair(old, new)
         if await self._exists(new):
             raise Conflict(f"project {new} exists already",
@@ -64,6 +66,8 @@ class ProjectLifecycle:
 
     async def merge(self, src_name: object, dst_name: object, *, dry_run: bool = False) -> dict[str, Any]:
         src, dst = checked_name(src_name), checked_name(dst_name, "destination project")
+        if self.map.aliases.get(src) == dst:
+            return await self._bring_home(src, dry_run)
         await self._check_pair(src, dst)
         if dst in self.map.aliases:
             target = self.map.aliases[dst]
@@ -72,6 +76,14 @@ class ProjectLifecycle:
             raise NotFound(f"no project {dst}",
                            detail=f"to give {src} a new name: ai-memory project rename {src} {dst}")
         return await self._move(MovePlan("merge", src, dst, self.map.renamed(src, dst)), dry_run)
+
+    async def _bring_home(self, old: str, dry_run: bool) -> dict[str, Any]:
+        """Pages still under ``old``, an old name (a sync from a machine that had not seen the
+        rename, a project line that could not be rewritten), merged into the project it means."""
+        target = self.map.aliases[old]
+        if not await self._exists(old):
+            raise Conflict(f"{old} is an old name of {target}", detail="no page is left under it")
+        return await self._move(MovePlan("merge", old, target, self.map), dry_run)
 
     async def move_session(self, session_id: str, project: object, *, dry_run: bool = False) -> dict[str, Any]:
         dst = self.canonical(checked_name(project))
@@ -114,8 +126,10 @@ class ProjectLifecycle:
 
     async def _check_known(self, name: str) -> None:
         if name in self.map.aliases:
-            raise Conflict(f"{name} is an old name of {self.map.aliases[name]}",
-                           detail=f"name {self.map.aliases[name]} instead")
+            target = self.map.aliases[name]
+            raise Conflict(f"{name} is an old name of {target}",
+                           detail=f"name {target} instead (ai-memory project merge {name} {target} brings home"
+                                  " pages left under it)")
         if not await self._exists(name):
             raise NotFound(f"no project {name}", detail="ai-memory project list shows them")
 
