@@ -48,6 +48,8 @@ def acme(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     status, body, _ = daemon.request("POST", "/v1/messages", {"to_project": "acme", "body": "schema v2 is live"})
     assert status == 201, body
     wiki = daemon.data_dir / "wiki"  # everything committed: a test that reads HEAD reads a still one
+    index = wiki / "acme" / "index.md"  # the note's reconcile rewrites it: it is the last to change
+    wait_until(lambda: index.exists() and "Release checklist" in index.read_text(), timeout=20)
     wait_until(lambda: git(wiki, "status", "--porcelain").strip() == "", timeout=20)
     yield daemon
     daemon.stop()
@@ -60,7 +62,7 @@ def test_dry_run_shows_the_moves_and_changes_nothing(acme: Daemon) -> None:
     moved = {m["from"]: m["to"] for m in plan["moved"]}
     assert moved["acme/notes/release-checklist.md"] == "acme-api/notes/release-checklist.md"
     assert (acme.data_dir / "wiki" / "acme").is_dir() and not (acme.data_dir / "wiki" / "acme-api").exists()
-    assert git(acme.data_dir / "wiki", "rev-parse", "HEAD") == head
+    assert git(acme.data_dir / "wiki", "rev-parse", "HEAD") == head, git(acme.data_dir / "wiki", "log", "-3", "--stat")
 
 
 def test_refusals_are_one_line_each(acme: Daemon) -> None:
@@ -116,6 +118,24 @@ def test_rename_moves_the_folder_in_one_commit_and_everything_follows(acme: Daem
 
     check = cli(acme, "reindex", "--check")
     assert check.returncode == 0, check.stdout
+
+
+def test_a_page_written_under_the_old_name_lands_under_the_new(acme: Daemon) -> None:
+    """A writer that still names the old folder (here a restore of a version from before the
+    rename) writes under the new name: the old folder is never re-created."""
+    wiki = acme.data_dir / "wiki"
+    fact = next(p for p in (wiki / "acme-api" / "facts").iterdir())
+    fact.write_text(fact.read_text().replace("Tuesdays", "Thursdays"))
+    renamed = git(wiki, "log", "--format=%H", "--grep", "project rename: acme → acme-api").split()[0]
+    before = git(wiki, "rev-parse", f"{renamed}^").strip()
+    restored = ok_json(acme, "restore-page", f"acme/facts/{fact.name}", "--at", before)
+    assert restored["path"] == f"acme-api/facts/{fact.name}" and restored["changed"]
+    assert not (wiki / "acme").exists()
+    text = fact.read_text()
+    assert "Tuesdays" in text and "project: acme-api\n" in text
+    wait_until(lambda: git(wiki, "status", "--porcelain").strip() == "")
+    assert not (wiki / "acme").exists()
+    assert rows(acme, "SELECT COUNT(*) FROM pages WHERE path LIKE 'acme/%' OR project = 'acme'") == [(0,)]
 
 
 def test_the_old_name_still_resolves_after_a_full_reindex(acme: Daemon) -> None:

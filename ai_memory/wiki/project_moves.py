@@ -142,6 +142,31 @@ def _changed(wiki_dir: Path, rel: str, old: str, new: str) -> bytes | None:
     return None if changed is None else changed.encode("utf-8")
 
 
+def current_path(wiki_dir: Path, pmap: ProjectMap, rel: str, text: str) -> tuple[str, str]:
+    """``(rel, text)``; for a page bound for an old name's folder (its writer chose the name
+    before a rename published the map), the page under the project the name means now, its
+    project line changed. Never over another page (a clash gets ``-from-OLD``), only over the
+    very page it is (the same id, or the same session's summary compiled again)."""
+    top, _, rest = rel.partition("/")
+    new = pmap.aliases.get(top)
+    if new is None or not rest:
+        return rel, text
+    text = with_project(text, top, new) or text
+    wanted = f"{new}/{rest}"
+    there = _text(wiki_dir, wanted) if file_kind(wiki_dir, wanted) == "file" else None
+    if file_kind(wiki_dir, wanted) != "missing" and (there is None or not _same_page(there, text)):
+        wanted = free_name(wiki_dir, wanted, top, set())
+    return wanted, text
+
+
+def _same_page(a: str, b: str) -> bool:
+    ours, theirs = split_frontmatter(a)[0], split_frontmatter(b)[0]
+    if ours.get("id") is not None:
+        return bool(ours.get("id") == theirs.get("id"))
+    summary = ours.get("type") == theirs.get("type") == "Session Summary"
+    return summary and ours.get("session_id") is not None and ours.get("session_id") == theirs.get("session_id")
+
+
 def free_name(wiki_dir: Path, wanted: str, src: str, taken: set[str]) -> str:
     """``wanted``, or ``<stem>-from-<src>[-N]<ext>`` when a file (or another move) has it."""
     if wanted not in taken and file_kind(wiki_dir, wanted) == "missing":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from ai_memory.core.clock import now_iso
@@ -35,15 +36,26 @@ class ProjectLifecycle:
 
     def __init__(self, wiki: Wiki) -> None:
         self.wiki = wiki
-        self.map = ProjectMap()
         self.problems: list[str] = []
+        self._moving = False  # a verb published its map and its file is not written yet
+
+    @property
+    def map(self) -> ProjectMap:
+        return self.wiki.project_map
+
+    @map.setter
+    def map(self, pmap: ProjectMap) -> None:
+        self.wiki.project_map = pmap
 
     def canonical(self, name: str | None) -> str | None:
         """The project a client naming ``name`` means now (an old name gives the new one)."""
         return self.map.project_of(name)
 
     async def load(self, *, only_if_changed: bool = False) -> int:
-        """Read the projects file and bring the index in step with it; the rows it moved."""
+        """Read the projects file and bring the index in step with it; the rows it moved (none
+        while a verb is moving files: its map is published, its file not yet written)."""
+        if self._moving:
+            return 0
         pmap, problems = await asyncio.to_thread(read_map, self.wiki.dir)
         for problem in set(problems) - set(self.problems):
             log.warning("%s", problem)
@@ -97,8 +109,8 @@ class ProjectLifecycle:
         if not storable_session_id(session_id):
             raise InputError("this session id cannot be recorded as moved", detail="1-256 printable characters")
         plan = MovePlan("move-session", src, dst, self.map.session_moved(session_id, dst))
-        plan = await asyncio.to_thread(plan_pages, self.wiki.dir, plan, session["pages"])
-        return await self._carry_out(plan, dry_run, f"move session {session_id}: {src} → {dst}")
+        return await self._carry_out(plan, dry_run, f"move session {session_id}: {src} → {dst}",
+                                     lambda: plan_pages(self.wiki.dir, plan, session["pages"]))
 
     async def purge(self, name: object, *, confirm: bool, dry_run: bool = False) -> dict[str, Any]:
         """Every page of the project leaves the work tree in one commit and becomes a tombstone
@@ -139,24 +151,36 @@ class ProjectLifecycle:
         return bool(await self.wiki.reader.run(lambda c: known(c, name)))
 
     async def _move(self, plan: MovePlan, dry_run: bool) -> dict[str, Any]:
-        paths = await self.wiki.reader.run(lambda c: project_paths(c, plan.src))
-        outside = [p for p in paths if not p.startswith(plan.src + "/")]
-        plan = await asyncio.to_thread(plan_folder, self.wiki.dir, plan, outside)
-        return await self._carry_out(plan, dry_run, f"project {plan.verb}: {plan.src} → {plan.dst}")
+        def planned() -> MovePlan:
+            return plan_folder(self.wiki.dir, plan, [p for p in paths if not p.startswith(plan.src + "/")])
 
-    async def _carry_out(self, plan: MovePlan, dry_run: bool, message: str) -> dict[str, Any]:
+        paths = await self.wiki.reader.run(lambda c: project_paths(c, plan.src))
+        return await self._carry_out(plan, dry_run, f"project {plan.verb}: {plan.src} → {plan.dst}", planned)
+
+    async def _carry_out(self, plan: MovePlan, dry_run: bool, message: str,
+                         planned: Callable[[], MovePlan]) -> dict[str, Any]:
+        """The plan is made after everything waiting is committed, holding the git lock, and the
+        new map is published before a file moves: a writer that names the old project from then
+        on writes under the new one (``Wiki.write_pages`` moves a page still bound for the old
+        folder), so no page lands in the folder after it is planned."""
         if dry_run:
-            return {"dry_run": True, **plan.as_json(), "rows_moved": 0}
+            return {"dry_run": True, **(await asyncio.to_thread(planned)).as_json(), "rows_moved": 0}
         await self._settle(f"before {message}")
+        before, self.map, self._moving = self.map, plan.pmap, True
         try:
             plan.git_commit = await asyncio.to_thread(
-                self.wiki.committer.exclusively, lambda: carry_out(self.wiki.dir, plan, message))
+                self.wiki.committer.exclusively, lambda: carry_out(self.wiki.dir, planned(), message))
+        except Conflict:  # refused before anything moved
+            self.map = before
+            raise
         except OSError as exc:  # what moved is in the work tree: the index follows it, a rerun finishes
+            self.map = before
             await self.wiki.reconcile()
             raise StorageError(f"the {plan.verb} stopped midway", detail=f"{exc}; run it again to finish") from exc
+        finally:
+            self._moving = False
         if plan.git_commit is None:  # written, not committed: the committer retries (and repairs)
             self.wiki.committer.request(message)
-        self.map = plan.pmap
 
         def rows(tx: Any) -> int:
             move_paths(tx.conn, plan.moves)
