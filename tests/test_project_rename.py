@@ -71,6 +71,9 @@ def test_refusals_are_one_line_each(acme: Daemon) -> None:
     fails(cli(acme, "project", "rename", "nope", "other"), 1, "no project nope")
     fails(cli(acme, "project", "rename", "acme", "///"), 1, "bad new project name")
     fails(cli(acme, "project", "rename", "_global", "x"), 1, "_global")
+    for unread in ("node_modules", "NUL", "con.d", "com1"):  # the wiki skips the folder; Windows refuses it
+        fails(cli(acme, "project", "rename", "acme", unread), 1, "bad new project name")
+        fails(cli(acme, "project", "merge", "acme", unread), 1, "bad destination project name")
     status, body, _ = acme.request("POST", "/v1/projects/rename", {"from": "nope", "to": "x"})
     assert status == 404 and body["error"] == "no project nope"
 
@@ -146,6 +149,8 @@ def test_the_old_name_still_resolves_after_a_full_reindex(acme: Daemon) -> None:
     assert any(p.startswith("acme-api/facts/") for p in hits(acme, "billing service Tuesdays", "acme"))
     hook(acme, "UserPromptSubmit", "after-reindex", "/home/dev/acme", prompt="Rerun the export")
     assert rows(acme, "SELECT project FROM observations WHERE session_id = 'after-reindex'") == [("acme-api",)]
+    # another project cannot take over acme, which clients still mean as acme-api
+    fails(cli(acme, "project", "rename", "beta", "acme"), 1, "acme is an old name of acme-api", "another name")
     # the name can be taken back: acme-api → acme again, and acme-api is then the old name
     back = ok_json(acme, "project", "rename", "acme-api", "acme")
     assert back["git_commit"] and (acme.data_dir / "wiki" / "acme").is_dir()

@@ -128,8 +128,9 @@ def _open_parent(wiki_dir: Path, rel: str, create: bool) -> tuple[int, str]:
     return fd, name
 
 
-def read_file(wiki_dir: Path, rel: str) -> tuple[bytes, os.stat_result]:
-    """The bytes of a wiki file and its stat; OSError (ELOOP for a link) as open() would raise."""
+def read_file(wiki_dir: Path, rel: str, limit: int = -1) -> tuple[bytes, os.stat_result]:
+    """The bytes of a wiki file (at most ``limit`` of them) and its stat; OSError (ELOOP for a
+    link) as open() would raise."""
     parent, name = _open_parent(wiki_dir, rel, create=False)
     try:
         # O_NONBLOCK: a FIFO dropped into the wiki must not hang the reader (it is refused below)
@@ -140,7 +141,7 @@ def read_file(wiki_dir: Path, rel: str) -> tuple[bytes, os.stat_result]:
         st = os.fstat(fh.fileno())
         if not stat.S_ISREG(st.st_mode):
             raise IsADirectoryError(errno.EISDIR, "not a regular file", rel)
-        return fh.read(), st
+        return fh.read(limit), st
 
 
 def lstat_file(wiki_dir: Path, rel: str) -> os.stat_result:

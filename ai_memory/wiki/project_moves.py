@@ -18,9 +18,9 @@ import pygit2
 from ai_memory.core.errors import Conflict
 from ai_memory.core.names import project_name
 from ai_memory.core.page import split_frontmatter, with_project
-from ai_memory.core.project_map import PROJECTS_FILE, ProjectMap, parse, render
+from ai_memory.core.project_map import MAX_BYTES, PROJECTS_FILE, ProjectMap, parse, render
 from ai_memory.wiki.files import (
-    atomic_write, file_kind, folder_files, move_file, move_folder, read_file, remove_empty_folders, unlink_file,
+    atomic_write, file_kind, folder_files, lstat_file, move_file, move_folder, read_file, remove_empty_folders, unlink_file,
 )
 from ai_memory.wiki.git import commit_all
 from ai_memory.wiki.project_index import INDEX_NAME, written_by_us
@@ -54,9 +54,21 @@ class MovePlan:
                 "git_commit": self.git_commit}
 
 
+def map_stat(wiki_dir: Path) -> tuple[int, ...] | None:
+    """What tells a changed projects file from the one last read (None: none, or not a file)."""
+    try:
+        st = lstat_file(wiki_dir, PROJECTS_FILE)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 def read_map(wiki_dir: Path) -> tuple[ProjectMap, list[str]]:
     try:
-        return parse(read_file(wiki_dir, PROJECTS_FILE)[0])
+        raw = read_file(wiki_dir, PROJECTS_FILE, limit=MAX_BYTES + 1)[0]
+        if len(raw) > MAX_BYTES:
+            return parse(None)[0], [f"{PROJECTS_FILE}: larger than {MAX_BYTES >> 20} MiB, read as empty"]
+        return parse(raw)
     except FileNotFoundError:
         return parse(None)
     except OSError as exc:  # a link or a folder where the file goes: never read through it

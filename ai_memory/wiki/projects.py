@@ -22,10 +22,10 @@ from ai_memory.core.page import ParsedPage, parse_page
 from ai_memory.core.project_map import ProjectMap, checked_name, storable_session_id
 from ai_memory.store.forgetting import bury_pages
 from ai_memory.store.projects import apply_map, known, move_paths, project_paths, session_of
-from ai_memory.wiki.files import file_kind, read_file, remove_empty_folders, unlink_file
+from ai_memory.wiki.files import IGNORED_DIRS, file_kind, read_file, remove_empty_folders, unlink_file
 from ai_memory.wiki.git import commit_all, committed
 from ai_memory.wiki.project_index import INDEX_NAME, written_by_us
-from ai_memory.wiki.project_moves import MovePlan, carry_out, plan_folder, plan_pages, read_map
+from ai_memory.wiki.project_moves import MovePlan, carry_out, map_stat, plan_folder, plan_pages, read_map
 from ai_memory.wiki.service import Wiki
 
 log = logging.getLogger(__name__)
@@ -38,6 +38,7 @@ class ProjectLifecycle:
         self.wiki = wiki
         self.problems: list[str] = []
         self._moving = False  # a verb published its map and its file is not written yet
+        self._seen: tuple[int, ...] | None = None  # the projects file's stat when last read
 
     @property
     def map(self) -> ProjectMap:
@@ -56,7 +57,11 @@ class ProjectLifecycle:
         while a verb is moving files: its map is published, its file not yet written)."""
         if self._moving:
             return 0
+        seen = await asyncio.to_thread(map_stat, self.wiki.dir)
+        if only_if_changed and seen is not None and seen == self._seen:
+            return 0  # the file is as last read: no parse on every reconcile
         pmap, problems = await asyncio.to_thread(read_map, self.wiki.dir)
+        self._seen = seen
         for problem in set(problems) - set(self.problems):
             log.warning("%s", problem)
         self.problems = problems
@@ -67,17 +72,20 @@ class ProjectLifecycle:
         return int(moved)
 
     async def rename(self, old_name: object, new_name: object, *, dry_run: bool = False) -> dict[str, Any]:
-        old, new = checked_name(old_name), checked_name(new_name, "new project")
+        old, new = checked_name(old_name), checked_name(new_name, "new project", IGNORED_DIRS)
         if self.map.aliases.get(old) == new:
             return await self._bring_home(old, dry_run)
         await self._check_pair(old, new)
+        if self.map.aliases.get(new, old) != old:  # taking back a name given up is a revert; another's is not
+            raise Conflict(f"{new} is an old name of {self.map.aliases[new]}",
+                           detail=f"clients naming {new} mean {self.map.aliases[new]}: pick another name")
         if await self._exists(new):
             raise Conflict(f"project {new} exists already",
                            detail=f"to move {old}'s pages into it: ai-memory project merge {old} {new}")
         return await self._move(MovePlan("rename", old, new, self.map.renamed(old, new)), dry_run)
 
     async def merge(self, src_name: object, dst_name: object, *, dry_run: bool = False) -> dict[str, Any]:
-        src, dst = checked_name(src_name), checked_name(dst_name, "destination project")
+        src, dst = checked_name(src_name), checked_name(dst_name, "destination project", IGNORED_DIRS)
         if self.map.aliases.get(src) == dst:
             return await self._bring_home(src, dry_run)
         await self._check_pair(src, dst)
@@ -98,7 +106,7 @@ class ProjectLifecycle:
         return await self._move(MovePlan("merge", old, target, self.map), dry_run)
 
     async def move_session(self, session_id: str, project: object, *, dry_run: bool = False) -> dict[str, Any]:
-        dst = self.canonical(checked_name(project))
+        dst = self.canonical(checked_name(project, refused=IGNORED_DIRS))
         assert dst is not None
         session = await self.wiki.reader.run(lambda c: session_of(c, session_id))
         if session is None:
