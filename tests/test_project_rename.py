@@ -182,9 +182,13 @@ def test_a_crash_after_the_commit_heals_at_the_next_start(tmp_path: Path) -> Non
     daemon = Daemon(tmp_path / "data").start()
     try:
         hook(daemon, "UserPromptSubmit", "legacy-s", "/home/dev/legacy", prompt="Port the legacy cron jobs")
+        hook(daemon, "SessionEnd", "legacy-s", "/home/dev/legacy")
         status, body, _ = daemon.request("POST", "/v1/pages", {"text": "Legacy cron runs at 02:00.",
                                                                "kind": "fact", "project": "legacy"})
         assert status == 201, body
+        wait_until(lambda: rows(daemon, "SELECT 1 FROM handoffs WHERE session_id = 'legacy-s' AND page_path IS NOT NULL"))
+        daemon.request("POST", "/v1/query", {"q": "legacy cron", "project": "legacy"})  # counts an access
+        wait_until(lambda: rows(daemon, "SELECT 1 FROM page_stats WHERE path LIKE 'legacy/facts/%'"))
     finally:
         daemon.stop()
     wiki = tmp_path / "data" / "wiki"
@@ -192,7 +196,13 @@ def test_a_crash_after_the_commit_heals_at_the_next_start(tmp_path: Path) -> Non
     assert carry_out(wiki, plan_folder(wiki, plan, []), "project rename: legacy → modern")
     daemon = Daemon(tmp_path / "data").start()
     try:
-        assert rows(daemon, "SELECT project FROM observations WHERE session_id = 'legacy-s'") == [("modern",)]
+        assert rows(daemon, "SELECT DISTINCT project FROM observations WHERE session_id = 'legacy-s'") == [("modern",)]
+        # the rows naming a page by path follow it too, though no verb moved them
+        for sql in ("SELECT page_path FROM sessions WHERE id = 'legacy-s'",
+                    "SELECT page_path FROM handoffs WHERE session_id = 'legacy-s'",
+                    "SELECT path FROM page_stats WHERE path LIKE '%/facts/%'"):
+            found = rows(daemon, sql)
+            assert found and all(r[0].startswith("modern/") and (wiki / r[0]).exists() for r in found), (sql, found)
         assert any(p.startswith("modern/facts/") for p in hits(daemon, "legacy cron", "legacy"))
         status, body, _ = daemon.request("GET", "/status")
         assert body["wiki"]["project_aliases"] == 1 and body["wiki"]["projects_file"] == []

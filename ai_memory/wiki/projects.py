@@ -184,7 +184,9 @@ class ProjectLifecycle:
         except OSError as exc:  # what moved is in the work tree: the index follows it, a rerun finishes
             self.map = before
             await self.wiki.reconcile()
-            raise StorageError(f"the {plan.verb} stopped midway", detail=f"{exc}; run it again to finish") from exc
+            finish = ("run it again" if plan.verb == "move-session"  # a rerun of a rename finds NEW taken
+                      else f"ai-memory project merge {plan.src} {plan.dst}")
+            raise StorageError(f"the {plan.verb} stopped midway", detail=f"{exc}; to finish it: {finish}") from exc
         finally:
             self._moving = False
         if plan.git_commit is None:  # written, not committed: the committer retries (and repairs)
