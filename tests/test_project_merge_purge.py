@@ -4,7 +4,9 @@ and ``project purge`` (needs --confirm; tombstones; git and the journal keep eve
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -171,4 +173,28 @@ def test_merge_and_purge_without_a_daemon_work_on_the_data_dir(tmp_path: Path) -
     assert json.loads(purged.stdout)["removed"] == ["docs/plan-from-drafts.md", "docs/plan.md"]
     with sqlite3.connect(data / "db" / "memory.sqlite") as conn:
         assert conn.execute("SELECT COUNT(*) FROM tombstones WHERE reason = 'purged'").fetchone() == (2,)
+    assert run_cli(data, "reindex", "--check").returncode == 0
+
+
+def test_a_move_keeps_line_endings_and_modes_and_finishes_a_move_a_crash_cut_short(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    assert run_cli(data, "reindex").returncode == 0
+    wiki = data / "wiki"
+    for project in ("old", "new"):
+        (wiki / project).mkdir()
+    (wiki / "new" / "keep.md").write_text("---\nproject: new\n---\nNew's own page.\n")
+    crlf = wiki / "old" / "crlf.md"  # written on Windows, kept private by its owner
+    crlf.write_bytes(b"---\r\ntitle: CRLF\r\nproject: old\r\n---\r\nA Windows page.\r\n")
+    crlf.chmod(0o600)
+    half = wiki / "old" / "half.md"
+    half.write_text("---\nproject: old\n---\nHalf moved.\n")
+    os.link(half, wiki / "new" / "half.md")  # a crash between a move's link and its unlink
+    merged = run_cli(data, "project", "merge", "old", "new", "--json")
+    assert merged.returncode == 0, merged.stderr
+    assert json.loads(merged.stdout)["renamed"] == []
+    moved = wiki / "new" / "crlf.md"
+    assert moved.read_bytes() == b"---\r\ntitle: CRLF\r\nproject: new\r\n---\r\nA Windows page.\r\n"
+    assert stat.S_IMODE(moved.stat().st_mode) == 0o600
+    assert (wiki / "new" / "half.md").read_text() == "---\nproject: new\n---\nHalf moved.\n"
+    assert not (wiki / "old").exists() and not list((wiki / "new").glob("half-from-*"))
     assert run_cli(data, "reindex", "--check").returncode == 0

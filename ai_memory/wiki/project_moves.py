@@ -20,7 +20,8 @@ from ai_memory.core.names import project_name
 from ai_memory.core.page import split_frontmatter, with_project
 from ai_memory.core.project_map import MAX_BYTES, PROJECTS_FILE, ProjectMap, parse, render
 from ai_memory.wiki.files import (
-    atomic_write, file_kind, folder_files, lstat_file, move_file, move_folder, read_file, remove_empty_folders, unlink_file,
+    atomic_write, file_kind, folder_files, lstat_file, move_file, move_folder, read_file, remove_empty_folders,
+    same_file, unlink_file,
 )
 from ai_memory.wiki.git import commit_all
 from ai_memory.wiki.project_index import INDEX_NAME, written_by_us
@@ -88,7 +89,7 @@ def plan_folder(wiki_dir: Path, plan: MovePlan, outside: list[str]) -> MovePlan:
             continue
         new = plan.dst + old[len(plan.src):]
         if not plan.whole_folder:
-            new = free_name(wiki_dir, new, plan.src, taken)
+            new = _target(wiki_dir, old, new, plan.src, taken)
             if new != plan.dst + old[len(plan.src):]:
                 plan.renamed[old] = new
         taken.add(new)
@@ -104,7 +105,7 @@ def plan_pages(wiki_dir: Path, plan: MovePlan, pages: list[str]) -> MovePlan:
         top, _, rest = old.partition("/")
         if not rest or top == plan.dst:
             continue
-        new = free_name(wiki_dir, f"{plan.dst}/{rest}", top, taken)
+        new = _target(wiki_dir, old, f"{plan.dst}/{rest}", top, taken)
         if new != f"{plan.dst}/{rest}":
             plan.renamed[old] = new
         taken.add(new)
@@ -148,10 +149,22 @@ def _generated(wiki_dir: Path, rel: str) -> bool:
         return False
 
 
-def _changed(wiki_dir: Path, rel: str, old: str, new: str) -> bytes | None:
-    text = _text(wiki_dir, rel)
-    changed = None if text is None else with_project(text, old, new)
-    return None if changed is None else changed.encode("utf-8")
+def _rewrite(wiki_dir: Path, rel: str, plan: MovePlan) -> None:
+    """The page's project line changed, its mode kept; an editor's save landing meanwhile (the
+    file changed between the read and the write) is read again, never written over."""
+    for _ in range(3):
+        try:
+            data, st = read_file(wiki_dir, rel)
+            text = data.decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return
+        changed = with_project(text, plan.src, plan.dst)
+        if changed is None:
+            return
+        now = lstat_file(wiki_dir, rel)
+        if (now.st_ino, now.st_size, now.st_mtime_ns) == (st.st_ino, st.st_size, st.st_mtime_ns):
+            atomic_write(wiki_dir, rel, changed.encode("utf-8"), mode=st.st_mode)
+            return
 
 
 def current_path(wiki_dir: Path, pmap: ProjectMap, rel: str, text: str) -> tuple[str, str]:
@@ -177,6 +190,14 @@ def _same_page(a: str, b: str) -> bool:
         return bool(ours.get("id") == theirs.get("id"))
     summary = ours.get("type") == theirs.get("type") == "Session Summary"
     return summary and ours.get("session_id") is not None and ours.get("session_id") == theirs.get("session_id")
+
+
+def _target(wiki_dir: Path, old: str, wanted: str, src: str, taken: set[str]) -> str:
+    """Where ``old`` goes: ``wanted``, or a free name beside it; ``wanted`` itself when it is
+    already the same file (a move a crash cut short between its link and its unlink)."""
+    if wanted not in taken and same_file(wiki_dir, old, wanted):
+        return wanted
+    return free_name(wiki_dir, wanted, src, taken)
 
 
 def free_name(wiki_dir: Path, wanted: str, src: str, taken: set[str]) -> str:
@@ -216,9 +237,7 @@ def carry_out(wiki_dir: Path, plan: MovePlan, message: str) -> str | None:
         for folder in {old.split("/", 1)[0] for old in plan.moves} if plan.verb == "merge" else ():
             remove_empty_folders(wiki_dir, folder)
     for rel in plan.rewrite:
-        changed = _changed(wiki_dir, rel, plan.src, plan.dst)
-        if changed is not None:
-            atomic_write(wiki_dir, rel, changed)
+        _rewrite(wiki_dir, rel, plan)
     atomic_write(wiki_dir, PROJECTS_FILE, render(plan.pmap))
     try:
         return commit_all(wiki_dir, message)
