@@ -104,6 +104,11 @@ def test_pages_left_under_an_old_name_are_reported_and_brought_home(daemon: Daem
     left = daemon.request("GET", "/status")[1]["wiki"]["pages_under_old_names"]
     assert left == {"web": {"project": "api", "pages": 2}}
     assert "2 pages still under the old name web (ai-memory project merge web api" in cli(daemon, "status").stdout
+    linted = cli(daemon, "lint", "--json")
+    assert linted.stdout, linted.stderr
+    found = json.loads(linted.stdout)["findings"]
+    assert [(f["path"], f["fix"][:36]) for f in found if f["rule"] == "old-project-name"] == \
+        [("web/", "run: ai-memory project merge web api")]
 
     plan = ok_json(daemon, "project", "merge", "web", "api", "--dry-run")
     assert plan["moved"] == [{"from": "web/notes/cdn.md", "to": "api/notes/cdn.md"}]
