@@ -4,7 +4,9 @@ and ``project purge`` (needs --confirm; tombstones; git and the journal keep eve
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -90,6 +92,39 @@ def test_merge_refusals(daemon: Daemon) -> None:
         assert status == 403 and body["error"] == "admin only", (path, body)
 
 
+def test_pages_left_under_an_old_name_are_reported_and_brought_home(daemon: Daemon) -> None:
+    wiki = daemon.data_dir / "wiki"
+    late = wiki / "web" / "notes" / "cdn.md"  # synced from a machine that had not seen the merge
+    late.parent.mkdir(parents=True)
+    late.write_text("---\nproject: web\n---\n# CDN\n\nWeb: the CDN cache purges at midnight.\n")
+    quoted = wiki / "api" / "notes" / "quoted.md"  # a project line no exact rewrite can change
+    quoted.write_text('---\n"project": web\n---\n# Quoted\n\nWeb: a quoted key.\n')
+    wait_until(lambda: len(rows(daemon, "SELECT 1 FROM pages WHERE path IN (?, ?)",
+                                "web/notes/cdn.md", "api/notes/quoted.md")) == 2)
+    left = daemon.request("GET", "/status")[1]["wiki"]["pages_under_old_names"]
+    assert left == {"web": {"project": "api", "pages": 2}}
+    assert "2 pages still under the old name web (ai-memory project merge web api" in cli(daemon, "status").stdout
+    linted = cli(daemon, "lint", "--json")
+    assert linted.stdout, linted.stderr
+    found = json.loads(linted.stdout)["findings"]
+    assert [(f["path"], f["fix"][:36]) for f in found if f["rule"] == "old-project-name"] == \
+        [("web/", "run: ai-memory project merge web api")]
+
+    plan = ok_json(daemon, "project", "merge", "web", "api", "--dry-run")
+    assert plan["moved"] == [{"from": "web/notes/cdn.md", "to": "api/notes/cdn.md"}]
+    assert plan["frontmatter_not_rewritten"] == ["api/notes/quoted.md"]
+    done = cli(daemon, "project", "rename", "web", "api")  # either verb, toward the name it now means
+    assert done.returncode == 0, done.stderr
+    assert "project line not rewritten (change it by hand): api/notes/quoted.md" in done.stdout
+    assert not late.exists() and (wiki / "api" / "notes" / "cdn.md").read_text().startswith("---\nproject: api\n")
+    assert "api/notes/cdn.md" in hits(daemon, "CDN cache purges at midnight", "api")
+    wait_until(lambda: daemon.request("GET", "/status")[1]["wiki"]["pages_under_old_names"] ==
+               {"web": {"project": "api", "pages": 1}})  # the quoted one, until a person changes it
+    assert cli(daemon, "reindex", "--check").returncode == 0
+    refused = cli(daemon, "project", "merge", "web", "scratch")
+    assert refused.returncode == 1 and "project merge web api" in refused.stderr
+
+
 def test_purge_needs_confirm_and_leaves_tombstones_git_history_and_the_journal(daemon: Daemon) -> None:
     wiki = daemon.data_dir / "wiki"
     paths = sorted(remember(daemon, "scratch", text) for text in ("Scratch idea one: a bloom filter.",
@@ -143,4 +178,28 @@ def test_merge_and_purge_without_a_daemon_work_on_the_data_dir(tmp_path: Path) -
     assert json.loads(purged.stdout)["removed"] == ["docs/plan-from-drafts.md", "docs/plan.md"]
     with sqlite3.connect(data / "db" / "memory.sqlite") as conn:
         assert conn.execute("SELECT COUNT(*) FROM tombstones WHERE reason = 'purged'").fetchone() == (2,)
+    assert run_cli(data, "reindex", "--check").returncode == 0
+
+
+def test_a_move_keeps_line_endings_and_modes_and_finishes_a_move_a_crash_cut_short(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    assert run_cli(data, "reindex").returncode == 0
+    wiki = data / "wiki"
+    for project in ("old", "new"):
+        (wiki / project).mkdir()
+    (wiki / "new" / "keep.md").write_text("---\nproject: new\n---\nNew's own page.\n")
+    crlf = wiki / "old" / "crlf.md"  # written on Windows, kept private by its owner
+    crlf.write_bytes(b"---\r\ntitle: CRLF\r\nproject: old\r\n---\r\nA Windows page.\r\n")
+    crlf.chmod(0o600)
+    half = wiki / "old" / "half.md"
+    half.write_text("---\nproject: old\n---\nHalf moved.\n")
+    os.link(half, wiki / "new" / "half.md")  # a crash between a move's link and its unlink
+    merged = run_cli(data, "project", "merge", "old", "new", "--json")
+    assert merged.returncode == 0, merged.stderr
+    assert json.loads(merged.stdout)["renamed"] == []
+    moved = wiki / "new" / "crlf.md"
+    assert moved.read_bytes() == b"---\r\ntitle: CRLF\r\nproject: new\r\n---\r\nA Windows page.\r\n"
+    assert stat.S_IMODE(moved.stat().st_mode) == 0o600
+    assert (wiki / "new" / "half.md").read_text() == "---\nproject: new\n---\nHalf moved.\n"
+    assert not (wiki / "old").exists() and not list((wiki / "new").glob("half-from-*"))
     assert run_cli(data, "reindex", "--check").returncode == 0

@@ -77,4 +77,6 @@ def render(report: dict[str, Any]) -> str:
     lines = [head] + [f"  {m['from']} → {m['to']}" for m in report["moved"]]
     lines += [f"  renamed (the name was taken): {m['from']} → {m['to']}" for m in report["renamed"]]
     lines += [f"  link left in place: {p}" for p in report["links_left"]]
+    lines += [f"  project line not rewritten (change it by hand): {p}"
+              for p in report.get("frontmatter_not_rewritten", [])]
     return "\n".join(lines)

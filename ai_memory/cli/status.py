@@ -55,6 +55,9 @@ def describe(body: dict, url: str) -> list[str]:
     lines += [f"  not written: {rel} (a file ai-memory did not write is there; see ai-memory lint)"
               for rel in wiki.get("blocked_indexes", [])]
     lines += [f"  projects file: {problem}" for problem in wiki.get("projects_file", [])]
+    lines += [f"  {plural(left['pages'], 'page')} still under the old name {old}"
+              f" (ai-memory project merge {old} {left['project']} brings them home)"
+              for old, left in (wiki.get("pages_under_old_names") or {}).items()]
     return lines
 
 

@@ -7,6 +7,7 @@ cannot both pass the duplicate guard (the daemon is the only writer of the wiki)
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -56,6 +57,8 @@ class Memories:
     async def remember(self, draft: MemoryDraft, now: datetime | None = None) -> Stored:
         moment = now or datetime.now(timezone.utc)
         async with self._lock:
+            # an old name (a client's, or a proposal read before a rename) files under the new one
+            draft = dataclasses.replace(draft, project=self._wiki.project_now(draft.project) or draft.project)
             if draft.idempotency_key:
                 earlier = await self._reader.run(lambda c: by_idempotency_key(c, draft.idempotency_key, draft.owner))
                 if earlier is not None:

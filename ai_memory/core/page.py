@@ -185,7 +185,7 @@ def render_page(meta: dict[str, Any], body: str) -> str:
     return f"---\n{dumped}---\n{body if body.startswith(chr(10)) else chr(10) + body}"
 
 
-_PROJECT_LINE = re.compile(r"^project:[^\n]*$", re.M)
+_PROJECT_LINE = re.compile(r"^project:[^\r\n]*", re.M)  # the line's own ending (LF or CRLF) is kept
 
 
 def with_project(text: str, old: str, new: str) -> str | None:

@@ -15,12 +15,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ai_memory.core.errors import InputError
-from ai_memory.core.names import project_name
+from ai_memory.core.names import UNSORTED, project_name
 from ai_memory.core.page import GLOBAL_PROJECT
 
 PROJECTS_FILE = ".ai-memory/projects.json"
 _HEADER = "ai-memory's record of project renames, merges and moved sessions; change it with ai-memory project"
 MAX_ENTRIES = 100_000  # a hostile file cannot make reading it unbounded
+MAX_BYTES = 1 << 20  # a larger projects file is refused unread
+MAX_PROBLEMS = 20  # what status lists of a bad file; the rest is counted
+RESERVED = frozenset({GLOBAL_PROJECT, UNSORTED})  # never an old name, never a target
+# names Windows will not create as a folder (a synced wiki must open there too)
+_DEVICES = frozenset({"con", "prn", "aux", "nul", *(f"com{n}" for n in range(10)), *(f"lpt{n}" for n in range(10))})
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,8 @@ def parse(raw: bytes | None) -> tuple[ProjectMap, list[str]]:
     problems: list[str] = []
     aliases = _names(data.get("aliases"), "aliases", problems, key_is_project=True)
     sessions = _names(data.get("sessions"), "sessions", problems, key_is_project=False)
+    if len(problems) > MAX_PROBLEMS:
+        problems[MAX_PROBLEMS:] = [f"{PROJECTS_FILE}: and {len(problems) - MAX_PROBLEMS} more names skipped"]
     # a chain or a cycle someone wrote by hand: only names that are no alias are targets
     aliases = {a: p for a, p in aliases.items() if p not in aliases and a != p}
     sessions = {s: aliases.get(p, p) for s, p in sessions.items()}
@@ -100,12 +107,16 @@ def _names(value: Any, key: str, problems: list[str], *, key_is_project: bool) -
         return {}
     found = {}
     for k, v in value.items():
-        good_key = project_name(k) == k if key_is_project else storable_session_id(k)
-        if good_key and isinstance(v, str) and project_name(v) == v:
+        good_key = _usable(k) if key_is_project else storable_session_id(k)
+        if good_key and isinstance(v, str) and _usable(v):
             found[k] = v
         else:
             problems.append(f"{PROJECTS_FILE}: {key}: {str(k)[:60]!r} skipped (not a project name)")
     return found
+
+
+def _usable(name: object) -> bool:
+    return isinstance(name, str) and project_name(name) == name and name not in RESERVED
 
 
 def storable_session_id(session_id: str) -> bool:
@@ -114,12 +125,16 @@ def storable_session_id(session_id: str) -> bool:
     return 0 < len(session_id) <= 256 and session_id.isprintable()
 
 
-def checked_name(raw: object, what: str = "project") -> str:
+def checked_name(raw: object, what: str = "project", refused: frozenset[str] = frozenset()) -> str:
     """A project name from a person or a client, normalised as the wiki names projects
-    ("Acme API" → "acme-api"); InputError when nothing of it is a name, or it is ``_global``."""
+    ("Acme API" → "acme-api"); InputError when nothing of it is a name, it is ``_global``, a
+    folder name Windows refuses (``con``, ``nul``, ...) or one of ``refused`` (folders the wiki
+    does not read)."""
     name = project_name(raw) if isinstance(raw, str) else None
     if name is None:
         raise InputError(f"bad {what} name", detail=f"{str(raw)[:60]!r}: letters, digits, '.', '_' and '-'")
     if name == GLOBAL_PROJECT:
         raise InputError(f"{GLOBAL_PROJECT} is not a project that can be renamed, merged or purged")
+    if name in refused or name.split(".", 1)[0].lower() in _DEVICES:
+        raise InputError(f"bad {what} name", detail=f"{name}: a folder the wiki does not read, or Windows refuses")
     return name

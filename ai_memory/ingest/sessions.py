@@ -78,6 +78,8 @@ class SessionCompiler:
         observations = await self._reader.run(lambda c: session_observations(c, session_id))
         if not observations:
             return None
+        for observation in observations:  # stored before a rename, or under a moved session's old project
+            observation["project"] = self._wiki.project_now(observation["project"], session_id)
         page = compile_session(observations)
         last_event = observations[-1]["occurred_at"]
         if page is not None:

@@ -129,7 +129,6 @@ async def store_page(request: web.Request) -> web.Response:
     """Store a structured memory: {text, kind, project, ...} → {id, path}; 409 on a duplicate."""
     body = await read_json(request)
     draft = parse_draft(body, owner=caller(request, body))
-    draft = dataclasses.replace(draft, project=request.app[RUNTIME].projects.canonical(draft.project))
     stored = await request.app[RUNTIME].memories.remember(draft)
     if stored.created:
         action = "correct" if stored.supersedes else "write"

@@ -2,7 +2,8 @@
 a rename, a merge or a moved session, and what a project holds.
 
 ``apply_map`` is idempotent: it makes the tables equal to the file's map and moves every row
-still under a name that is now an alias (or of a session moved elsewhere). It runs after each
+still under a name that is now an alias (or of a session moved elsewhere), and every row naming
+a page by a path under an old name's folder that only the new folder holds. It runs after each
 lifecycle verb, at start, after a reindex and when a sync brings a new file, so an index that
 missed a verb (a crash between the git commit and the rows) catches up by itself.
 """
@@ -50,12 +51,27 @@ def apply_map(conn: sqlite3.Connection, pmap: ProjectMap) -> int:
         moved += _move_observations(conn, "project = ?", (old,), new)
         for table, column in _PROJECT_COLUMNS:
             moved += conn.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", (new, old)).rowcount
+        moved += _follow_folder(conn, old, new)
     for session_id, project in sorted(pmap.sessions.items()):
         moved += _move_observations(conn, "session_id = ? AND project IS NOT ?", (session_id, project), project)
         for table in ("sessions", "handoffs"):
             key = "id" if table == "sessions" else "session_id"
             moved += conn.execute(f"UPDATE {table} SET project = ? WHERE {key} = ? AND project IS NOT ?",
                                   (project, session_id, project)).rowcount
+    return moved
+
+
+def _follow_folder(conn: sqlite3.Connection, old: str, new: str) -> int:
+    """Rows naming a page under ``old/`` where no page is but its path under ``new/`` is (a
+    crash after the verb's commit, or a verb stopped midway, left them behind)."""
+    moved = 0
+    for table, column in _PATH_COLUMNS:
+        moved += conn.execute(
+            f"UPDATE OR REPLACE {table} SET {column} = :new || '/' || substr({column}, :cut)"
+            f" WHERE substr({column}, 1, :cut - 1) = :old || '/'"
+            f" AND NOT EXISTS (SELECT 1 FROM pages WHERE path = {table}.{column})"
+            f" AND EXISTS (SELECT 1 FROM pages WHERE path = :new || '/' || substr({table}.{column}, :cut))",
+            {"old": old, "new": new, "cut": len(old) + 2}).rowcount
     return moved
 
 
@@ -86,6 +102,17 @@ def move_paths(conn: sqlite3.Connection, moves: dict[str, str]) -> None:
 def project_paths(conn: sqlite3.Connection, project: str) -> list[str]:
     """The indexed pages of ``project`` (by the project their file says), by path."""
     return [str(r[0]) for r in conn.execute("SELECT path FROM pages WHERE project = ? ORDER BY path", (project,))]
+
+
+def under_old_names(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
+    """Old names that still hold indexed pages (by folder or by frontmatter), their project and how many: a
+    sync from a machine that had not seen the rename, or a project line that could not be
+    rewritten; ``project merge OLD NEW`` brings them home."""
+    found = conn.execute(
+        "SELECT a.alias, a.project, COUNT(DISTINCT p.path) FROM project_aliases a JOIN pages p"
+        " ON p.project = a.alias OR substr(p.path, 1, length(a.alias) + 1) = a.alias || '/'"
+        " GROUP BY a.alias ORDER BY a.alias").fetchall()
+    return {str(alias): {"project": str(project), "pages": int(n)} for alias, project, n in found}
 
 
 def known(conn: sqlite3.Connection, project: str) -> bool:

@@ -12,6 +12,7 @@ import errno
 import os
 import re
 import secrets
+import shutil
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -146,8 +147,9 @@ def _open_parent(wiki_dir: Path, rel: str, create: bool) -> tuple[int, str]:
     return fd, name
 
 
-def read_file(wiki_dir: Path, rel: str) -> tuple[bytes, os.stat_result]:
-    """The bytes of a wiki file and its stat; OSError (ELOOP for a link) as open() would raise."""
+def read_file(wiki_dir: Path, rel: str, limit: int = -1) -> tuple[bytes, os.stat_result]:
+    """The bytes of a wiki file (at most ``limit`` of them) and its stat; OSError (ELOOP for a
+    link) as open() would raise."""
     parent, name = _open_parent(wiki_dir, rel, create=False)
     try:
         # O_NONBLOCK: a FIFO dropped into the wiki must not hang the reader (it is refused below)
@@ -158,7 +160,7 @@ def read_file(wiki_dir: Path, rel: str) -> tuple[bytes, os.stat_result]:
         st = os.fstat(fh.fileno())
         if not stat.S_ISREG(st.st_mode):
             raise IsADirectoryError(errno.EISDIR, "not a regular file", rel)
-        return fh.read(), st
+        return fh.read(limit), st
 
 
 def lstat_file(wiki_dir: Path, rel: str) -> os.stat_result:
@@ -189,8 +191,9 @@ def unlink_file(wiki_dir: Path, rel: str) -> None:
         os.close(parent)
 
 
-def atomic_write(wiki_dir: Path, rel: str, data: bytes) -> os.stat_result:
+def atomic_write(wiki_dir: Path, rel: str, data: bytes, mode: int = 0o644) -> os.stat_result:
     """Write ``data`` to the wiki file ``rel`` atomically and durably; return the new file's stat.
+    ``mode``: the permissions of the file it replaces, where a caller keeps them (a 0600 note).
 
     Folders are created as needed, and none on the way may be a link; a link at ``rel`` itself is
     replaced by the file, so whatever it pointed at is never written."""
@@ -198,7 +201,7 @@ def atomic_write(wiki_dir: Path, rel: str, data: bytes) -> os.stat_result:
     parent = -1
     try:
         parent, name = _open_parent(wiki_dir, rel, create=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode & 0o777,
                      dir_fd=parent)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -233,7 +236,7 @@ def move_file(wiki_dir: Path, old_rel: str, new_rel: str) -> None:
     try:
         dst, dst_name = _open_parent(wiki_dir, new_rel, create=True)
         try:
-            os.link(src_name, dst_name, src_dir_fd=src, dst_dir_fd=dst, follow_symlinks=False)
+            _link_or_copy(src, src_name, dst, dst_name)
             os.unlink(src_name, dir_fd=src)
             os.fsync(dst)
             os.fsync(src)
@@ -241,6 +244,42 @@ def move_file(wiki_dir: Path, old_rel: str, new_rel: str) -> None:
             os.close(dst)
     finally:
         os.close(src)
+
+
+def same_file(wiki_dir: Path, a: str, b: str) -> bool:
+    """Whether two wiki paths are one file (a move's link made, its unlink not: a crash)."""
+    try:
+        return os.path.samestat(lstat_file(wiki_dir, a), lstat_file(wiki_dir, b))
+    except OSError:
+        return False
+
+
+def _link_or_copy(src: int, src_name: str, dst: int, dst_name: str) -> None:
+    """The file at its new name too: a hard link, or where the file system has none (exFAT, SMB,
+    another device), an exclusive create and a durable copy. Never over an existing file, except
+    the very file itself (linked by a move a crash cut short)."""
+    try:
+        os.link(src_name, dst_name, src_dir_fd=src, dst_dir_fd=dst, follow_symlinks=False)
+        return
+    except FileExistsError:
+        if os.path.samestat(os.stat(src_name, dir_fd=src, follow_symlinks=False),
+                            os.stat(dst_name, dir_fd=dst, follow_symlinks=False)):
+            return
+        raise
+    except OSError as exc:
+        if exc.errno not in (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+            raise
+    fd_in = os.open(src_name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=src)
+    try:
+        mode = os.fstat(fd_in).st_mode & 0o777
+        fd_out = os.open(dst_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode,
+                         dir_fd=dst)
+        with os.fdopen(fd_out, "wb") as out, os.fdopen(os.dup(fd_in), "rb") as fh:
+            shutil.copyfileobj(fh, out)
+            out.flush()
+            os.fsync(out.fileno())
+    finally:
+        os.close(fd_in)
 
 
 def move_folder(wiki_dir: Path, old: str, new: str) -> None:

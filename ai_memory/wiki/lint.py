@@ -48,6 +48,7 @@ from ai_memory.core.clock import now_iso
 from ai_memory.core.links import Vault, aliases_of
 from ai_memory.core.users import ADMIN
 from ai_memory.store.connection import open_read_connection
+from ai_memory.store.projects import under_old_names
 from ai_memory.store.reader import Reader
 from ai_memory.store.users import hidden_page_paths
 from ai_memory.wiki.files import IGNORED_DIRS, iter_pages
@@ -55,7 +56,7 @@ from ai_memory.wiki.project_index import blocked_indexes
 from ai_memory.wiki.reindex import check
 
 RULES = ("contradiction", "broken-link", "orphan", "duplicate-title", "expired", "broken-frontmatter",
-         "oversized", "index-drift", "conflict-copy", "index-blocked", "symlink")
+         "oversized", "index-drift", "conflict-copy", "index-blocked", "symlink", "old-project-name")
 # Larger than this, a page is no longer one piece of knowledge: agents read pages whole
 # (memory_read_page cuts at 20,000 characters by default) and retrieval ranks it by its best chunk.
 OVERSIZED_BYTES = 100_000
@@ -121,6 +122,7 @@ def lint(wiki_dir: Path, raw_dir: Path, db_path: Path, now: str | None = None) -
         pages = _pages(conn)
         links = [(int(r[0]), str(r[1]), str(r[2])) for r in conn.execute("SELECT src_id, target, kind FROM links")]
         blocked = blocked_indexes(conn, wiki_dir)
+        stranded = under_old_names(conn)
     finally:
         conn.close()
     report = LintReport(pages=len(pages))
@@ -137,6 +139,7 @@ def lint(wiki_dir: Path, raw_dir: Path, db_path: Path, now: str | None = None) -
     links: list[str] = []
     report.findings += _conflict_copies(wiki_dir, links)
     report.findings += [_blocked(rel) for rel in blocked]
+    report.findings += [_under_old_name(old, left) for old, left in stranded.items()]
     report.findings += [_symlink(wiki_dir, rel) for rel in links]
     report.findings.sort(key=lambda f: (RULES.index(f.rule), f.path, f.detail))
     return report
@@ -346,3 +349,10 @@ def _blocked(rel: str) -> Finding:
     return Finding("index-blocked", rel, "ai-memory did not write this file, so the project's generated index"
                    " is not written here", f"nothing, if you want to keep {rel} as it is; to get the generated"
                    " index, rename your file: ai-memory writes the index at the folder's next change")
+
+
+def _under_old_name(old: str, left: dict[str, Any]) -> Finding:
+    return Finding("old-project-name", f"{old}/", f"{left['pages']} pages still under {old}, an old name of"
+                   f" {left['project']} (by folder or by their project: line)",
+                   f"run: ai-memory project merge {old} {left['project']} (a page it lists as not rewritten:"
+                   " change its project line by hand)")

@@ -80,10 +80,11 @@ class PageVersions:
             current = None
         if current == old.data:
             return Restored(old.path, old.revision, False, None)
-        await self.wiki.write_pages([(old.path, text)], restore_reason(old.path, old.revision, owner),
-                                    commit_now=True)
-        latest = await asyncio.to_thread(page_log, self.wiki.dir, old.path, 1)
-        return Restored(old.path, old.revision, True, latest[0].commit if latest else None)
+        written = await self.wiki.write_pages([(old.path, text)], restore_reason(old.path, old.revision, owner),
+                                              commit_now=True)
+        path = written[0].path  # another than old.path when that project was renamed since
+        latest = await asyncio.to_thread(page_log, self.wiki.dir, path, 1)
+        return Restored(path, old.revision, True, latest[0].commit if latest else None)
 
 
 def version_json(found: PageAt) -> dict[str, Any]:

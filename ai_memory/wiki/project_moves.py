@@ -16,10 +16,12 @@ from typing import Any
 import pygit2
 
 from ai_memory.core.errors import Conflict
-from ai_memory.core.page import with_project
-from ai_memory.core.project_map import PROJECTS_FILE, ProjectMap, parse, render
+from ai_memory.core.names import project_name
+from ai_memory.core.page import split_frontmatter, with_project
+from ai_memory.core.project_map import MAX_BYTES, PROJECTS_FILE, ProjectMap, parse, render
 from ai_memory.wiki.files import (
-    atomic_write, file_kind, folder_files, move_file, move_folder, read_file, remove_empty_folders, unlink_file,
+    atomic_write, file_kind, folder_files, lstat_file, move_file, move_folder, read_file, remove_empty_folders,
+    same_file, unlink_file,
 )
 from ai_memory.wiki.git import commit_all
 from ai_memory.wiki.project_index import INDEX_NAME, written_by_us
@@ -39,6 +41,7 @@ class MovePlan:
     moves: dict[str, str] = field(default_factory=dict)  # every file moved: old path → new path
     renamed: dict[str, str] = field(default_factory=dict)  # moved under another name (a clash)
     rewrite: list[str] = field(default_factory=list)  # pages (their paths afterwards) given project: dst
+    stuck: list[str] = field(default_factory=list)  # pages naming src whose project line cannot be rewritten
     left: list[str] = field(default_factory=list)  # links found on the way, never moved
     drop: list[str] = field(default_factory=list)  # the merged folder's generated index.md
     git_commit: str | None = None
@@ -47,13 +50,26 @@ class MovePlan:
         return {"verb": self.verb, "from": self.src, "to": self.dst,
                 "moved": [{"from": a, "to": b} for a, b in self.moves.items()],
                 "renamed": [{"from": a, "to": b} for a, b in self.renamed.items()],
-                "frontmatter_rewritten": self.rewrite, "links_left": self.left, "removed": self.drop,
+                "frontmatter_rewritten": self.rewrite,
+                "frontmatter_not_rewritten": self.stuck, "links_left": self.left, "removed": self.drop,
                 "git_commit": self.git_commit}
+
+
+def map_stat(wiki_dir: Path) -> tuple[int, ...] | None:
+    """What tells a changed projects file from the one last read (None: none, or not a file)."""
+    try:
+        st = lstat_file(wiki_dir, PROJECTS_FILE)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def read_map(wiki_dir: Path) -> tuple[ProjectMap, list[str]]:
     try:
-        return parse(read_file(wiki_dir, PROJECTS_FILE)[0])
+        raw = read_file(wiki_dir, PROJECTS_FILE, limit=MAX_BYTES + 1)[0]
+        if len(raw) > MAX_BYTES:
+            return parse(None)[0], [f"{PROJECTS_FILE}: larger than {MAX_BYTES >> 20} MiB, read as empty"]
+        return parse(raw)
     except FileNotFoundError:
         return parse(None)
     except OSError as exc:  # a link or a folder where the file goes: never read through it
@@ -73,12 +89,12 @@ def plan_folder(wiki_dir: Path, plan: MovePlan, outside: list[str]) -> MovePlan:
             continue
         new = plan.dst + old[len(plan.src):]
         if not plan.whole_folder:
-            new = free_name(wiki_dir, new, plan.src, taken)
+            new = _target(wiki_dir, old, new, plan.src, taken)
             if new != plan.dst + old[len(plan.src):]:
                 plan.renamed[old] = new
         taken.add(new)
         plan.moves[old] = new
-    plan.rewrite = _carrying(wiki_dir, plan, [*plan.moves, *outside])
+    plan.rewrite, plan.stuck = _carrying(wiki_dir, plan, [*plan.moves, *outside])
     return plan
 
 
@@ -89,23 +105,41 @@ def plan_pages(wiki_dir: Path, plan: MovePlan, pages: list[str]) -> MovePlan:
         top, _, rest = old.partition("/")
         if not rest or top == plan.dst:
             continue
-        new = free_name(wiki_dir, f"{plan.dst}/{rest}", top, taken)
+        new = _target(wiki_dir, old, f"{plan.dst}/{rest}", top, taken)
         if new != f"{plan.dst}/{rest}":
             plan.renamed[old] = new
         taken.add(new)
         plan.moves[old] = new
-    plan.rewrite = _carrying(wiki_dir, plan, pages)
+    plan.rewrite, plan.stuck = _carrying(wiki_dir, plan, pages)
     return plan
 
 
-def _carrying(wiki_dir: Path, plan: MovePlan, paths: list[str]) -> list[str]:
-    """Of ``paths`` (before the move), the pages whose frontmatter line changes; paths after it."""
-    found = []
+def _carrying(wiki_dir: Path, plan: MovePlan, paths: list[str]) -> tuple[list[str], list[str]]:
+    """Of ``paths`` (before the move), the pages whose frontmatter line changes, and those that
+    name ``src`` in a line that cannot be changed exactly (a quoted key, another spelling, the key
+    twice): both by their paths after the move."""
+    found, stuck = [], []
     for rel in paths:
-        if not rel.endswith(".md") or _changed(wiki_dir, rel, plan.src, plan.dst) is None:
+        if not rel.endswith(".md"):
             continue
-        found.append(plan.moves.get(rel, rel))
-    return found
+        text = _text(wiki_dir, rel)
+        if text is not None and with_project(text, plan.src, plan.dst) is not None:
+            found.append(plan.moves.get(rel, rel))
+        elif text is not None and _names_project(text, plan.src):
+            stuck.append(plan.moves.get(rel, rel))
+    return found, stuck
+
+
+def _names_project(text: str, project: str) -> bool:
+    named = split_frontmatter(text)[0].get("project")
+    return isinstance(named, str) and project_name(named) == project
+
+
+def _text(wiki_dir: Path, rel: str) -> str | None:
+    try:
+        return read_file(wiki_dir, rel)[0].decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _generated(wiki_dir: Path, rel: str) -> bool:
@@ -115,13 +149,55 @@ def _generated(wiki_dir: Path, rel: str) -> bool:
         return False
 
 
-def _changed(wiki_dir: Path, rel: str, old: str, new: str) -> bytes | None:
-    try:
-        text = read_file(wiki_dir, rel)[0].decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    changed = with_project(text, old, new)
-    return None if changed is None else changed.encode("utf-8")
+def _rewrite(wiki_dir: Path, rel: str, plan: MovePlan) -> None:
+    """The page's project line changed, its mode kept; an editor's save landing meanwhile (the
+    file changed between the read and the write) is read again, never written over."""
+    for _ in range(3):
+        try:
+            data, st = read_file(wiki_dir, rel)
+            text = data.decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return
+        changed = with_project(text, plan.src, plan.dst)
+        if changed is None:
+            return
+        now = lstat_file(wiki_dir, rel)
+        if (now.st_ino, now.st_size, now.st_mtime_ns) == (st.st_ino, st.st_size, st.st_mtime_ns):
+            atomic_write(wiki_dir, rel, changed.encode("utf-8"), mode=st.st_mode)
+            return
+
+
+def current_path(wiki_dir: Path, pmap: ProjectMap, rel: str, text: str) -> tuple[str, str]:
+    """``(rel, text)``; for a page bound for an old name's folder (its writer chose the name
+    before a rename published the map), the page under the project the name means now, its
+    project line changed. Never over another page (a clash gets ``-from-OLD``), only over the
+    very page it is (the same id, or the same session's summary compiled again)."""
+    top, _, rest = rel.partition("/")
+    new = pmap.aliases.get(top)
+    if new is None or not rest:
+        return rel, text
+    text = with_project(text, top, new) or text
+    wanted = f"{new}/{rest}"
+    there = _text(wiki_dir, wanted) if file_kind(wiki_dir, wanted) == "file" else None
+    if file_kind(wiki_dir, wanted) != "missing" and (there is None or not _same_page(there, text)):
+        wanted = free_name(wiki_dir, wanted, top, set())
+    return wanted, text
+
+
+def _same_page(a: str, b: str) -> bool:
+    ours, theirs = split_frontmatter(a)[0], split_frontmatter(b)[0]
+    if ours.get("id") is not None:
+        return bool(ours.get("id") == theirs.get("id"))
+    summary = ours.get("type") == theirs.get("type") == "Session Summary"
+    return summary and ours.get("session_id") is not None and ours.get("session_id") == theirs.get("session_id")
+
+
+def _target(wiki_dir: Path, old: str, wanted: str, src: str, taken: set[str]) -> str:
+    """Where ``old`` goes: ``wanted``, or a free name beside it; ``wanted`` itself when it is
+    already the same file (a move a crash cut short between its link and its unlink)."""
+    if wanted not in taken and same_file(wiki_dir, old, wanted):
+        return wanted
+    return free_name(wiki_dir, wanted, src, taken)
 
 
 def free_name(wiki_dir: Path, wanted: str, src: str, taken: set[str]) -> str:
@@ -161,9 +237,7 @@ def carry_out(wiki_dir: Path, plan: MovePlan, message: str) -> str | None:
         for folder in {old.split("/", 1)[0] for old in plan.moves} if plan.verb == "merge" else ():
             remove_empty_folders(wiki_dir, folder)
     for rel in plan.rewrite:
-        changed = _changed(wiki_dir, rel, plan.src, plan.dst)
-        if changed is not None:
-            atomic_write(wiki_dir, rel, changed)
+        _rewrite(wiki_dir, rel, plan)
     atomic_write(wiki_dir, PROJECTS_FILE, render(plan.pmap))
     try:
         return commit_all(wiki_dir, message)

@@ -18,6 +18,7 @@ from typing import Any
 from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import Conflict, DiskFull
 from ai_memory.core.page import ParsedPage, content_hash, is_generated, parse_page
+from ai_memory.core.project_map import ProjectMap
 from ai_memory.store.forgetting import bury_pages, record_commit
 from ai_memory.store.history import history_cursor, record_versions
 from ai_memory.store.pages import FileState, file_state, file_states, index_page_rows, remove_page, restat_page
@@ -27,6 +28,7 @@ from ai_memory.wiki.files import atomic_write, is_link_refusal, is_page_path, pa
 from ai_memory.wiki.git import Committer, committed
 from ai_memory.wiki.history import new_commits, versions
 from ai_memory.wiki.project_index import INDEX_NAME, owns, project_pages, render_index, written_by_us
+from ai_memory.wiki.project_moves import current_path
 
 log = logging.getLogger(__name__)
 ExtraRows = Callable[[WriteTx, int], Any]
@@ -60,6 +62,14 @@ class Wiki:
         # Called once new page text is in the index (the embedding job's wake-up): what waits for
         # that text need not poll the index to find it.
         self.on_indexed: Callable[[], None] = lambda: None
+        # What each project name means now (``wiki.projects`` keeps it; a lifecycle verb
+        # publishes its new map here before it moves a file, so every writer follows at once).
+        self.project_map = ProjectMap()
+
+    def project_now(self, name: str | None, session_id: str | None = None) -> str | None:
+        """The project a writer (or a client) naming ``name`` means now: an old name gives the
+        project it was renamed or merged into, a moved session its new project."""
+        return self.project_map.project_of(name, session_id)
 
     def read(self, rel: str) -> bytes:
         """A wiki file's bytes, never through a symlink (OSError as open() raises it)."""
@@ -77,6 +87,9 @@ class Wiki:
         returning (deliberate memories) instead of within the commit window.
         """
         self.committer.check_backlog()  # 503 while git keeps failing and too much waits for it
+        pmap = self.project_map
+        if pmap.aliases:  # a writer that chose an old name's folder before a rename: the new one
+            pages = await asyncio.to_thread(lambda: [current_path(self.dir, pmap, rel, text) for rel, text in pages])
         await self.commit_changes_outside(await asyncio.to_thread(_existing, self.dir, [rel for rel, _ in pages]))
         written = []
         for rel, text in pages:
@@ -137,7 +150,7 @@ class Wiki:
         left alone (lint and status report it). An index edited by hand is committed before it is
         rewritten; other writes keep their commit window."""
         for folder in sorted(folders):
-            if not folder or "/" in folder or folder.startswith("."):
+            if not folder or "/" in folder or folder.startswith(".") or folder in self.project_map.aliases:
                 continue
             rows, owned = await self.reader.run(lambda c, f=folder: (project_pages(c, f), owns(c, f)))
             if not owned:
