@@ -54,23 +54,24 @@ def run(args: argparse.Namespace) -> int:
 
     project = Path(args.project_dir).expanduser().resolve() if args.project_dir else project_root(Path.cwd())
     target = mcp_settings.McpTarget(args.agent, args.scope, Path.home(), project)
-    if args.mcp_verb == "install-mcp" and args.transport == "http":
-        changes = mcp_settings.plan_install(target, http_spec(config_from(args), project, args.scope))
+    config = config_from(args)
+    http = http_spec(config, project, args.scope) if args.mcp_verb == "install-mcp" and args.transport == "http" else None
+    if http is not None:
+        changes = mcp_settings.plan_install(target, http)
     elif args.mcp_verb == "install-mcp":
         command, server_args = mcp_settings.server_command(Path(sys.executable))
-        spec = mcp_settings.ServerSpec(command, server_args, pinned_env(config_from(args)))
-        changes = mcp_settings.plan_install(target, spec)
+        changes = mcp_settings.plan_install(target, mcp_settings.ServerSpec(command, server_args, pinned_env(config)))
     else:
         changes = mcp_settings.plan_uninstall(target)
     if args.dry_run:
         print_diffs(changes)
         return 0
-    apply_and_report(changes, config_from(args).data_dir)
+    apply_and_report(changes, config.data_dir)
     if any(change.changed for change in changes):
         print(f"note: {RESTART_NOTE}")
-    if args.mcp_verb == "install-mcp" and args.transport == "http":
-        remember_http_use(config_from(args).data_dir)
-        check_server(http_spec(config_from(args), project, args.scope))
+    if http is not None:
+        remember_http_use(config.data_dir)
+        check_server(http)
     return 0
 
 
