@@ -2,12 +2,17 @@
 with ai-memory installed (hooks, MCP server, rules, by its own install verbs) against no hooks
 at all, with the daemon up, stopped and hung (SIGSTOP).
 
-    python benchmarks/agent_overhead.py [--runs 3] [--tools 20] [--json OUT]
+    python benchmarks/agent_overhead.py [--runs 7] [--tools 20] [--json OUT]
 
 Uses the pinned Claude Code of the agent suite (installed into ~/.cache/ai-memory/agents on first
 use) and its scripted model server; every configuration runs ``--runs`` times, interleaved so a
 change in the machine's load falls on all of them, and the median wall time is compared with
 the no-hooks median of the same run. The target: each ratio at most 1.10.
+
+Three more configurations show the floor under that cost: the same hook events and an MCP server
+with the same catalog, where every hook is ``true`` and the server (``noop_mcp.py``) only answers
+the handshake; each alone, then both. What they cost is Claude Code's own work for having hooks
+and a server at all; "beyond the floor" is the part ai-memory's clients and daemon add.
 """
 
 from __future__ import annotations
@@ -32,7 +37,9 @@ from hook_latency import free_port, wait_healthy  # noqa: E402
 from stub_model import Call, Script, StubModel  # noqa: E402
 
 TARGET_RATIO = 1.10
-CONDITIONS = ("no hooks", "daemon up", "daemon stopped", "daemon hung")
+FLOORS = ("no-op hooks only", "no-op MCP only", "no-op floor")
+CONDITIONS = ("no hooks", *FLOORS, "daemon up", "daemon stopped", "daemon hung")
+NOOP_MCP = Path(__file__).resolve().parent / "noop_mcp.py"
 
 
 class Daemon:
@@ -82,9 +89,34 @@ def session(claude: Path, home: Path, project: Path, stub: StubModel, tools: int
     return seconds
 
 
+def install_floor(installed: Path, floor: Path, *, hooks: bool, mcp: bool) -> None:
+    """Copy the installed Claude settings into ``floor``: its hooks made ``true`` (or none), its
+    MCP server the no-op one (or none)."""
+    settings = json.loads((installed / ".claude" / "settings.json").read_text())
+    for groups in settings["hooks"].values():
+        for group in groups:
+            for hook in group["hooks"]:
+                hook["command"] = "true"
+    (floor / ".claude").mkdir(parents=True)
+    (floor / ".claude" / "settings.json").write_text(json.dumps(settings if hooks else {}))
+    state = json.loads((installed / ".claude.json").read_text())
+    state["mcpServers"] = {name: {"type": "stdio", "command": sys.executable, "args": ["-S", str(NOOP_MCP)]}
+                           for name in state["mcpServers"]}
+    if not mcp:
+        del state["mcpServers"]
+    (floor / ".claude.json").write_text(json.dumps(state))
+
+
+def wait_drained(data: Path, timeout: float = 60.0) -> None:
+    """The daemon has taken every spooled event (so its start-up work is not in the next run)."""
+    deadline = time.monotonic() + timeout
+    while any((data / "spool").glob("*.json")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--tools", type=int, default=20)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -96,7 +128,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         bare, installed, data, project = root / "bare", root / "home", root / "data", root / "project"
-        for path in (bare, installed, project):
+        floors = {name: root / f"floor-{i}" for i, name in enumerate(FLOORS)}
+        for path in (bare, installed, project, *floors.values()):
             path.mkdir()
         subprocess.run(["git", "init", "-q", str(project)], check=True)
         port = free_port()
@@ -108,14 +141,18 @@ def main() -> None:
         for verb in ("install-hooks", "install-mcp"):
             ai_memory(env, verb, "--agent", "claude")
         ai_memory(env, "install-rules", "--agent", "claude", "--dir", str(project))
+        for name, home in floors.items():
+            install_floor(installed, home, hooks="MCP" not in name, mcp="hooks" not in name)
         daemon = Daemon(data, port, env)
         stub = StubModel().start()
         try:
             daemon.start()
-            for home in (bare, installed):  # first runs set up each HOME; not measured
+            for home in (bare, *floors.values(), installed):  # first runs set up each HOME; not measured
                 session(claude, home, project, stub, 1)
             for _ in range(args.runs):
                 times["no hooks"].append(session(claude, bare, project, stub, args.tools))
+                for name, home in floors.items():
+                    times[name].append(session(claude, home, project, stub, args.tools))
                 times["daemon up"].append(session(claude, installed, project, stub, args.tools))
                 daemon.signal(signal.SIGSTOP)
                 times["daemon hung"].append(session(claude, installed, project, stub, args.tools))
@@ -123,6 +160,7 @@ def main() -> None:
                 daemon.stop()
                 times["daemon stopped"].append(session(claude, installed, project, stub, args.tools))
                 daemon.start()
+                wait_drained(data)
         finally:
             daemon.stop()
             stub.close()
@@ -132,9 +170,15 @@ def main() -> None:
         median = statistics.median(times[condition])
         result[condition] = {"median_s": round(median, 3), "runs_s": [round(t, 3) for t in times[condition]],
                              "ratio": round(median / base, 3)}
-        mark = "" if condition == "no hooks" else ("  ok" if median / base <= TARGET_RATIO else "  OVER 1.10")
-        print(f"claude -p, {args.tools} tool calls, {condition:<14}: median {median:6.2f} s  ratio {median / base:5.3f}"
+        mark = "" if condition == "no hooks" or condition in FLOORS else (
+            "  ok" if median / base <= TARGET_RATIO else "  OVER 1.10")
+        print(f"claude -p, {args.tools} tool calls, {condition:<16}: median {median:6.2f} s  ratio {median / base:5.3f}"
               f"{mark}  (runs {', '.join(f'{t:.2f}' for t in times[condition])})")
+    floor_s = statistics.median(times["no-op floor"])
+    beyond = {c: round(statistics.median(times[c]) / floor_s, 3) for c in CONDITIONS if c.startswith("daemon")}
+    print("beyond the floor (median / no-op floor median): "
+          + ", ".join(f"{c} {ratio:.3f}" for c, ratio in beyond.items()))
+    result["beyond_floor"] = beyond
     print(f"Claude Code {PINNED['claude'].version}; target: every ratio <= {TARGET_RATIO}")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))

@@ -179,6 +179,33 @@ def test_session_start_with_daemon_down_prints_nothing(data_dir: Path) -> None:
         assert done.returncode == 0 and done.stdout.strip() == ""
 
 
+def test_named_events_are_stored_whether_the_agent_sent_a_payload_or_none(data_dir: Path) -> None:
+    """Every installed hook names its event; the shell client then streams stdin into the spool
+    file. An agent that sent nothing leaves an empty payload, read as {}: refused for what it
+    lacks (a session id), not as a file that is not JSON."""
+    daemon = Daemon(data_dir).start()
+    daemon.stop()
+    env = cli_env(data_dir, AI_MEMORY_PORT=str(daemon.port))
+    payload = {"session_id": "named", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+               "tool_input": {"command": "pytest -k named_marker"}, "cwd": str(data_dir)}
+    for stdin in (json.dumps(payload), ""):
+        done = subprocess.run([str(SHELL_CLIENT), "claude", "PostToolUse"], input=stdin, capture_output=True,
+                              text=True, env=env, timeout=30)
+        assert done.returncode == 0 and done.stdout.strip() == "{}"
+    assert len(spooled(data_dir)) == 2
+    daemon.start()
+    try:
+        wait_for(lambda: not spooled(data_dir))
+        status = daemon.request("GET", "/status")[1]
+        assert status["spool"]["bad"] == 1 and count(daemon) == 1
+        hits = daemon.request("POST", "/v1/query", {"q": "named_marker", "all_projects": True})[1]
+        assert any("named_marker" in json.dumps(hit) for hit in hits.get("raw_hits", []) + hits.get("hits", [])), hits
+    finally:
+        daemon.stop()
+    log = "".join(p.read_text() for p in (data_dir / "logs").glob("ai-memory.log*"))
+    assert "missing session_id" in log and "not JSON" not in log
+
+
 def test_spool_files_are_private_and_bad_ones_are_quarantined(data_dir: Path) -> None:
     daemon = Daemon(data_dir).start()
     daemon.stop()

@@ -11,7 +11,6 @@ Each envelope carries its idempotency key, so a file delivered twice is stored o
 
 from __future__ import annotations
 
-import json
 import os
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from pathlib import Path
 from ai_memory.client.resilient import ClientSettings, ResilientClient
 from ai_memory.client.state_files import try_lock
 from ai_memory.core.errors import DaemonUnavailable
+from ai_memory.core.spool_record import parse_spool_record
 
 _STOP = {401, 403, 408, 429}  # the server or the token is the problem, not the file
 
@@ -94,7 +94,7 @@ def _drain_once(client: ResilientClient, spool_dir: Path, report: DrainReport) -
 
 def _json(data: bytes) -> object | None:
     try:
-        return json.loads(data)
+        return parse_spool_record(data)
     except ValueError:
         return None
 

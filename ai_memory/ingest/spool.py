@@ -9,7 +9,6 @@ oldest files are dropped and counted, never silently.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import time
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_memory.core.errors import AiMemoryError, InputError
+from ai_memory.core.spool_record import parse_spool_record
 from ai_memory.ingest.hooks import ingest_event
 from ai_memory.store.observations import InsertResult
 from ai_memory.store.writer import Writer
@@ -88,7 +88,7 @@ async def _deliver(writer: Writer, path: Path, stats: SpoolStats,
                    on_stored: Callable[[InsertResult], None] | None) -> bool:
     """Deliver one spool file; True when it is now stored (new or duplicate) and removed."""
     try:
-        envelope = json.loads(path.read_bytes())
+        envelope = parse_spool_record(path.read_bytes())
     except FileNotFoundError:
         return False  # its hook client delivered it and removed it meanwhile
     except (ValueError, UnicodeDecodeError) as exc:
