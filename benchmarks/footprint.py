@@ -131,8 +131,10 @@ def tree_of(commit: str, into: Path) -> Path:
     into.mkdir(parents=True)
     archive = subprocess.run(["git", "-C", str(REPO), "archive", commit], check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    (into / "ai_memory" / "hooks").symlink_to(into / "hooks")  # the package data the wheel maps there
-    (into / "ai_memory" / "data_template").symlink_to(into / "data_template")
+    for data in ("hooks", "data_template"):  # the package data; newer trees carry these links themselves
+        link = into / "ai_memory" / data
+        if not link.exists() and not link.is_symlink():
+            link.symlink_to(into / data)
     return into
 
 
