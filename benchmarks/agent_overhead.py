@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import signal
 import statistics
 import subprocess
@@ -74,19 +75,24 @@ def claude_env(home: Path, stub: StubModel) -> dict[str, str]:
             "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1"}
 
 
-def session(claude: Path, home: Path, project: Path, stub: StubModel, tools: int) -> float:
+def session(claude: Path, home: Path, project: Path, stub: StubModel, tools: int) -> tuple[float, float]:
+    """Wall seconds, and CPU seconds of Claude Code's process tree (its hooks and MCP server are
+    its children, reaped by it): the CPU figure is what load elsewhere on the machine does not move."""
     stub.run(Script([Call("shell", {"command": f"echo call-{i}"}) for i in range(tools)], reply="Done."))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     done = subprocess.run([str(claude), "-p", "Run the checks", "--allowedTools", "Bash", "mcp__ai-memory"],
                           env=claude_env(home, stub), cwd=project, capture_output=True, text=True, timeout=600,
                           stdin=subprocess.DEVNULL)
     seconds = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     if done.returncode != 0:
         raise RuntimeError(f"claude exited {done.returncode}: {done.stderr[-2000:]}")
     calls = sum(1 for r in stub.log if r.main)
     if calls != tools + 1:
         raise RuntimeError(f"the session made {calls} model requests, expected {tools + 1}")
-    return seconds
+    return seconds, cpu
 
 
 def install_floor(installed: Path, floor: Path, *, hooks: bool, mcp: bool) -> None:
@@ -124,7 +130,7 @@ def main() -> None:
         claude = ensure(PINNED["claude"])
     except CliUnavailable as exc:
         raise SystemExit(f"agent_overhead: {exc}") from None
-    times: dict[str, list[float]] = {c: [] for c in CONDITIONS}
+    runs: dict[str, list[tuple[float, float]]] = {c: [] for c in CONDITIONS}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         bare, installed, data, project = root / "bare", root / "home", root / "data", root / "project"
@@ -150,30 +156,35 @@ def main() -> None:
             for home in (bare, *floors.values(), installed):  # first runs set up each HOME; not measured
                 session(claude, home, project, stub, 1)
             for _ in range(args.runs):
-                times["no hooks"].append(session(claude, bare, project, stub, args.tools))
+                runs["no hooks"].append(session(claude, bare, project, stub, args.tools))
                 for name, home in floors.items():
-                    times[name].append(session(claude, home, project, stub, args.tools))
-                times["daemon up"].append(session(claude, installed, project, stub, args.tools))
+                    runs[name].append(session(claude, home, project, stub, args.tools))
+                runs["daemon up"].append(session(claude, installed, project, stub, args.tools))
                 daemon.signal(signal.SIGSTOP)
-                times["daemon hung"].append(session(claude, installed, project, stub, args.tools))
+                runs["daemon hung"].append(session(claude, installed, project, stub, args.tools))
                 daemon.signal(signal.SIGCONT)
                 daemon.stop()
-                times["daemon stopped"].append(session(claude, installed, project, stub, args.tools))
+                runs["daemon stopped"].append(session(claude, installed, project, stub, args.tools))
                 daemon.start()
                 wait_drained(data)
         finally:
             daemon.stop()
             stub.close()
+    times = {c: [wall for wall, _ in rows] for c, rows in runs.items()}
+    cpu = {c: statistics.median(c_s for _, c_s in rows) for c, rows in runs.items()}
     base = statistics.median(times["no hooks"])
     result = {}
     for condition in CONDITIONS:
         median = statistics.median(times[condition])
         result[condition] = {"median_s": round(median, 3), "runs_s": [round(t, 3) for t in times[condition]],
+                             "cpu_median_s": round(cpu[condition], 3), "cpu_ratio": round(cpu[condition] / cpu["no hooks"], 3),
                              "ratio": round(median / base, 3)}
         mark = "" if condition == "no hooks" or condition in FLOORS else (
             "  ok" if median / base <= TARGET_RATIO else "  OVER 1.10")
         print(f"claude -p, {args.tools} tool calls, {condition:<16}: median {median:6.2f} s  ratio {median / base:5.3f}"
               f"{mark}  (runs {', '.join(f'{t:.2f}' for t in times[condition])})")
+    print("CPU of Claude Code's process tree, median s (ratio): " + ", ".join(
+        f"{c} {cpu[c]:.2f} ({cpu[c] / cpu['no hooks']:.3f})" for c in CONDITIONS))
     floor_s = statistics.median(times["no-op floor"])
     beyond = {c: round(statistics.median(times[c]) / floor_s, 3) for c in CONDITIONS if c.startswith("daemon")}
     print("beyond the floor (median / no-op floor median): "
