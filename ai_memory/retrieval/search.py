@@ -303,8 +303,7 @@ def _scaled_streams(by_name: dict[str, Stream], ids: list[int]) -> dict[str, dic
     return {"turns_fts": _relative_to_best(by_name.get("turns_fts"), ids),
             "turns_vectors": _normalized(by_name.get("turns_vectors"), ids),
             "vectors": _normalized(by_name.get("vectors"), ids),
-            "fts": _relative_to_best(by_name.get("fts"), ids),
-            "entities": _normalized(by_name.get("entities"), ids)}
+            "fts": _relative_to_best(by_name.get("fts"), ids)}
 
 
 def _explained(cand: Fused, values: dict[str, float], weight: float, by_name: dict[str, Stream],
