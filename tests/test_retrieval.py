@@ -275,12 +275,13 @@ def test_a_turn_outside_the_best_three_is_matched_word_by_word(wiki: Daemon) -> 
 def test_the_turn_that_answers_in_other_words_is_a_best_turn() -> None:
     """The best turns are chosen by rank votes of the text stream, the vector stream and late
     interaction: BM25's wide spread within a session does not let the text stream choose alone
-    (added scores would pick 1, 2, 3 here; the vector stream and late interaction put 4 first)."""
-    text = Stream("turns_fts", [7], {7: 10.0}, {7: [(1, 10.0), (2, 6.0), (3, 5.5), (4, 1.0)]})
-    meaning = Stream("turns_vectors", [7], {7: 0.6}, {7: [(4, 0.6), (1, 0.55), (2, 0.5), (3, 0.45)]})
+    (scores scaled by each stream's best and added would pick 1, 2, 3 here; the vector stream and
+    late interaction both put 4 first)."""
+    text = Stream("turns_fts", [7], {7: 10.0}, {7: [(1, 10.0), (2, 9.0), (3, 8.5), (4, 0.5)]})
+    meaning = Stream("turns_vectors", [7], {7: 0.6}, {7: [(4, 0.6), (1, 0.58), (2, 0.57), (3, 0.56)]})
+    late = {1: 0.66, 2: 0.65, 3: 0.64, 4: 0.7}
     assert best_turns_of({"turns_fts": text}, 7) == [1, 2, 3]
-    assert best_turns_of({"turns_fts": text, "turns_vectors": meaning}, 7, late={1: 0.5, 2: 0.4, 3: 0.4, 4: 0.7}) \
-        == [1, 4, 2]
+    assert best_turns_of({"turns_fts": text, "turns_vectors": meaning}, 7, late=late) == [1, 4, 2]
 
 
 def test_a_session_page_without_recorded_events_is_scored_as_written(wiki: Daemon) -> None:
