@@ -19,8 +19,8 @@ from ai_memory.embed.model import MiniLM, ModelError, packaged_model_dir
 from ai_memory.retrieval.fts import query_terms, query_words
 from ai_memory.retrieval.features import combine
 from ai_memory.retrieval.rerank import answer_type, as_its_own_turn
-from ai_memory.retrieval.turns import most_wanted_first
-from ai_memory.retrieval.streams import CONTEXT_WEIGHT, in_context
+from ai_memory.retrieval.turns import best_turns_of, most_wanted_first
+from ai_memory.retrieval.streams import CONTEXT_WEIGHT, Stream, in_context
 from conftest import Daemon
 from wiki_helpers import page_text, wait_until
 
@@ -174,7 +174,8 @@ def test_evidence_points_at_the_turn(wiki: Daemon) -> None:
     wiki.post_hook({**base, "hook_event_name": "UserPromptSubmit", "prompt": "Rotate them with the vaultwarden cron."})
     wiki.post_hook({**base, "hook_event_name": "SessionEnd", "reason": "other"})
     db_page = lambda: query(wiki, "vaultwarden cron")["hits"]  # noqa: E731
-    wait_until(db_page, timeout=10)
+    # once the turns have their vectors: the best turn is chosen by their votes too
+    wait_until(lambda: db_page() and settled(wiki), timeout=30, step=0.2)
     hit = db_page()[0]
     assert hit["session_id"] == sid and "vaultwarden" in hit["evidence"][0]["snippet"]
 
@@ -268,10 +269,19 @@ def test_a_turn_outside_the_best_three_is_matched_word_by_word(wiki: Daemon) -> 
     wait_until(both, timeout=30, step=0.2)
     found = both()
     assert found is not None
-    # the best three turns are the decoys in both sessions; only the reading of every turn
-    # sees the answer
-    assert found["far-1"]["token_match"] == pytest.approx(found["far-2"]["token_match"], abs=1e-3)
     assert found["far-1"]["session_tokens"] > found["far-2"]["session_tokens"]
+
+
+def test_the_turn_that_answers_in_other_words_is_a_best_turn() -> None:
+    """The best turns are chosen by rank votes of the text stream, the vector stream and late
+    interaction: BM25's wide spread within a session does not let the text stream choose alone
+    (scores scaled by each stream's best and added would pick 1, 2, 3 here; the vector stream and
+    late interaction both put 4 first)."""
+    text = Stream("turns_fts", [7], {7: 10.0}, {7: [(1, 10.0), (2, 9.0), (3, 8.5), (4, 0.5)]})
+    meaning = Stream("turns_vectors", [7], {7: 0.6}, {7: [(4, 0.6), (1, 0.58), (2, 0.57), (3, 0.56)]})
+    late = {1: 0.66, 2: 0.65, 3: 0.64, 4: 0.7}
+    assert best_turns_of({"turns_fts": text}, 7) == [1, 2, 3]
+    assert best_turns_of({"turns_fts": text, "turns_vectors": meaning}, 7, late=late) == [1, 4, 2]
 
 
 def test_a_session_page_without_recorded_events_is_scored_as_written(wiki: Daemon) -> None:

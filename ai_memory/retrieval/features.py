@@ -10,7 +10,9 @@ where the sum under the fraction bar is over the features scaled by authority: a
 names counts outside the authority multiplier, so a superseded page on the named day is still
 on that day. Weights are set by what each feature measures, in three tiers: evidence about the
 single best turn and the query's coverage 1.0; the page as a whole, phrases and the fused rank
-0.5; proximity 0.25. The ablation table in the closing note of issue 21 (each feature removed
+0.5; proximity 0.25. The names a page shares with the query (the entity stream) vote through
+the fused rank only: as a feature of their own they lowered the ranking of the coding
+development set and moved nothing on the other. The ablation table in the closing note of issue 21 (each feature removed
 in turn, on both development sets) shows what each buys; a feature that bought nothing on
 either was removed.
 """
@@ -66,8 +68,6 @@ FEATURES: tuple[Feature, ...] = (
             "BM25 of the page (title, summary, body), as a fraction of the best candidate's"),
     Feature("chunk_vector", 0.5, lambda c: c.streams.get("vectors", 0.0),
             "cosine of the page's best chunk"),
-    Feature("entity_score", 0.5, lambda c: c.streams.get("entities", 0.0),
-            "names shared with the query (identifiers, files, packages, people), weighted by rarity"),
     Feature("phrase", 0.5, lambda c: rerank.phrase(c.words, c.passage),
             "share of the query's consecutive word pairs found side by side in the passage"),
     Feature("rrf", 0.5, lambda c: c.rrf, "the fused rank: every stream's vote"),

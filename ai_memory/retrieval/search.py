@@ -183,12 +183,15 @@ class Retriever:
         top_rrf = max((c.rrf for c in candidates), default=1.0)
         ids = [c.page_id for c in candidates]
         scaled = _scaled_streams(by_name, ids)
-        best_turns = {page_id: best_turns_of(by_name, page_id) for page_id in ids}
+        reached = reached_turns(by_name, ids)
+        late = self._late_scores(conn, qtokens, most_wanted_first(
+            {page_id: best_turns_of(by_name, page_id) for page_id in ids}, reached))
+        best_turns = {page_id: best_turns_of(by_name, page_id, late=late) for page_id in ids}
         texts = turn_texts(conn, [r for turns in best_turns.values() for r in turns])
         if rerank.asks_why(query.q):  # the turn that gives the reason is the answer: it leads
             best_turns = {page_id: sorted(turns, key=lambda r: not rerank.gives_reason(texts[r].body)
                                           if r in texts else True) for page_id, turns in best_turns.items()}
-        token_match, session_tokens = self._token_matches(conn, qtokens, best_turns, reached_turns(by_name, ids))
+        token_match, session_tokens = best_of_turns(late, best_turns), best_of_turns(late, reached)
         recorded = _recorded_sessions(conn, [rows[i]["session_id"] for i in ids if _is_session(rows[i])])
         measured = {name for name, values in (("turn_text", scaled["turns_fts"]),
                                               ("turn_vector", scaled["turns_vectors"]),
@@ -221,23 +224,20 @@ class Retriever:
         out.sort(key=lambda h: -h[0]["score"])
         return out
 
-    def _token_matches(self, conn: sqlite3.Connection, qtokens: Tokens | None, best: dict[int, list[int]],
-                       reached: dict[int, list[int]]) -> tuple[dict[int, float], dict[int, float]]:
-        """Late interaction for each candidate session: the best score among its best turns (those
-        its evidence and passage come from), and the best among the turns of it the turn
-        streams reached (a turn that says it in other words than the text and vector matches
-        ranked first); each scaled to [0, 1] over the candidates. Query words are weighted by
-        their rarity among turns."""
-        if qtokens is None or self._embedder is None or not any(reached.values()):
-            return {}, {}
+    def _late_scores(self, conn: sqlite3.Connection, qtokens: Tokens | None, rowids: list[int]) -> dict[int, float]:
+        """Late interaction for these turns, taken most wanted first (each candidate's best
+        turns, then the other turns the streams reached) until the budget is spent: each
+        query word matched to its closest word piece of the turn, words weighted by their
+        rarity among turns. Empty without the model."""
+        if qtokens is None or self._embedder is None or not rowids:
+            return {}
         model = self._embedder.model_id
         words, vectors = late_interaction.content_pieces(qtokens)
         query = late_interaction.query_side(words, vectors, late_interaction.rarity(conn, model, words).idf)
         if query is None:
-            return {}, {}
-        stored = late_interaction.stored_pieces(conn, model, most_wanted_first(best, reached), len(words))
-        scores = late_interaction.best_scores(query, stored, self._embedder.dim)
-        return best_of_turns(scores, best), best_of_turns(scores, reached)
+            return {}
+        stored = late_interaction.stored_pieces(conn, model, rowids, len(words))
+        return late_interaction.best_scores(query, stored, self._embedder.dim)
 
     def _as_of(self, conn: sqlite3.Connection, query: Query) -> Answer:
         """What the wiki knew at ``as_of``: each page's version valid then (the history is read
@@ -303,8 +303,7 @@ def _scaled_streams(by_name: dict[str, Stream], ids: list[int]) -> dict[str, dic
     return {"turns_fts": _relative_to_best(by_name.get("turns_fts"), ids),
             "turns_vectors": _normalized(by_name.get("turns_vectors"), ids),
             "vectors": _normalized(by_name.get("vectors"), ids),
-            "fts": _relative_to_best(by_name.get("fts"), ids),
-            "entities": _normalized(by_name.get("entities"), ids)}
+            "fts": _relative_to_best(by_name.get("fts"), ids)}
 
 
 def _explained(cand: Fused, values: dict[str, float], weight: float, by_name: dict[str, Stream],

@@ -50,19 +50,37 @@ def taking_turns(lists: list[list[int]]) -> list[int]:
     return list(dict.fromkeys(item for tier in itertools.zip_longest(*lists) for item in tier if item is not None))
 
 
-def best_turns_of(by_name: dict[str, Stream], page_id: int, n: int = 3) -> list[int]:
-    """The page's best observations: text and vector scores each scaled by the stream's best
-    score over all pages, then added (a turn both streams like comes first)."""
-    combined: dict[int, float] = {}
+# A turn ranked r-th (from 0) by one of the votes gets 1/(TURN_VOTE_K + 1 + r) of it: the
+# first few turns of each vote count, and a turn that every vote puts near the top leads.
+TURN_VOTE_K = 3
+
+
+def best_turns_of(by_name: dict[str, Stream], page_id: int, n: int = 3,
+                  late: Mapping[int, float] | None = None) -> list[int]:
+    """The page's best observations, by rank votes: the text stream's ranking of the page's
+    turns, the vector stream's and, given ``late``, their late-interaction scores (each query
+    word against the turn's words), each rank worth 1/(TURN_VOTE_K + 1 + rank), as streams are
+    fused. Ranks rather than scores: within one session BM25 spreads its turns over a wide
+    range and a cosine over a narrow one, so added scores let the text stream choose alone,
+    and the turn that answers in other words lost to the one that repeats the question's.
+    Ties go to the higher sum of scores, each scaled by its stream's best."""
+    scaled: dict[int, float] = {}
+    votes: dict[int, float] = {}
     for name in ("turns_fts", "turns_vectors"):
         stream = by_name.get(name)
         turns = stream.detail.get(page_id, []) if stream is not None else []
-        if not turns:
-            continue
-        top = max(stream.scores.values()) or 1.0
+        top = (max(stream.scores.values()) or 1.0) if turns else 1.0
         for rowid, score in turns:
-            combined[rowid] = combined.get(rowid, 0.0) + max(0.0, score) / top
-    return [rowid for rowid, _ in sorted(combined.items(), key=lambda kv: -kv[1])[:n]]
+            scaled[rowid] = scaled.get(rowid, 0.0) + max(0.0, score) / top
+        _vote(votes, [rowid for rowid, score in sorted(turns, key=lambda t: -t[1]) if score > 0])
+    if late:
+        _vote(votes, sorted((rowid for rowid in scaled if rowid in late), key=lambda rowid: -late[rowid]))
+    return sorted(scaled, key=lambda rowid: (-votes.get(rowid, 0.0), -scaled[rowid]))[:n]
+
+
+def _vote(votes: dict[int, float], ranked: list[int]) -> None:
+    for rank, rowid in enumerate(ranked):
+        votes[rowid] = votes.get(rowid, 0.0) + 1.0 / (TURN_VOTE_K + 1 + rank)
 
 
 @dataclass(frozen=True)
