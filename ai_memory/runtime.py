@@ -35,7 +35,7 @@ from ai_memory.llm.settings import llm_settings
 from ai_memory.retrieval.embedding_job import EmbeddingJob
 from ai_memory.retrieval.model_worker import ModelWorker, RemoteModel, WorkerSpec
 from ai_memory.retrieval.search import Answer, Query, Retriever
-from ai_memory.retrieval.vectors import VectorIndex
+from ai_memory.retrieval.vectors import VectorIndex, single_threaded_blas
 from ai_memory.store.ledger import seed as seed_ledger
 from ai_memory.store.observations import InsertResult
 from ai_memory.store.pages import count_access
@@ -534,6 +534,7 @@ def _embedding_and_retriever(config: Config, reader: Reader, writer: Writer, wor
         batches, queries = RemoteModel(worker, MODEL_ID, DIM), RemoteModel(worker, MODEL_ID, DIM, for_queries=True)
         return EmbeddingJob(batches, reader, writer, query_embedder=queries), \
             Retriever(None, None, ready=lambda: False), queries
+    single_threaded_blas()  # this process searches with vectors itself
     model_dir = config.embed.model_dir
     batches = MiniLM(Path(model_dir) if model_dir else None, config.embed.threads)
     embedding = EmbeddingJob(batches, reader, writer, query_embedder=batches.sibling())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -21,6 +22,9 @@ _JSONISH = re.compile(r"^\s*[\[{]")
 
 
 CACHED_CHARS = 8_000  # texts up to this long are remembered: at most 1,024 of them, ~16 MB
+_MARKUP = re.compile(r"[#*_`\[\]>|~-]")  # without any of these, a text is read as it is
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+PREFIX_CHARS = (500, 4_000)  # where ``readable_prefixes`` tries to stop
 
 
 def readable(text: str) -> str:
@@ -34,8 +38,40 @@ def _remembered(text: str) -> str:
 
 
 def _readable(text: str) -> str:
-    lines = [_json_words(line) if _JSONISH.match(line) else line for line in text.splitlines()]
-    return " ".join(_markdown_words("\n".join(lines)).split())
+    converted = _converted(text)
+    return _words(converted, _MARKUP.search(converted) is not None)
+
+
+def readable_prefixes(text: str, at_least: int = 0) -> Iterator[tuple[str, bool]]:
+    """``readable`` of ever longer beginnings of ``text``, and whether it is the whole, which
+    comes last. Each beginning is where the whole begins (the same words, then a space and
+    more), so a caller that needs only the start (a snippet near the first match) reads a long
+    text no further than that.
+
+    A beginning is cut at a blank line, read as markdown exactly when the whole text is: the
+    blocks before a blank line are what they are whatever follows (a paragraph, a table or a
+    setext heading ends there; a fence or a list that goes on only adds words). The one thing
+    later lines change is a reference link (``[x]`` is a link only if ``[x]: url`` is defined
+    somewhere), so a text with a definition after the cut is read whole. No beginning is
+    shorter than ``at_least`` characters."""
+    if len(text) > max(PREFIX_CHARS[0], at_least):
+        converted = _converted(text)
+        parse = _MARKUP.search(converted) is not None
+        for size in dict.fromkeys(max(size, at_least) for size in PREFIX_CHARS):
+            cut = _BLANK_LINE.search(converted, size)
+            if cut is None or "]:" in converted[cut.start():]:
+                break
+            yield _words(converted[:cut.start()], parse), False
+    yield readable(text), True
+
+
+def _converted(text: str) -> str:
+    """JSON lines as their string values; other lines as they are."""
+    return "\n".join(_json_words(line) if _JSONISH.match(line) else line for line in text.splitlines())
+
+
+def _words(text: str, parse: bool) -> str:
+    return " ".join((_markdown_words(text) if parse else text).split())
 
 
 def _json_words(line: str) -> str:
@@ -64,8 +100,6 @@ def _unescape(value: str) -> str:
 
 
 def _markdown_words(text: str) -> str:
-    if not re.search(r"[#*_`\[\]>|~-]", text):
-        return text
     out: list[str] = []
     for token in markdown().parse(text):
         if token.type in ("fence", "code_block"):

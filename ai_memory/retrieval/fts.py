@@ -15,7 +15,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from ai_memory.core.readable import readable
+from ai_memory.core.readable import readable_prefixes
 from ai_memory.core.terms import STOPWORDS, is_stopword, named_segments, query_words, token_terms
 
 __all__ = ["STOPWORDS", "FtsHit", "TermStats", "is_content_word", "make_snippet", "match_expression",
@@ -36,21 +36,31 @@ class FtsHit:
 
 def make_snippet(text: str, terms: list[str], width: int = 160) -> str:
     """A window of ``text``'s words (``core.readable``: no markdown or JSON syntax) around the
-    first query term found as a whole word; ``highlights`` marks the terms in it.
+    first query term found as a whole word; ``highlights`` marks the terms in it. A long text
+    is read only as far as the window needs (``readable_prefixes``): the same window as if it
+    had been read whole, at a fraction of the markdown parsing.
 
     Done here rather than with FTS5's snippet(), which is quadratic in the number of matches
     (seconds on a page that repeats a word thousands of times).
     """
-    head = readable(text[:200_000])
-    found = _first_word(head, terms)
-    if found is None:
-        return head[:width].rstrip()
-    start = max(0, found - width // 3)
-    if start:  # begin at a word
-        space = head.rfind(" ", 0, start)
-        start = space + 1 if space != -1 and found - space <= width // 2 else start
-    window = head[start:start + width].rstrip()
-    return ("… " if start else "") + window
+    text = text[:200_000]
+    # Where the first term stands in the text as written says how far to read at least (the
+    # words read are never further on than the text they come from); no term: all of it.
+    lowered = text.lower()
+    written = [i for i in (lowered.find(t.lower()) for t in terms if t) if i >= 0]
+    for head, whole in readable_prefixes(text, min(written) + 2 * width if written else len(text)):
+        found = _first_word(head, terms)
+        if found is None:
+            if whole:
+                return head[:width].rstrip()
+            continue
+        start = max(0, found - width // 3)
+        if start:  # begin at a word
+            space = head.rfind(" ", 0, start)
+            start = space + 1 if space != -1 and found - space <= width // 2 else start
+        if whole or start + width <= len(head):
+            return ("… " if start else "") + head[start:start + width].rstrip()
+    return ""  # not reached: the whole text comes last
 
 
 def _word_pattern(term: str) -> re.Pattern[str]:

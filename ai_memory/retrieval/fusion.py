@@ -21,19 +21,29 @@ MIN_AUTHORITY, MAX_AUTHORITY = 0.5, 1.3
 class Fused:
     page_id: int
     rrf: float
-    ranks: dict[str, dict[str, float]] = field(default_factory=dict)
+    found: list[tuple[str, int, float, float]] = field(default_factory=list)  # (stream, rank, rrf, score)
+
+    @property
+    def ranks(self) -> dict[str, dict[str, float]]:
+        """Each stream's rank, share of the fused score and own score (for ``explain``)."""
+        return {name: {"rank": rank, "rrf": round(part, 6), "score": round(score, 6)}
+                for name, rank, part, score in self.found}
 
 
 def fuse(streams: list[Stream]) -> list[Fused]:
-    """Sum of 1/(k + rank) over the streams that found each page, best first."""
+    """Sum of 1/(k + rank) over the streams that found each page, best first. What each stream
+    said is kept as it is and put in words only for ``explain``: a search fuses a few hundred
+    pages, and rounding every number of every one cost more than the fusion."""
     table: dict[int, Fused] = {}
     for stream in streams:
+        scores = stream.scores
         for rank, page_id in enumerate(stream.ranked, start=1):
-            entry = table.setdefault(page_id, Fused(page_id, 0.0))
+            entry = table.get(page_id)
+            if entry is None:
+                entry = table[page_id] = Fused(page_id, 0.0)
             contribution = 1.0 / (RRF_K + rank)
             entry.rrf += contribution
-            entry.ranks[stream.name] = {"rank": rank, "rrf": round(contribution, 6),
-                                        "score": round(stream.scores[page_id], 6)}
+            entry.found.append((stream.name, rank, contribution, scores[page_id]))
     return sorted(table.values(), key=lambda f: -f.rrf)
 
 

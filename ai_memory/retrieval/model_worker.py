@@ -36,7 +36,7 @@ from typing import Any
 
 from ai_memory.core.errors import AiMemoryError
 from ai_memory.retrieval.search import Answer, Query, Retriever
-from ai_memory.retrieval.vectors import VectorIndex
+from ai_memory.retrieval.vectors import VectorIndex, single_threaded_blas
 
 log = logging.getLogger(__name__)
 READY_TIMEOUT_S = 180.0
@@ -135,6 +135,7 @@ def _serve(conn: Connection, spec: WorkerSpec) -> None:
     """The worker process: load, say ready, answer until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the daemon decides when we stop
     _bounded_heap()
+    single_threaded_blas()
     serving = _Serving(conn, spec)
     conn.send((0, "ready", serving.model_error))
     serving.loop()

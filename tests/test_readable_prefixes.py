@@ -1,0 +1,61 @@
+"""A snippet reads a long text only as far as it needs, and is the one reading it whole gives."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ai_memory.core.readable import readable, readable_prefixes
+from ai_memory.retrieval.fts import _first_word, make_snippet
+
+# Lines that make markdown change its mind: fences, tables, setext headings, reference links,
+# lists, quotes, indented code, emphasis across lines, JSON lines, blank lines.
+LINES = ["", "   ", "```", "~~~", "| a | b |", "|---|---|", "| c | d |", "===", "---", "# head", "[ref]",
+         "[ref]: /target", "> [ref]: /target", "- [ref]: /target", "see [ref] here", "- item one", "  continued", "> quoted", "    indented code",
+         "*start of", "emphasis*", "snake_case_name", '{"stdout": "Created x", "ok": true}', "<!-- note",
+         "-->", "plain words follow", "retry worker queue", "&amp; \\_escaped\\_"]
+texts = st.lists(st.sampled_from(LINES), min_size=1, max_size=400).map("\n".join)
+words = st.lists(st.sampled_from(["retry", "worker", "queue", "snake_case_name", "ref", "head", "missing"]),
+                 min_size=1, max_size=3)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts, st.integers(min_value=0, max_value=3000))
+def test_every_beginning_is_where_the_whole_begins(text: str, at_least: int) -> None:
+    whole = readable(text)
+    read = list(readable_prefixes(text, at_least))
+    assert read[-1] == (whole, True) and all(not last for _, last in read[:-1])
+    for head, _ in read[:-1]:
+        assert head == "" or whole == head or whole.startswith(head + " ")
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts, words, st.sampled_from([160, 200]))
+def test_a_snippet_is_the_one_the_whole_text_gives(text: str, terms: list[str], width: int) -> None:
+    assert make_snippet(text, terms, width) == _read_whole(text, terms, width)
+
+
+def _read_whole(text: str, terms: list[str], width: int) -> str:
+    """The window around the first term of the whole text read at once."""
+    head = readable(text)
+    found = _first_word(head, terms)
+    if found is None:
+        return head[:width].rstrip()
+    start = max(0, found - width // 3)
+    if start:
+        space = head.rfind(" ", 0, start)
+        start = space + 1 if space != -1 and found - space <= width // 2 else start
+    return ("… " if start else "") + head[start:start + width].rstrip()
+
+
+def test_a_long_text_is_read_only_as_far_as_its_first_match() -> None:
+    text = "the retry worker drains the queue\n\n" + "\n\n".join(f"paragraph {i} of *other* words" for i in range(2000))
+    read = list(readable_prefixes(text, 100))
+    assert read[0][0].startswith("the retry worker") and len(read[0][0]) < 1_000
+    assert make_snippet(text, ["retry"]) == readable(text)[:160].rstrip()
+
+
+def test_a_reference_defined_further_on_makes_the_text_read_whole() -> None:
+    text = "see [ref] here\n" + "plain words follow\n" * 60 + "\n> [ref]: /target\n"
+    assert readable(text).startswith("see ref here")
+    assert [whole for _, whole in readable_prefixes(text)] == [True]
