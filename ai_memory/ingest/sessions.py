@@ -26,6 +26,7 @@ from ai_memory.store.observations import (
 from ai_memory.store.pages import page_session
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import WriteTx
+from ai_memory.wiki.files import lstat_file
 from ai_memory.wiki.service import Wiki
 
 log = logging.getLogger(__name__)
@@ -65,11 +66,12 @@ class SessionCompiler:
         return f"{wanted.removesuffix('.md')}-{hashlib.sha256(session_id.encode()).hexdigest()[:6]}.md"
 
     def _taken(self, rel: str) -> bool:
+        """Whether anything is at ``rel`` (a file, a link, a folder): one lstat, nothing read."""
         try:
-            self._wiki.read(rel)
+            lstat_file(self._wiki.dir, rel)
         except FileNotFoundError:
             return False
-        except OSError:  # a link or a folder there: not a place to write
+        except OSError:  # a link on the way there: not a place to write either
             return True
         return True
 

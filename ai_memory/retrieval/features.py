@@ -11,10 +11,10 @@ names counts outside the authority multiplier, so a superseded page on the named
 on that day. Weights are set by what each feature measures, in three tiers: evidence about the
 single best turn and the query's coverage 1.0; the page as a whole, phrases and the fused rank
 0.5; proximity 0.25. The names a page shares with the query (the entity stream) vote through
-the fused rank only: as a feature of their own they lowered the ranking of the coding
-development set and moved nothing on the other. The ablation table in the closing note of issue 21 (each feature removed
-in turn, on both development sets) shows what each buys; a feature that bought nothing on
-either was removed.
+the fused rank only: as a feature of their own they lowered the ranking of coding sessions and
+moved nothing on conversations. The ablation table in the closing note of issue 21 (each
+feature removed in turn, on both development sets) shows what each buys; a feature that bought
+nothing on either was removed.
 """
 
 from __future__ import annotations
