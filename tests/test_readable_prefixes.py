@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ai_memory.core.readable import readable, readable_prefixes
-from ai_memory.retrieval.fts import _first_word, make_snippet
+from ai_memory.retrieval.fts import _first_word, _word_pattern, make_snippet, parts_snippet
 
 # Lines that make markdown change its mind: fences, tables, setext headings, reference links,
 # lists, quotes, indented code, emphasis across lines, JSON lines, blank lines.
@@ -15,6 +15,8 @@ LINES = ["", "   ", "```", "~~~", "| a | b |", "|---|---|", "| c | d |", "===", 
          "*start of", "emphasis*", "snake_case_name", '{"stdout": "Created x", "ok": true}', "<!-- note",
          "-->", "plain words follow", "retry worker queue", "&amp; \\_escaped\\_"]
 texts = st.lists(st.sampled_from(LINES), min_size=1, max_size=400).map("\n".join)
+# Past the length ``readable`` remembers, a snippet reads the text by beginnings.
+long_texts = texts.map(lambda text: text + "\n\n" + "plain words follow\n\n" * 450)
 words = st.lists(st.sampled_from(["retry", "worker", "queue", "snake_case_name", "ref", "head", "missing"]),
                  min_size=1, max_size=3)
 
@@ -30,14 +32,17 @@ def test_every_beginning_is_where_the_whole_begins(text: str, at_least: int) -> 
 
 
 @settings(max_examples=300, deadline=None)
-@given(texts, words, st.sampled_from([160, 200]))
+@given(st.one_of(texts, long_texts), words, st.sampled_from([160, 200]))
 def test_a_snippet_is_the_one_the_whole_text_gives(text: str, terms: list[str], width: int) -> None:
     assert make_snippet(text, terms, width) == _read_whole(text, terms, width)
 
 
 def _read_whole(text: str, terms: list[str], width: int) -> str:
     """The window around the first term of the whole text read at once."""
-    head = readable(text)
+    return _read_whole_words(readable(text), terms, width)
+
+
+def _read_whole_words(head: str, terms: list[str], width: int) -> str:
     found = _first_word(head, terms)
     if found is None:
         return head[:width].rstrip()
@@ -59,3 +64,28 @@ def test_a_reference_defined_further_on_makes_the_text_read_whole() -> None:
     text = "see [ref] here\n" + "plain words follow\n" * 60 + "\n> [ref]: /target\n"
     assert readable(text).startswith("see ref here")
     assert [whole for _, whole in readable_prefixes(text)] == [True]
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts, st.lists(st.sampled_from(["retry", "worker", "snake_case_name", "ref", "a.b", "b.c", "missing", ""]),
+                       min_size=0, max_size=4))
+def test_the_first_word_found_is_where_the_first_term_is_first_found(text: str, terms: list[str]) -> None:
+    head = readable(text) + " a.b.c"
+    each = [m.start() for m in (_word_pattern(t).search(head) for t in terms if t) if m]
+    assert _first_word(head, terms) == (min(each) if each else None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(texts, min_size=1, max_size=6), words)
+def test_a_passage_of_several_texts_shows_the_window_of_their_words_joined(parts: list[str],
+                                                                          terms: list[str]) -> None:
+    joined = " ".join(w for w in (readable(part) for part in parts) if w)
+    found = parts_snippet(parts, terms)
+    assert found["snippet"] == _read_whole_words(joined, terms, 160)
+
+
+def test_each_text_of_a_passage_is_read_on_its_own() -> None:
+    """An underscore in one turn and one in the next are not emphasis across the two."""
+    parts = ["Session", "edited yarl/_parse.py", "and x_ then foo"]
+    assert "yarl/parse.py" in readable("\n".join(parts))  # read as one text, the two are emphasis
+    assert parts_snippet(parts, ["parse"])["snippet"] == "Session edited yarl/_parse.py and x_ then foo"

@@ -11,15 +11,17 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
-from ai_memory.core.readable import readable_prefixes
+from ai_memory.core.readable import CACHED_CHARS, readable, readable_prefixes
 from ai_memory.core.terms import STOPWORDS, is_stopword, named_segments, query_words, token_terms
 
 __all__ = ["STOPWORDS", "FtsHit", "TermStats", "is_content_word", "make_snippet", "match_expression",
-           "page_term_stats", "query_terms", "query_words", "search_observations", "search_pages", "snippet_of"]
+           "page_term_stats", "parts_snippet", "query_terms", "query_words", "search_observations", "search_pages",
+           "snippet_of"]
 
 _IDENTIFIER = re.compile(r"[_.-]")  # an analysed term that is an identifier or a path segment kept whole
 # Weights for the columns of pages_fts(title, summary, body, project): the project column is
@@ -38,17 +40,43 @@ def make_snippet(text: str, terms: list[str], width: int = 160) -> str:
     """A window of ``text``'s words (``core.readable``: no markdown or JSON syntax) around the
     first query term found as a whole word; ``highlights`` marks the terms in it. A long text
     is read only as far as the window needs (``readable_prefixes``): the same window as if it
-    had been read whole, at a fraction of the markdown parsing.
+    had been read whole, at a fraction of the markdown parsing. A text short enough for
+    ``readable``'s memory is read whole once, there: the turns a search shows come back as
+    evidence, in passages and in the next search.
 
     Done here rather than with FTS5's snippet(), which is quadratic in the number of matches
     (seconds on a page that repeats a word thousands of times).
     """
     text = text[:200_000]
+    if len(text) <= CACHED_CHARS:
+        return _window([(readable(text), True)], terms, width)
     # Where the first term stands in the text as written says how far to read at least (the
     # words read are never further on than the text they come from); no term: all of it.
     lowered = text.lower()
     written = [i for i in (lowered.find(t.lower()) for t in terms if t) if i >= 0]
-    for head, whole in readable_prefixes(text, min(written) + 2 * width if written else len(text)):
+    return _window(readable_prefixes(text, min(written) + 2 * width if written else len(text)), terms, width)
+
+
+def parts_snippet(parts: list[str], words: list[str], width: int = 160) -> dict[str, Any]:
+    """``snippet_of`` for a passage made of separate texts (a title, then turns), each read as
+    the text it is and only as far as the window needs; their words joined by a space."""
+    return _highlighted(_window(_joined_prefixes(parts), words, width), words)
+
+
+def _joined_prefixes(parts: list[str]) -> Iterator[tuple[str, bool]]:
+    head = ""
+    for i, part in enumerate(parts):
+        said = readable(part)
+        head = f"{head} {said}" if head and said else head or said
+        yield head, i == len(parts) - 1
+    if not parts:
+        yield "", True
+
+
+def _window(heads: Iterable[tuple[str, bool]], terms: list[str], width: int) -> str:
+    """The snippet from ever longer beginnings of a text's words (``True``: the whole): the first
+    beginning that holds a term and the window after it decides."""
+    for head, whole in heads:
         found = _first_word(head, terms)
         if found is None:
             if whole:
@@ -63,13 +91,24 @@ def make_snippet(text: str, terms: list[str], width: int = 160) -> str:
     return ""  # not reached: the whole text comes last
 
 
+@lru_cache(maxsize=1024)  # a search highlights the same few terms in every hit
 def _word_pattern(term: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w]){re.escape(term)}(?![\w])", re.I)
 
 
 def _first_word(text: str, terms: list[str]) -> int | None:
-    positions = [m.start() for m in (_word_pattern(t).search(text) for t in terms if t) if m]
-    return min(positions) if positions else None
+    """Where the first whole-word occurrence of any term begins: one pass over the text (a
+    search for an alternation stops at the leftmost position where any term matches)."""
+    pattern = _any_word_pattern(tuple(t for t in terms if t))
+    found = pattern.search(text) if pattern is not None else None
+    return found.start() if found else None
+
+
+@lru_cache(maxsize=256)
+def _any_word_pattern(terms: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not terms:
+        return None
+    return re.compile(rf"(?<![\w])(?:{'|'.join(re.escape(t) for t in terms)})(?![\w])", re.I)
 
 
 def highlights(snippet: str, terms: list[str]) -> list[list[int]]:
@@ -87,7 +126,10 @@ def highlights(snippet: str, terms: list[str]) -> list[list[int]]:
 
 def snippet_of(text: str, words: list[str], width: int = 160) -> dict[str, Any]:
     """A hit's readable snippet and where the query's words are in it."""
-    snippet = make_snippet(text, words, width)
+    return _highlighted(make_snippet(text, words, width), words)
+
+
+def _highlighted(snippet: str, words: list[str]) -> dict[str, Any]:
     return {"snippet": snippet, "highlights": highlights(snippet, words)}
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import lru_cache
+from itertools import chain
+from operator import itemgetter
 
 from ai_memory.core.terms import token_terms, words
 from ai_memory.core.timeexpr import DateRange, asks_when, mentions_time, to_date
@@ -31,16 +33,13 @@ _QUANTITY = re.compile(r"(?<![\w#./-])\d+(?:[.,]\d+)?(?![\d/-])(?=[a-z]{1,3}\b|[
 PASSAGE_CHARS = 8_000  # coverage, proximity and phrase read this much of a passage
 
 
-@lru_cache(maxsize=4)  # coverage, proximity and phrase read one candidate's passage in a row
+# Coverage, proximity and phrase read one candidate's passage in a row, and the same pages and
+# turns come back as candidates search after search: a few hundred analysed passages are kept.
+@lru_cache(maxsize=256)
 def _analysed(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The passage's terms in order, and each word's first term (a stem, or an identifier whole)."""
-    every: list[str] = []
-    heads: list[str] = []
-    for word in words(text[:PASSAGE_CHARS]):
-        found = token_terms(word)
-        heads.append(found[0])
-        every += found
-    return tuple(every), tuple(heads)
+    found = list(map(token_terms, words(text[:PASSAGE_CHARS])))  # token_terms is cached per word
+    return tuple(chain.from_iterable(found)), tuple(map(itemgetter(0), found))
 
 
 def _terms(text: str) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
@@ -24,15 +25,16 @@ from ai_memory.retrieval import late_interaction, rerank
 from ai_memory.retrieval.features import FEATURES, FORMULA, Candidate, Feature, combine
 from ai_memory.retrieval.features import weights as feature_weights
 from ai_memory.retrieval.fts import (
-    TermStats, match_expression, page_term_stats, query_terms, query_words, search_observations, snippet_of,
+    TermStats, match_expression, page_term_stats, parts_snippet, query_terms, query_words, search_observations,
+    snippet_of,
 )
 from ai_memory.retrieval.fusion import Fused, authority, fuse, top_ids
 from ai_memory.retrieval.streams import (
-    Stream, entity_stream, fts_stream, graph_stream, turn_streams, vector_stream,
+    Stream, entity_stream, fts_stream, graph_stream, turn_streams, turn_text_hits, vector_stream,
 )
 from ai_memory.retrieval.turns import (
-    answer_text_of, best_of_turns, best_turns_of, evidence_of, most_wanted_first, passage_of, reached_turns,
-    turn_texts,
+    answer_text_of, best_of_turns, best_turns_of, evidence_of, most_wanted_first, passage_of, passage_parts,
+    reached_turns, turn_texts,
 )
 from ai_memory.retrieval.vectors import VectorIndex
 
@@ -119,7 +121,11 @@ class Retriever:
         self._index = index
         self._ready = ready
         self._features = features  # the reranker's registry (another one only for an ablation)
-
+        # The query's vectors are computed on a thread of their own while the search reads the
+        # full-text indexes: the model and SQLite both let go of the GIL, so on a second core
+        # the encoding (the largest single stage) costs a search only what the reading does not
+        # cover. One thread: the query model encodes one text at a time anyway.
+        self._encoder = ThreadPoolExecutor(1, thread_name_prefix="query-encode")
 
     def reset(self) -> None:
         """The database file was replaced: drop cached vectors."""
@@ -139,19 +145,22 @@ class Retriever:
         if query.as_of:
             return self._as_of(conn, query)
         clock = _Stages()
-        qtokens = self.query_tokens(query.q)
-        qvec = qtokens.pooled if qtokens is not None else None
-        clock.done("encode")
+        encoding = self._encoder.submit(self.query_tokens, query.q) if self._embedder is not None else None
         stats = page_term_stats(conn, query.q)
         projects = scope_projects(query)
         streams = [fts_stream(conn, query.q, stats, projects)]
         clock.done("page_fts")
         streams.append(entity_stream(conn, query.q, projects, stats=stats))
         clock.done("entities")
+        text_hits = turn_text_hits(conn, query.q, projects)
+        clock.done("turns_fts")
+        qtokens = encoding.result() if encoding is not None else None  # read the text streams meanwhile
+        qvec = qtokens.pooled if qtokens is not None else None
+        clock.done("encode")  # what is left of it after the text streams
         if qvec is not None:
             streams.append(vector_stream(conn, self._index, qvec, projects))  # type: ignore[arg-type]
         clock.done("page_vectors")
-        turns_text, turns_vec = turn_streams(conn, query.q, self._index, qvec, projects)
+        turns_text, turns_vec = turn_streams(conn, query.q, self._index, qvec, projects, text_hits)
         streams += [turns_text, turns_vec]
         clock.done("turns")
         streams.append(graph_stream(conn, top_ids(streams, 5)))
@@ -166,7 +175,7 @@ class Retriever:
         clock.done("rerank")
         if query.min_score is not None:
             scored = [s for s in scored if s[0]["score"] >= query.min_score]
-        answer.hits = [presented(hit, text, turns, texts, query.q) for hit, text, turns, texts in scored[: query.k]]
+        answer.hits = [presented(hit, parts, turns, texts, query.q) for hit, parts, turns, texts in scored[: query.k]]
         clock.done("snippets")
         answer.stages_ms = clock.ms
         if not answer.hits:
@@ -220,7 +229,7 @@ class Retriever:
             }
             if query.explain:
                 hit["explain"] = _explained(cand, values, weight, by_name, imputed, self._features)
-            out.append((hit, passage if turns else row["body"], turns, texts))
+            out.append((hit, passage_parts(row, turns, texts) if turns else [row["body"]], turns, texts))
         out.sort(key=lambda h: -h[0]["score"])
         return out
 
@@ -287,12 +296,14 @@ class Retriever:
         return answer
 
 
-def presented(hit: dict[str, Any], text: str, turns: list[int], texts: dict[int, Any], q: str) -> dict[str, Any]:
+def presented(hit: dict[str, Any], parts: list[str], turns: list[int], texts: dict[int, Any],
+              q: str) -> dict[str, Any]:
     """A returned hit's snippet, highlights and evidence: made for the k hits returned, not for
     every candidate the reranker scored (reading a long page's markdown for its snippet cost
-    more than the ranking itself)."""
+    more than the ranking itself). ``parts``: the page's body, or a session's title and turns,
+    each read on its own (the turns shown as evidence are then read once)."""
     words = query_words(q)
-    hit.update(snippet_of(text, words))
+    hit.update(snippet_of(parts[0], words) if len(parts) == 1 else parts_snippet(parts, words))
     hit["evidence"] = evidence_of(turns, texts, words)
     return hit
 

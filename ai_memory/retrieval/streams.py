@@ -204,16 +204,22 @@ CONTEXT_WEIGHT = 0.3
 _MARKERS = (EventKind.SESSION_START.value, EventKind.SESSION_END.value)
 
 
+def turn_text_hits(conn: sqlite3.Connection, q: str, projects: Collection[str] | None = None) -> dict[int, float]:
+    """Observations matching the query's words, within ``projects`` (None: all): rowid -> BM25."""
+    return {h.rowid: h.score for h in search_observations(conn, q, limit=400, projects=projects)}
+
+
 def turn_streams(conn: sqlite3.Connection, q: str, index: VectorIndex | None, qvec: np.ndarray | None,
-                 projects: Collection[str] | None = None) -> tuple[Stream, Stream]:
+                 projects: Collection[str] | None = None,
+                 text_hits: dict[int, float] | None = None) -> tuple[Stream, Stream]:
     """Observation-level text and vector matches in context, each session ranked by its best turn.
 
     Only observations of ``projects`` (None: all) are read: turns outside the query's scope
     could only be dropped later, after taking the places of turns inside it.
     ``detail`` holds the session's matching observations [(rowid, score), ...], best first, for
-    evidence and for late interaction.
+    evidence and for late interaction. ``text_hits``: ``turn_text_hits``, when already read.
     """
-    text_hits = {h.rowid: h.score for h in search_observations(conn, q, limit=400, projects=projects)}
+    text_hits = turn_text_hits(conn, q, projects) if text_hits is None else text_hits
     vec_hits = (index.search_observations(conn, qvec, limit=400, projects=projects)
                 if index is not None and qvec is not None else [])
     vec_scores = {rowid: score for rowid, _, score in vec_hits}

@@ -103,9 +103,14 @@ def passage_of(row: dict[str, Any], turns: list[int], texts: dict[int, Turn]) ->
     """The best turns with their neighbours (a question and its answer sit side by side)."""
     if not turns:
         return f"{row['title']}\n{row['summary']}\n{row['body'][:50_000]}"
-    parts = [texts[n].body for rowid in turns if rowid in texts for n in (rowid - 1, rowid, rowid + 1)
-             if n in texts and texts[n].session_id == texts[rowid].session_id]
-    return f"{row['title']}\n" + "\n".join(parts)
+    return "\n".join(passage_parts(row, turns, texts))
+
+
+def passage_parts(row: dict[str, Any], turns: list[int], texts: dict[int, Turn]) -> list[str]:
+    """The texts a session's passage is made of: the page's title, then each best turn with its
+    neighbours (``passage_of`` joins them)."""
+    return [row["title"], *(texts[n].body for rowid in turns if rowid in texts for n in (rowid - 1, rowid, rowid + 1)
+                            if n in texts and texts[n].session_id == texts[rowid].session_id)]
 
 
 def answer_text_of(row: dict[str, Any], turns: list[int], texts: dict[int, Turn]) -> str:
