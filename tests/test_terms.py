@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from ai_memory.core.terms import index_text, query_words, stem, terms
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ai_memory.core.terms import index_text, query_words, stem, terms, token_terms, words
 from ai_memory.core.tool_text import readable, tool_body
 from ai_memory.core.work_text import edit_passages, failure_passages, tool_passages
 
@@ -72,3 +75,13 @@ def test_a_commands_error_lines_are_embedded_with_the_command() -> None:
     ok = {"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": {"stdout": "a.py b.py"}}
     assert tool_passages("Bash", ok) == []  # nothing failed: nothing to embed
     assert tool_passages("Read", {"tool_input": {"file_path": "a.py"}, "tool_response": "ValueError"}) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["Alice's", "retry_worker", "\n", " ", "q.v-w", "’s", "s", "URL", "it's\n", "x/y.py",
+                                 "camelCase", "--", "3.11", "\r\n", "é"]), max_size=60).map("".join))
+def test_a_passage_read_line_by_line_has_the_terms_of_the_whole(text: str) -> None:
+    from ai_memory.retrieval import rerank
+
+    whole = [token_terms(w) for w in words(text[:rerank.PASSAGE_CHARS])]
+    assert rerank._analysed.__wrapped__(text) == (tuple(t for ts in whole for t in ts), tuple(ts[0] for ts in whole))

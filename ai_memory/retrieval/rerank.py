@@ -37,9 +37,17 @@ PASSAGE_CHARS = 8_000  # coverage, proximity and phrase read this much of a pass
 # turns come back as candidates search after search: a few hundred analysed passages are kept.
 @lru_cache(maxsize=256)
 def _analysed(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The passage's terms in order, and each word's first term (a stem, or an identifier whole)."""
-    found = list(map(token_terms, words(text[:PASSAGE_CHARS])))  # token_terms is cached per word
+    """The passage's terms in order, and each word's first term (a stem, or an identifier whole).
+    Read line by line: no word runs across a line break, and a passage is made of turns and
+    page bodies whose lines come back in passage after passage."""
+    found = [terms for line in text[:PASSAGE_CHARS].split("\n") for terms in _line_terms(line)]
     return tuple(chain.from_iterable(found)), tuple(map(itemgetter(0), found))
+
+
+@lru_cache(maxsize=16384)
+def _line_terms(line: str) -> tuple[tuple[str, ...], ...]:
+    """Each word's terms (``token_terms``), in order."""
+    return tuple(map(token_terms, words(line)))
 
 
 def _terms(text: str) -> tuple[str, ...]:
