@@ -36,6 +36,7 @@ from ai_memory.retrieval.turns import (
     answer_text_of, best_of_turns, best_turns_of, evidence_of, most_wanted_first, passage_of, passage_parts,
     reached_turns, turn_texts,
 )
+from ai_memory.retrieval.session_map import SessionMap
 from ai_memory.retrieval.vectors import VectorIndex
 
 # The kinds a search can filter on: every structured-memory kind, plus compiled sessions.
@@ -126,9 +127,11 @@ class Retriever:
         # the encoding (the largest single stage) costs a search only what the reading does not
         # cover. One thread: the query model encodes one text at a time anyway.
         self._encoder = ThreadPoolExecutor(1, thread_name_prefix="query-encode")
+        self._sessions = SessionMap()
 
     def reset(self) -> None:
         """The database file was replaced: drop cached vectors."""
+        self._sessions.reset()
         if self._index is not None:
             self._index.reset()
 
@@ -160,7 +163,7 @@ class Retriever:
         if qvec is not None:
             streams.append(vector_stream(conn, self._index, qvec, projects))  # type: ignore[arg-type]
         clock.done("page_vectors")
-        turns_text, turns_vec = turn_streams(conn, query.q, self._index, qvec, projects, text_hits)
+        turns_text, turns_vec = turn_streams(conn, query.q, self._index, qvec, projects, text_hits, self._sessions)
         streams += [turns_text, turns_vec]
         clock.done("turns")
         streams.append(graph_stream(conn, top_ids(streams, 5)))

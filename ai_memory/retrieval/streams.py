@@ -14,6 +14,7 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ from ai_memory.core.events import EventKind
 from ai_memory.core.users import ADMIN
 from ai_memory.core.terms import token_terms
 from ai_memory.retrieval.fts import TermStats, query_words, search_observations, search_pages
+from ai_memory.retrieval.session_map import SessionMap
 from ai_memory.retrieval.vectors import VectorIndex
 
 
@@ -211,22 +213,25 @@ def turn_text_hits(conn: sqlite3.Connection, q: str, projects: Collection[str] |
 
 def turn_streams(conn: sqlite3.Connection, q: str, index: VectorIndex | None, qvec: np.ndarray | None,
                  projects: Collection[str] | None = None,
-                 text_hits: dict[int, float] | None = None) -> tuple[Stream, Stream]:
+                 text_hits: dict[int, float] | None = None,
+                 sessions: SessionMap | None = None) -> tuple[Stream, Stream]:
     """Observation-level text and vector matches in context, each session ranked by its best turn.
 
     Only observations of ``projects`` (None: all) are read: turns outside the query's scope
     could only be dropped later, after taking the places of turns inside it.
     ``detail`` holds the session's matching observations [(rowid, score), ...], best first, for
-    evidence and for late interaction. ``text_hits``: ``turn_text_hits``, when already read.
+    evidence and for late interaction. ``text_hits``: ``turn_text_hits``, when already read;
+    ``sessions``: the searcher's map of observations to sessions (without, SQLite is asked).
     """
+    sessions_of_rows = partial(sessions.sessions_of, conn) if sessions is not None else partial(_obs_sessions, conn)
     text_hits = turn_text_hits(conn, q, projects) if text_hits is None else text_hits
     vec_hits = (index.search_observations(conn, qvec, limit=400, projects=projects)
                 if index is not None and qvec is not None else [])
     vec_scores = {rowid: score for rowid, _, score in vec_hits}
     sessions_of = {rowid: sid for rowid, sid, _ in vec_hits}
-    sessions_of.update(_obs_sessions(conn, [r for r in text_hits if r not in sessions_of]))
+    sessions_of.update(sessions_of_rows([r for r in text_hits if r not in sessions_of]))
     neighbours = {r + d for r in sessions_of for d in (-1, 1)} - sessions_of.keys()
-    sessions_of.update(_obs_sessions(conn, sorted(neighbours), content_only=True))
+    sessions_of.update(sessions_of_rows(sorted(neighbours), content_only=True))
     pages = _session_pages(conn, set(sessions_of.values()))
     by_named = named_authors(conn, q, list(sessions_of))
     streams = []
