@@ -466,7 +466,7 @@ def stage_profile(db: Path, queries: list[dict[str, Any]]) -> dict[str, Any]:
     from ai_memory.retrieval.fts import page_term_stats
     from ai_memory.retrieval.fusion import fuse, top_ids
     from ai_memory.retrieval.search import (
-        RERANK_DEPTH, Query, Retriever, _page_rows, in_scope, raw_hits, scope_projects,
+        Query, Retriever, candidates_of, raw_hits, scope_projects,
     )
     from ai_memory.retrieval.streams import (
         entity_stream, fts_stream, graph_stream, turn_streams, vector_stream,
@@ -512,15 +512,8 @@ def stage_profile(db: Path, queries: list[dict[str, Any]]) -> dict[str, Any]:
         streams.append(timed("graph", lambda: graph_stream(conn, top_ids(streams, 5))))
         streams = [s for s in streams if s.ranked]
         moment = datetime.now(timezone.utc)
-        stamp = moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-        def fuse_rows() -> tuple[Any, Any]:
-            fused = fuse(streams)
-            rows = _page_rows(conn, [f.page_id for f in fused[: RERANK_DEPTH * 3]])
-            return [f for f in fused if f.page_id in rows and in_scope(rows[f.page_id], q, projects, stamp)], rows
-
-        candidates, rows = timed("fuse+rows+scope", fuse_rows)
-        hits = timed("rerank+evidence", lambda: retriever._rerank(conn, q, candidates[:RERANK_DEPTH], rows,
+        candidates, rows = timed("fuse+rows+scope", lambda: candidates_of(conn, fuse(streams), q, projects, moment))
+        hits = timed("rerank+evidence", lambda: retriever._rerank(conn, q, candidates, rows,
                                                                    streams, stats, moment, qtokens))
         if not hits:
             timed("raw_hits", lambda: raw_hits(conn, q))

@@ -169,12 +169,9 @@ class Retriever:
         streams.append(graph_stream(conn, top_ids(streams, 5)))
         streams = [s for s in streams if s.ranked]
         answer = Answer(streams_used=[s.name for s in streams])
-        fused = fuse(streams)
-        rows = _page_rows(conn, [f.page_id for f in fused[: RERANK_DEPTH * 3]])
-        stamp = moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        candidates = [f for f in fused if f.page_id in rows and in_scope(rows[f.page_id], query, projects, stamp)]
+        candidates, rows = candidates_of(conn, fuse(streams), query, projects, moment)
         clock.done("graph_fuse_rows")
-        scored = self._rerank(conn, query, candidates[:RERANK_DEPTH], rows, streams, stats, moment, qtokens)
+        scored = self._rerank(conn, query, candidates, rows, streams, stats, moment, qtokens)
         clock.done("rerank")
         if query.min_score is not None:
             scored = [s for s in scored if s[0]["score"] >= query.min_score]
@@ -346,17 +343,40 @@ def _recorded_sessions(conn: sqlite3.Connection, session_ids: list[str]) -> set[
         (json.dumps(sorted(set(session_ids))), EventKind.SESSION_START.value, EventKind.SESSION_END.value))}
 
 
+def candidates_of(conn: sqlite3.Connection, fused: list[Fused], query: Query, projects: frozenset[str] | None,
+                  now: datetime) -> tuple[list[Fused], dict[int, dict[str, Any]]]:
+    """The first RERANK_DEPTH fused pages (of the first 3 x RERANK_DEPTH) that pass the query's
+    filters, and their rows. Rows are read a slice at a time, best fused first: most pages
+    pass, and reading every row of the 3 x RERANK_DEPTH cost more than fusing the streams."""
+    stamp = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    rows: dict[int, dict[str, Any]] = {}
+    found: list[Fused] = []
+    considered = fused[: RERANK_DEPTH * 3]
+    for start in range(0, len(considered), _ROW_SLICE):
+        part = considered[start:start + _ROW_SLICE]
+        rows.update(_page_rows(conn, [f.page_id for f in part]))
+        found += [f for f in part if f.page_id in rows and in_scope(rows[f.page_id], query, projects, stamp)]
+        if len(found) >= RERANK_DEPTH:
+            break
+    return found[:RERANK_DEPTH], rows
+
+
+_ROW_SLICE = RERANK_DEPTH + 8  # a few spare for the pages a filter leaves out
+
+
 def _page_rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, dict[str, Any]]:
     if not ids:
         return {}
     marks = ",".join("?" * len(ids))
-    rows = conn.execute(
+    cursor = conn.execute(
         f"SELECT p.id, p.path, p.title, p.type, p.project, p.session_id, p.created, p.updated, p.superseded_by,"
         f" p.expires_at, p.pinned, p.summary, p.body, p.frontmatter, s.salience FROM pages p"
-        f" LEFT JOIN page_stats s ON s.path = p.path WHERE p.id IN ({marks})", ids).fetchall()
+        f" LEFT JOIN page_stats s ON s.path = p.path WHERE p.id IN ({marks})", ids)
+    cursor.row_factory = None  # plain tuples, made into dicts once (sqlite3.Row would be copied again)
+    names = [d[0] for d in cursor.description]
     out = {}
-    for r in rows:
-        row = dict(r)
+    for values in cursor:
+        row = dict(zip(names, values))
         row["fm"] = json.loads(row.pop("frontmatter") or "{}")
         out[int(row["id"])] = row
     return out
