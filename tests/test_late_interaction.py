@@ -93,3 +93,34 @@ def test_a_search_reads_pieces_most_wanted_first_within_its_budget(tmp_path: Pat
     some = late_interaction.stored_pieces(conn, model.model_id, wanted, query_pieces=2)
     assert [r for r, _, _ in some] == wanted[:2]
     conn.close()
+
+
+def test_pieces_read_again_from_the_cache_are_the_pieces_stored(tmp_path: Path) -> None:
+    """A search's stored pieces are the same whether read from SQLite, from what earlier searches
+    kept, or from a cache too small to keep them all; a turn not yet linked is read again later."""
+    conn = open_write_connection(tmp_path / "memory.sqlite")
+    migrate(conn)
+    rng = np.random.default_rng(3)
+    conn.execute("INSERT INTO sessions(id, agent, project, started_at, last_event_at)"
+                 " VALUES ('s', 'claude', 'acme', '2026-01-01', '2026-01-01')")
+    for rowid in range(1, 41):
+        count = int(rng.integers(1, 30))
+        late_interaction.store(conn, "m", late_interaction.Pieces(f"h{rowid}", count,
+                                                                  late_interaction.pack(rng.normal(size=(count, 384))),
+                                                                  frozenset({"w"})))
+        conn.execute("INSERT INTO observations(rowid, id, session_id, agent, event, occurred_at, received_at, title,"
+                     " body, payload, embed_hash) VALUES (?, ?, 's', 'claude', 'stop', '2026', '2026', 't', 'b', '{}',"
+                     " ?)", (rowid, f"o{rowid}", f"h{rowid}" if rowid % 7 else None))
+    wanted = [int(r) for r in rng.permutation(np.arange(1, 45))]
+    uncached = late_interaction.stored_pieces(conn, "m", wanted, 20)
+    for cache in (late_interaction.PieceCache(), late_interaction.PieceCache(max_bytes=3_000)):
+        assert late_interaction.stored_pieces(conn, "m", wanted, 20, cache) == uncached
+        assert late_interaction.stored_pieces(conn, "m", wanted, 20, cache) == uncached
+        spent = late_interaction.stored_pieces(conn, "m", wanted, 1_500, cache)  # a budget of 266 pieces
+        assert spent == late_interaction.stored_pieces(conn, "m", wanted, 1_500) and 0 < len(spent) < len(uncached)
+    cache = late_interaction.PieceCache()
+    late_interaction.stored_pieces(conn, "m", wanted, 20, cache)
+    conn.execute("UPDATE observations SET embed_hash = 'h1' WHERE rowid = 7")  # linked by the embedding job
+    assert late_interaction.stored_pieces(conn, "m", [7], 20, cache) == late_interaction.stored_pieces(conn, "m", [7], 20)
+    assert late_interaction.stored_pieces(conn, "m", [7], 20, cache)[0][0] == 7
+    conn.close()

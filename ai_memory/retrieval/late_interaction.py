@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 
@@ -100,22 +102,68 @@ def _rows(bits: bytes, count: int) -> np.ndarray:
 PAIR_BUDGET = 400_000
 
 
-def stored_pieces(conn: sqlite3.Connection, model: str, rowids: list[int],
-                  query_pieces: int) -> list[tuple[int, int, bytes]]:
+class PieceCache:
+    """Turns' stored pieces already read, by observation rowid, up to a number of bytes (least
+    recently used go first). A turn's link to its pieces is made once and its pieces never
+    change, and the same turns come back search after search: read from SQLite, they cost two
+    b-tree lookups and an overflow chain each. ``clear`` when the database file is replaced."""
+
+    def __init__(self, max_bytes: int = 16 << 20) -> None:
+        self._lock = threading.Lock()
+        self._rows: OrderedDict[tuple[str, int], tuple[int, bytes]] = OrderedDict()
+        self._bytes, self._max = 0, max_bytes
+
+    def clear(self) -> None:
+        with self._lock:
+            self._rows.clear()
+            self._bytes = 0
+
+    def get(self, model: str, rowids: Iterable[int]) -> dict[int, tuple[int, bytes]]:
+        with self._lock:
+            found = {}
+            for rowid in rowids:
+                item = self._rows.get((model, rowid))
+                if item is not None:
+                    self._rows.move_to_end((model, rowid))
+                    found[rowid] = item
+            return found
+
+    def put(self, model: str, rowid: int, count: int, bits: bytes) -> None:
+        with self._lock:
+            if (model, rowid) not in self._rows:
+                self._rows[(model, rowid)] = (count, bits)
+                self._bytes += len(bits) + 100  # the key, the tuple and the dict's entry
+            while self._bytes > self._max and self._rows:
+                _, (_, old) = self._rows.popitem(last=False)
+                self._bytes -= len(old) + 100
+
+
+def stored_pieces(conn: sqlite3.Connection, model: str, rowids: list[int], query_pieces: int,
+                  cache: PieceCache | None = None) -> list[tuple[int, int, bytes]]:
     """(rowid, count, bits) of these observations' stored pieces, taken in the order given
     (most wanted first) until the pair budget is spent. The counts are read first, so no
-    bits past the budget are read at all."""
+    bits past the budget are read at all; ``cache`` holds what earlier searches read."""
     join = ("FROM json_each(?) w JOIN observations o ON o.rowid = w.value"
             " JOIN token_vectors t ON t.content_hash = o.embed_hash AND t.model = ?")
-    counts = dict(conn.execute(f"SELECT w.value, t.count {join}", (json.dumps(rowids), model)).fetchall())
+    known = cache.get(model, rowids) if cache is not None else {}
+    missing = [r for r in rowids if r not in known]
+    counts = {rowid: count for rowid, (count, _) in known.items()}
+    counts.update(conn.execute(f"SELECT w.value, t.count {join}", (json.dumps(missing), model)).fetchall()
+                  if missing else [])
     budget, taken = PAIR_BUDGET // max(query_pieces, 1), []
     for rowid in (r for r in rowids if r in counts):
         if counts[rowid] > budget:
             break
         budget -= counts[rowid]
         taken.append(rowid)
-    bits = dict(conn.execute(f"SELECT w.value, t.bits {join}", (json.dumps(taken), model)).fetchall())
-    return [(rowid, int(counts[rowid]), bytes(bits[rowid])) for rowid in taken]
+    unread = [r for r in taken if r not in known]
+    bits = {rowid: bits for rowid, (_, bits) in known.items()}
+    for rowid, value in (conn.execute(f"SELECT w.value, t.bits {join}", (json.dumps(unread), model)).fetchall()
+                         if unread else []):
+        bits[rowid] = bytes(value)
+        if cache is not None:
+            cache.put(model, rowid, int(counts[rowid]), bits[rowid])
+    return [(rowid, int(counts[rowid]), bits[rowid]) for rowid in taken]
 
 
 def query_side(words: list[str], vectors: np.ndarray,

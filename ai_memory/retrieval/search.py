@@ -128,10 +128,12 @@ class Retriever:
         # cover. One thread: the query model encodes one text at a time anyway.
         self._encoder = ThreadPoolExecutor(1, thread_name_prefix="query-encode")
         self._sessions = SessionMap()
+        self._pieces = late_interaction.PieceCache()
 
     def reset(self) -> None:
         """The database file was replaced: drop cached vectors."""
         self._sessions.reset()
+        self._pieces.clear()
         if self._index is not None:
             self._index.reset()
 
@@ -245,7 +247,7 @@ class Retriever:
         query = late_interaction.query_side(words, vectors, late_interaction.rarity(conn, model, words).idf)
         if query is None:
             return {}
-        stored = late_interaction.stored_pieces(conn, model, rowids, len(words))
+        stored = late_interaction.stored_pieces(conn, model, rowids, len(words), self._pieces)
         return late_interaction.best_scores(query, stored, self._embedder.dim)
 
     def _as_of(self, conn: sqlite3.Connection, query: Query) -> Answer:
