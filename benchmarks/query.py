@@ -463,14 +463,7 @@ def stage_profile(db: Path, queries: list[dict[str, Any]]) -> dict[str, Any]:
 
     from ai_memory.embed.model import MiniLM
     from ai_memory.retrieval.embedding_job import observation_text
-    from ai_memory.retrieval.fts import page_term_stats
-    from ai_memory.retrieval.fusion import fuse, top_ids
-    from ai_memory.retrieval.search import (
-        Query, Retriever, candidates_of, raw_hits, scope_projects,
-    )
-    from ai_memory.retrieval.streams import (
-        entity_stream, fts_stream, graph_stream, turn_streams, vector_stream,
-    )
+    from ai_memory.retrieval.search import Query, Retriever
     from ai_memory.retrieval.vectors import VectorIndex
     from ai_memory.store.connection import open_read_connection
 
@@ -491,33 +484,13 @@ def stage_profile(db: Path, queries: list[dict[str, Any]]) -> dict[str, Any]:
     embedder.encode(texts)
     batch_s = time.perf_counter() - t3
     stages: dict[str, list[float]] = {}
-
-    def timed(name: str, fn: Any) -> Any:
+    now = datetime.now(timezone.utc)
+    for item in queries:  # the stages as Retriever.answer runs them (the query encoded meanwhile)
         start = time.perf_counter()
-        out = fn()
-        stages.setdefault(name, []).append(time.perf_counter() - start)
-        return out
-
-    for item in queries:
-        q = Query(q=item["q"], project=item["project"], k=10)
-        start = time.perf_counter()
-        qtokens = timed("encode query", lambda: retriever.query_tokens(q.q))
-        qvec = qtokens.pooled
-        stats = timed("term counts", lambda: page_term_stats(conn, q.q))
-        projects = scope_projects(q)
-        streams = [timed("fts", lambda: fts_stream(conn, q.q, stats, projects)),
-                   timed("entities", lambda: entity_stream(conn, q.q, projects)),
-                   timed("vectors", lambda: vector_stream(conn, index, qvec, projects))]
-        streams += list(timed("turns (fts+vectors)", lambda: turn_streams(conn, q.q, index, qvec, projects)))
-        streams.append(timed("graph", lambda: graph_stream(conn, top_ids(streams, 5))))
-        streams = [s for s in streams if s.ranked]
-        moment = datetime.now(timezone.utc)
-        candidates, rows = timed("fuse+rows+scope", lambda: candidates_of(conn, fuse(streams), q, projects, moment))
-        hits = timed("rerank+evidence", lambda: retriever._rerank(conn, q, candidates, rows,
-                                                                   streams, stats, moment, qtokens))
-        if not hits:
-            timed("raw_hits", lambda: raw_hits(conn, q))
+        answer = retriever.answer(conn, Query(q=item["q"], project=item["project"], k=10, profile=True), now)
         stages.setdefault("total", []).append(time.perf_counter() - start)
+        for name, ms in answer.stages_ms.items():
+            stages.setdefault(name, []).append(ms / 1000)
     conn.close()
     return {
         "stages_ms": {k: {"p50": round(pct(sorted(v), 50) * 1000, 2), "p95": round(pct(sorted(v), 95) * 1000, 2),
