@@ -459,6 +459,14 @@ MIGRATIONS: tuple[tuple[int, str, str | Callable[[sqlite3.Connection], None]], .
         CREATE INDEX messages_from ON messages(from_project);
         """,
     ),
+    (
+        19,
+        "a session's page found from the index alone (a search asks for hundreds of sessions' pages)",
+        """
+        CREATE INDEX pages_session_type ON pages(session_id, type);
+        DROP INDEX pages_session;
+        """,
+    ),
 )
 
 
