@@ -89,3 +89,19 @@ def test_each_text_of_a_passage_is_read_on_its_own() -> None:
     parts = ["Session", "edited yarl/_parse.py", "and x_ then foo"]
     assert "yarl/parse.py" in readable("\n".join(parts))  # read as one text, the two are emphasis
     assert parts_snippet(parts, ["parse"])["snippet"] == "Session edited yarl/_parse.py and x_ then foo"
+
+
+# Pieces of lines where markdown might or might not see markup, joined at random.
+PIECES = ["snake_case", "__dunder__", "_edge", "edge_", "a-b", " - ", "-", "--", "---", "===", "# ", "#", "> ", ">",
+          "1. ", "1.", "2)", "1.5", "+ ", "+", "* ", "*", "`", "``` ", "~", "~~", "|", "[x]", "[[a]]", "\\", "&amp;",
+          "&", "<b>", "<", "\x00", "    ", "   ", "\t", " ", "\n", "\n\n", "word", "x", "é", "_", "(_x_)", "a__b"]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=30).map("".join))
+def test_a_text_left_unparsed_reads_as_the_parser_reads_it(text: str) -> None:
+    """The shortcut past the markdown parser never changes the words a text gives."""
+    from ai_memory.core.readable import _MARKUP, _is_markdown, _words
+
+    parsed_before = _MARKUP.search(text) is not None
+    assert _words(text, _is_markdown(text)) == _words(text, parsed_before)

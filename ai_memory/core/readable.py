@@ -23,6 +23,15 @@ _JSONISH = re.compile(r"^\s*[\[{]")
 
 CACHED_CHARS = 8_000  # texts up to this long are remembered: at most 1,024 of them, ~16 MB
 _MARKUP = re.compile(r"[#*_`\[\]>|~-]")  # without any of these, a text is read as it is
+# Of those, the places where one can be markup (or where markdown changes other characters:
+# escapes, entities, HTML, NUL): emphasis, code, links, tables and strikethrough anywhere, an
+# underscore at a word's edge, and at a line's start (after at most three spaces) a heading,
+# quote, list marker, underline or rule. A text with the characters but none of these places reads
+# the same parsed or not (an underscore inside a name, a dash inside a word, a # mid-line: most
+# code), so it is not parsed either.
+_MARKUP_PLACE = re.compile(r"[*`\[\]|~\\&<\x00]|(?<!\w)_|_(?!\w)"
+                           r"|^[ \t]{0,3}(?:[#>]|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|=+[ \t]*$|-[- \t]*$)",
+                           re.M)
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 PREFIX_CHARS = (500, 4_000)  # where ``readable_prefixes`` tries to stop
 
@@ -39,7 +48,7 @@ def _remembered(text: str) -> str:
 
 def _readable(text: str) -> str:
     converted = _converted(text)
-    return _words(converted, _MARKUP.search(converted) is not None)
+    return _words(converted, _is_markdown(converted))
 
 
 def readable_prefixes(text: str, at_least: int = 0) -> Iterator[tuple[str, bool]]:
@@ -56,13 +65,17 @@ def readable_prefixes(text: str, at_least: int = 0) -> Iterator[tuple[str, bool]
     shorter than ``at_least`` characters."""
     if len(text) > max(PREFIX_CHARS[0], at_least):
         converted = _converted(text)
-        parse = _MARKUP.search(converted) is not None
+        parse = _is_markdown(converted)
         for size in dict.fromkeys(max(size, at_least) for size in PREFIX_CHARS):
             cut = _BLANK_LINE.search(converted, size)
             if cut is None or "]:" in converted[cut.start():]:
                 break
             yield _words(converted[:cut.start()], parse), False
     yield readable(text), True
+
+
+def _is_markdown(text: str) -> bool:
+    return _MARKUP.search(text) is not None and _MARKUP_PLACE.search(text) is not None
 
 
 def _converted(text: str) -> str:
