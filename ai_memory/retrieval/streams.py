@@ -92,11 +92,10 @@ def entity_stream(conn: sqlite3.Connection, q: str, projects: Collection[str] | 
     if not telling:
         return stream
     marks = ",".join("?" * len(telling))
-    sql = (f"SELECT e.page_id, e.entity FROM page_entities e JOIN pages p ON p.id = e.page_id"
-           f" WHERE e.entity IN ({marks})")
+    sql = f"SELECT e.page_id, e.entity FROM page_entities e WHERE e.entity IN ({marks})"
     args: list[str] = list(telling)
-    if projects is not None:
-        sql += f" AND p.project IN ({','.join('?' * len(projects))})"
+    if projects is not None:  # the scope's page ids from the project index, not from each page's row
+        sql += f" AND e.page_id IN (SELECT id FROM pages WHERE project IN ({','.join('?' * len(projects))}))"
         args += sorted(projects)
     scores: dict[int, float] = defaultdict(float)
     matched: dict[int, list[str]] = defaultdict(list)
