@@ -10,8 +10,8 @@ For each ``--pages`` N, on a fresh data dir and the daemon of this checkout:
    ``reindex`` runs; N x ``--observations-per-page`` observations as coding sessions of 50
    hook events (SessionStart, a prompt, Read/Bash calls, two Edits, SessionEnd), each through
    the sanitizer and the real single writer (journal, FTS rows, group commit); their vectors
-   through the embedding job's own functions, with pseudo-random unit vectors keyed by content
-   hash in place of the model (the page chunks' too). A million observations through ``/hook``
+   through the embedding job's own functions, with a random projection of each text's words in
+   place of the model (the page chunks' too; see ``scale_build.WordVectors``). A million observations through ``/hook``
    and the model would take many hours on a shared 2-core machine; stored this way they are
    the same rows, journal and vectors, but their throughput says nothing about the hook path;
 2. **through HTTP**, the daemon started on that data dir: ``--hook-sessions`` more sessions
@@ -22,10 +22,9 @@ For each ``--pages`` N, on a fresh data dir and the daemon of this checkout:
    re-embedding: vectors are kept by content hash) with the peak RSS of every process, database
    and vector sizes, and the peak RSS over the whole run;
 3. **in this process**, the daemon stopped: the quantized vector search against the exact float32
-   one over the same database and real query vectors (recall of the top 300 rows of each matrix,
-   of the rows each vector stream returns, and of a whole search's top 10). The page and
-   observation vectors are pseudo-random, so a query is near none of them: that recall is a worst
-   case for the sign bits (``tests/test_vector_cache.py`` measures it on clustered vectors).
+   one over the same database, each query made into a vector as the stored texts were (recall
+   of the top 300 rows of each matrix, of the rows each vector stream returns, and of a whole
+   search's top 10 hits).
 
 With two or more sizes, the ratio of each figure from the smallest to the largest is printed.
 """
@@ -53,11 +52,11 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 import numpy as np  # noqa: E402
 
-from footprint import DIM, MODEL_ID, fill_page_vectors, snapshot, tree  # noqa: E402
+from footprint import DIM, MODEL_ID, snapshot, tree  # noqa: E402
 from query import (  # noqa: E402
     HOOK_CLIENTS, PROJECTS, Client, free_port, generate, hook_load, make_queries, post_hooks, topic, wait_up,
 )
-from scale_build import write_pages, write_sessions  # noqa: E402
+from scale_build import CachedVectors, WordVectors, fill_page_vectors, write_pages, write_sessions  # noqa: E402
 
 GOALS = {"query_p95_idle_ms": 100.0, "query_p95_burst_ms": 200.0, "briefing_p95_ms": 100.0, "reindex_s": 300.0,
          "rss_mb": 800.0}
@@ -141,16 +140,15 @@ def peak_rss_during(pid: int, stop: threading.Event, out: dict[str, float]) -> N
 
 def run_size(pages: int, per_page: float, hook_sessions: int, n_queries: int, burst_s: float,
              work: Path) -> dict[str, Any]:
-    data, staged, port = work / f"p{pages}" / "data", work / f"p{pages}" / "staged", free_port()
+    data, port = work / f"p{pages}" / "data", free_port()
     db = data / "db" / "memory.sqlite"
     out: dict[str, Any] = {"pages": pages}
     t0 = time.monotonic()
     specs, out["build"] = write_pages(data, pages, generate)
-    (staged / "db").mkdir(parents=True)
-    (staged / "wiki").symlink_to(data / "wiki")
-    out["build"]["page_vectors"] = fill_page_vectors(staged, db)
+    words = WordVectors()
+    out["build"]["page_vectors"] = fill_page_vectors(data, words)
     sessions = max(1, int(pages * per_page / EVENTS_PER_SESSION))
-    out["build"].update(write_sessions(data, sessions, session_events))
+    out["build"].update(write_sessions(data, sessions, session_events, words))
     out["build"]["build_s"] = round(time.monotonic() - t0, 1)
     print(f"  [{pages:,}] built offline in {out['build']['build_s']} s: {out['build']}", flush=True)
     env = {**os.environ, "AI_MEMORY_DATA_DIR": str(data), "AI_MEMORY_SESSIONS_IDLE_MINUTES": "600"}
@@ -186,7 +184,9 @@ def run_size(pages: int, per_page: float, hook_sessions: int, n_queries: int, bu
         watcher = threading.Thread(target=peak_rss_during, args=(proc.pid, stop, during))
         watcher.start()
         t2 = time.monotonic()
-        status, report = client.call("POST", "/v1/reindex", {})
+        patient = Client(port, client.token, timeout=7200.0)  # a large reindex takes minutes
+        status, report = patient.call("POST", "/v1/reindex", {})
+        patient.close()
         out["reindex_s"] = round(time.monotonic() - t2, 1)
         stop.set()
         watcher.join()
@@ -204,7 +204,7 @@ def run_size(pages: int, per_page: float, hook_sessions: int, n_queries: int, bu
         stop_peak.set()
         sampler.join()
     out["peak_rss_mb"] = peak.get("rss_mb", 0.0)
-    out["recall"] = recall(db, queries[:100])
+    out["recall"] = recall(db, queries[:100], words)
     print(f"  [{pages:,}] peak RSS of all processes over the run {out['peak_rss_mb']} MB; "
           f"fast vector path against the exact one: {out['recall']}", flush=True)
     return out
@@ -226,17 +226,17 @@ def ingest_sample(client: Client, searcher: Client, port: int, queries: list[dic
             "query_while_ingesting_ms": percentiles(during)}
 
 
-def recall(db: Path, queries: list[dict[str, Any]]) -> dict[str, Any]:
+def recall(db: Path, queries: list[dict[str, Any]], words: WordVectors) -> dict[str, Any]:
     """The product's vector search over the quantized matrices against the exact float32 one,
-    over the same database, for real query vectors (the model, in this process): recall of the
-    top 300 rows by cosine of each matrix, of the rows each vector search returns (those above
-    its similarity floor), and the overlap of the final top 10 hits of a whole search."""
-    from ai_memory.embed.model import MiniLM
+    over the same database, with each query made into a vector as the stored texts were
+    (``WordVectors``: the model's vectors would be near none of them): recall of the top 300
+    rows by cosine of each matrix, of the rows each vector stream returns (those above its
+    similarity floor), and of the top 10 hits of a whole search (``Retriever.answer``)."""
     from ai_memory.retrieval.search import Query, Retriever
     from ai_memory.retrieval.vectors import VectorIndex, nearest
     from ai_memory.store.connection import open_read_connection
 
-    embedder = MiniLM()
+    embedder = CachedVectors(words)
     conn = open_read_connection(db)
     fast, exact = VectorIndex(MODEL_ID, DIM), VectorIndex(MODEL_ID, DIM, exact_rows=2**62)
     engines = [Retriever(embedder, index, ready=lambda: True) for index in (fast, exact)]
@@ -253,22 +253,22 @@ def recall(db: Path, queries: list[dict[str, Any]]) -> dict[str, Any]:
         rows = {name: len(f(conn).keys) for name, (f, _) in matrices.items()}
         kinds = {name: type(f(conn).matrix).__name__ for name, (f, _) in matrices.items()}
         for item in queries:
-            qvec = embedder.encode([item["q"]])[0]
+            qvec = words(item["q"])
             for name, (f, e) in matrices.items():
                 overlap(f"{name} top-300", nearest(f(conn), qvec, 300)[0].tolist(),
                         nearest(e(conn), qvec, 300)[0].tolist())
             overlap("vector stream pages", [p for p, _ in fast.search_pages(conn, qvec)],
                     [p for p, _ in exact.search_pages(conn, qvec)])
-            overlap("vector stream turns (400)", [r for r, _, _ in fast.search_observations(conn, qvec, 400)],
+            overlap("vector stream turns", [r for r, _, _ in fast.search_observations(conn, qvec, 400)],
                     [r for r, _, _ in exact.search_observations(conn, qvec, 400)])
             hits = [[h.get("path") or h.get("id") for h in engine.answer(conn, Query(item["q"], item["project"])).hits]
                     for engine in engines]
             overlap("final top-10 hits", hits[0], hits[1])
     finally:
         conn.close()
-    return {"rows": rows, "matrices": kinds,
-            **{name: round(float(np.mean(v)), 4) for name, v in found.items()},
-            "queries_with_vector_stream_rows": len(found.get("vector stream pages", []))}
+    return {"rows": rows, "matrices": kinds, **{name: round(float(np.mean(v)), 4) for name, v in found.items()},
+            "queries": len(queries), "with_vector_stream_pages": len(found.get("vector stream pages", [])),
+            "with_vector_stream_turns": len(found.get("vector stream turns", []))}
 
 
 def idle(client: Client, queries: list[dict[str, Any]]) -> dict[str, float]:

@@ -11,20 +11,24 @@ daemon, through the product's own storage code:
   ``store.observations.insert_observation``, submitted to the real ``store.writer.Writer``: group
   commit, the raw journal fsynced before each commit, the FTS rows in the same transaction;
 - **vectors**: the embedding job's own ``find_pending`` and ``store_vectors`` (through the
-  writer), with ``CachedVectors`` in place of the model: each text's vector is a pseudo-random
-  unit vector keyed by its content hash, and its piece vectors (late interaction) are the real
-  tokenizer's word pieces with pseudo-random vectors. So the number and size of the vectors,
-  sentences and piece vectors are the real ones; what they point at is not meaningful, which
-  is why ``scale.py`` measures recall on its queries' own matches, not on quality.
+  writer), with ``CachedVectors`` in place of the model: each text's vector is ``WordVectors``
+  (a random projection of its bag of words: texts sharing words are near), and its piece
+  vectors (late interaction) are the real tokenizer's word pieces with pseudo-random vectors.
+  So the number and size of the vectors, sentences and piece vectors are the real ones, and
+  they have neighbours, but they are not the model's: a query embedded by the model finds
+  nothing by them (the text streams still do), and ``scale.py`` measures the quantized
+  search's recall with queries made the same way.
 
-Page chunks get their vectors the same way (``footprint.fill_page_vectors``). Nothing here
-opens a writable connection beside the writer, except the rebuild's own new file.
+Page chunks get their vectors the same way (``fill_page_vectors``), written into the database
+before any daemon opens it; everything else goes through the writer or the rebuild's new file.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
+import re
+import sqlite3
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -55,20 +59,59 @@ def unit_by_hash(digest: str, salt: int = 0) -> np.ndarray:
     return v / np.linalg.norm(v)
 
 
+class WordVectors:
+    """A text's stand-in vector: the normalized sum of a fixed random vector per word (a random
+    projection of its bag of words). Texts sharing words lie near each other, as embeddings of
+    related texts do, so a nearest-neighbour search over them has an answer worth recalling,
+    which independent random vectors (all about equally far) would not have."""
+
+    def __init__(self) -> None:
+        self._words: dict[str, np.ndarray] = {}
+
+    def _word(self, word: str) -> np.ndarray:
+        v = self._words.get(word)
+        if v is None:
+            digest = text_hash(word)
+            v = self._words[word] = np.random.default_rng(int(digest[:15], 16)).standard_normal(DIM).astype(np.float32)
+        return v
+
+    def __call__(self, text: str) -> np.ndarray:
+        words = re.findall(r"[a-z0-9]+", text.lower())
+        if not words:
+            return unit_by_hash(text_hash(text))
+        v = np.add.reduce([self._word(w) for w in words])
+        return v / np.linalg.norm(v)
+
+
+def fill_page_vectors(data: Path, words: WordVectors) -> int:
+    """A vector for every chunk of the indexed pages, keyed by content hash as the job stores it."""
+    db = data / "db" / "memory.sqlite"
+    conn = sqlite3.connect(db)
+    try:
+        rows = conn.execute("SELECT content_hash, MIN(text) FROM chunks GROUP BY content_hash").fetchall()
+        with conn:
+            conn.executemany("INSERT OR IGNORE INTO embeddings(content_hash, model, dim, vector) VALUES (?,?,?,?)",
+                             [(h, MODEL_ID, DIM, words(text).tobytes()) for h, text in rows])
+        return len(rows)
+    finally:
+        conn.close()
+
+
 class CachedVectors:
-    """The ``Embedder`` protocol without the model: vectors keyed by the text's hash, pieces
-    cut by the model's own tokenizer. For building a large memory only."""
+    """The ``Embedder`` protocol without the model: ``WordVectors`` for a text, pieces cut by
+    the model's own tokenizer with random vectors. For building a large memory only."""
 
     model_id, dim = MODEL_ID, DIM
 
-    def __init__(self) -> None:
+    def __init__(self, words: WordVectors) -> None:
         from tokenizers import Tokenizer
 
         self._tok = Tokenizer.from_file(str(packaged_model_dir() / "tokenizer.json"))
         self._tok.enable_truncation(256)
+        self.words = words
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        return np.stack([unit_by_hash(text_hash(t)) for t in texts]) if texts else np.zeros((0, DIM), np.float32)
+        return np.stack([self.words(t) for t in texts]) if texts else np.zeros((0, DIM), np.float32)
 
     def encode_tokens(self, texts: list[str]) -> list[Tokens]:
         found = []
@@ -77,7 +120,7 @@ class CachedVectors:
             digest = text_hash(text)
             vectors = np.stack([unit_by_hash(digest, i + 1) for i in range(len(pieces))]) if pieces else \
                 np.zeros((0, DIM), np.float32)
-            found.append(Tokens(pieces, vectors, unit_by_hash(digest)))
+            found.append(Tokens(pieces, vectors, self.words(text)))
         return found
 
 
@@ -115,14 +158,15 @@ async def _store_vectors(reader: Reader, writer: Writer, embedder: CachedVectors
             return done
         encoded = embedder.encode_tokens([text for _, text in pending.tokens]) if pending.tokens else []
         pooled = {digest: t.pooled for (digest, _), t in zip(pending.tokens, encoded)}
-        vectors = np.stack([pooled[h] if h in pooled else unit_by_hash(h) for h in pending.hashes]) \
+        vectors = np.stack([pooled[h] if h in pooled else embedder.words(text)
+                            for h, text in zip(pending.hashes, pending.texts)]) \
             if pending.hashes else np.zeros((0, DIM), np.float32)
         pieces = [late_interaction.packed(digest, t) for (digest, _), t in zip(pending.tokens, encoded)]
         await writer.submit_wait(store_vectors(MODEL_ID, DIM, pending, vectors, pieces))
         done += len(pending.hashes)
 
 
-def write_sessions(data: Path, sessions: int, session_events: Any) -> dict[str, float]:
+def write_sessions(data: Path, sessions: int, session_events: Any, words: WordVectors) -> dict[str, float]:
     """``sessions`` coding sessions through the sanitizer and the writer, then their vectors."""
     db = data / "db" / "memory.sqlite"
 
@@ -134,7 +178,7 @@ def write_sessions(data: Path, sessions: int, session_events: Any) -> dict[str, 
             t0 = time.monotonic()
             stored = await _store_observations(writer, (e for n in range(sessions) for e in session_events(rng, n)))
             t1 = time.monotonic()
-            vectors = await _store_vectors(reader, writer, CachedVectors())
+            vectors = await _store_vectors(reader, writer, CachedVectors(words))
             return {"observations": stored, "observations_s": round(t1 - t0, 1),
                     "observations_per_s": round(stored / max(t1 - t0, 1e-9), 1),
                     "texts_with_vectors": vectors, "vectors_s": round(time.monotonic() - t1, 1)}
