@@ -222,20 +222,26 @@ def test_too_few_turns_are_ranked_by_cosine_alone(db) -> None:
     assert {rowid: round(s, 4) for rowid, _, s in found} == {r: round(c, 4) for r, c in cosines.items()}
 
 
-def test_the_hubness_correction_is_the_same_however_the_rows_were_loaded(db) -> None:
-    """A query worker that loaded everything at once and the daemon that followed the writes
-    one by one draw the same reference rows, so a query scores alike in both."""
-    writer, reader = db
-    following = VectorIndex(MODEL, DIM)
-    rng = np.random.default_rng(3)
-    query = unit(1, 0, 0, 0.5)
+def followed_and_at_once(writer: sqlite3.Connection, reader: sqlite3.Connection, seed: int, query: np.ndarray,
+                         exact_rows: int | None = None) -> tuple[list, list]:
+    """80 turns written one by one: the turns found by an index that searched every ninth write
+    (loading what was there so far), and by one that loaded them all at once."""
+    sized = {} if exact_rows is None else {"exact_rows": exact_rows}
+    following = VectorIndex(MODEL, DIM, **sized)
+    rng = np.random.default_rng(seed)
     for rowid in range(1, 81):
         add_vector(writer, f"v{rowid}", unit(*rng.normal(0.0, 1.0, size=4)))
         add_observation(writer, rowid, f"s-{rowid}", "acme", f"v{rowid}")
         if rowid % 9 == 0:
-            following.search_observations(reader, query, limit=80)  # loads what is there so far
-    at_once = VectorIndex(MODEL, DIM).search_observations(reader, query, limit=80)
-    followed = following.search_observations(reader, query, limit=80)
+            following.search_observations(reader, query, limit=80)
+    at_once = VectorIndex(MODEL, DIM, **sized).search_observations(reader, query, limit=80)
+    return following.search_observations(reader, query, limit=80), at_once
+
+
+def test_the_hubness_correction_is_the_same_however_the_rows_were_loaded(db) -> None:
+    """A query worker that loaded everything at once and the daemon that followed the writes
+    one by one draw the same reference rows, so a query scores alike in both."""
+    followed, at_once = followed_and_at_once(*db, 3, unit(1, 0, 0, 0.5))
     assert len(at_once) > 10
     assert [(r, round(s, 5)) for r, _, s in followed] == [(r, round(s, 5)) for r, _, s in at_once]
 
@@ -304,17 +310,9 @@ def test_quantized_turns_rank_as_the_exact_ones_do(db) -> None:
     """Past the exact size, turns keep their order and, within the int8 error, their scores
     (hubness corrected) whether loaded at once or followed write by write."""
     writer, reader = db
-    following, exact = VectorIndex(MODEL, DIM, exact_rows=16), VectorIndex(MODEL, DIM, exact_rows=10_000)
-    rng = np.random.default_rng(11)
     query = unit(1, 0.2, 0, 0.5)
-    for rowid in range(1, 81):
-        add_vector(writer, f"v{rowid}", unit(*rng.normal(0.0, 1.0, size=4)))
-        add_observation(writer, rowid, f"s-{rowid}", "acme", f"v{rowid}")
-        if rowid % 9 == 0:
-            following.search_observations(reader, query, limit=80)
-    at_once = VectorIndex(MODEL, DIM, exact_rows=16).search_observations(reader, query, limit=80)
-    followed = following.search_observations(reader, query, limit=80)
-    truth = exact.search_observations(reader, query, limit=80)
+    followed, at_once = followed_and_at_once(writer, reader, 11, query, exact_rows=16)
+    truth = VectorIndex(MODEL, DIM, exact_rows=10_000).search_observations(reader, query, limit=80)
     assert [r for r, _, _ in followed] == [r for r, _, _ in at_once]
     assert len(truth) > 10 and {r for r, _, _ in at_once} == {r for r, _, _ in truth}
     scores = {r: s for r, _, s in truth}
