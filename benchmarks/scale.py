@@ -20,8 +20,9 @@ For each ``--pages`` N, on a fresh data dir and the daemon of this checkout:
    real model in the worker); then, once every vector is stored, ``/v1/query`` p50/p95 idle
    and under a burst of 32 hook clients, ``/v1/briefing`` p95, ``POST /v1/reindex`` (no
    re-embedding: vectors are kept by content hash) with the peak RSS of every process, database
-   and vector sizes, and the peak RSS over the whole run;
-3. **in this process**, the daemon stopped: the quantized vector search against the exact float32
+   and vector sizes, and the peak RSS over the whole run (what step 3 does in between runs in
+   this process, not the daemon's);
+3. **in this process**, the daemon idle, before the reindex: the quantized vector search against the exact float32
    one over the same database, each query made into a vector as the stored texts were (recall
    of the top 300 rows of each matrix, of the rows each vector stream returns, and of a whole
    search's top 10 hits).
@@ -178,6 +179,10 @@ def run_size(pages: int, per_page: float, hook_sessions: int, n_queries: int, bu
         print(f"  [{pages:,}] query idle {out['query_idle_ms']}, burst {out['query_burst_ms']}, "
               f"briefing {out['briefing_ms']}", flush=True)
         settled(client, pages, 3600)
+        # Before the reindex: a rebuilt database's observations wait for the embedding job to link
+        # them to their vectors again. The daemon is idle meanwhile.
+        out["recall"] = recall(db, queries[:100], words)
+        print(f"  [{pages:,}] fast vector path against the exact one: {out['recall']}", flush=True)
         out["rss_before_reindex_mb"] = snapshot(proc.pid)["rss_mb"]
         during: dict[str, float] = {}
         stop = threading.Event()
@@ -204,9 +209,7 @@ def run_size(pages: int, per_page: float, hook_sessions: int, n_queries: int, bu
         stop_peak.set()
         sampler.join()
     out["peak_rss_mb"] = peak.get("rss_mb", 0.0)
-    out["recall"] = recall(db, queries[:100], words)
-    print(f"  [{pages:,}] peak RSS of all processes over the run {out['peak_rss_mb']} MB; "
-          f"fast vector path against the exact one: {out['recall']}", flush=True)
+    print(f"  [{pages:,}] peak RSS of all processes over the run {out['peak_rss_mb']} MB", flush=True)
     return out
 
 
