@@ -10,12 +10,14 @@ no longer fits in the cache). Here each row is kept twice, small:
   order of magnitude faster than the float product) and keeps ``CANDIDATES`` times the rows
   asked for, at least ``MIN_CANDIDATES``;
 - its **int8 codes** with one float32 scale (row ~= scale * codes, 388 bytes): the candidates
-  are scored by the cosine these give, within about 1e-3 of the float32 cosine, and the best
+  are scored by the cosine these give, within 2e-3 of the float32 cosine, and the best
   are returned with those scores.
 
 So a row costs 436 bytes instead of 1,536, and what is found is the exact brute-force answer
 except where the sign bits left a row out of the candidates or a near-tie swaps within the
 int8 error: ``benchmarks/scale.py`` prints the recall against the exact search in the same run.
+On 22,126 all-MiniLM-L6-v2 vectors of coding sessions (200 of them held out as queries), the
+top 10 were found with recall 0.993 and the top 300 with 0.994.
 Instances never change: an append or a removal builds a new one, so a search holding the old
 one is never disturbed.
 """

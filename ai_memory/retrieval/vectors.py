@@ -12,7 +12,7 @@ matrix-vector product of a few milliseconds (10,000 pages are about 30,000 chunk
 one is held as ``quantized.QuantizedRows`` (sign bits to choose candidates, int8 codes to
 score them: 436 bytes a row instead of 1,536, and about 4x faster at 300,000 rows), whose
 answer is the exact one but for rows the sign bits missed (recall printed by
-``benchmarks/scale.py``) and near-ties within its 1e-3 error.
+``benchmarks/scale.py``) and near-ties within its 2e-3 error.
 """
 
 from __future__ import annotations
