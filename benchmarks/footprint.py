@@ -110,9 +110,23 @@ def cpu_seconds(pid: int) -> float:
     return total
 
 
-def fill_page_vectors(staged: Path, db: Path) -> int:
-    """Pseudo-random unit vectors for every chunk of the pages in ``wiki/``, keyed by content hash."""
-    from harness import seed_vectors
+# The database made by the tree that will serve it: an older tree refuses a newer schema.
+_SEED = """import sys
+from ai_memory.store.connection import open_write_connection
+from ai_memory.store.migrations import migrate
+conn = open_write_connection(__import__("pathlib").Path(sys.argv[1]))
+migrate(conn)
+conn.execute("ATTACH DATABASE ? AS source", (sys.argv[2],))
+with conn:
+    conn.execute("INSERT OR IGNORE INTO embeddings(content_hash, model, dim, vector)"
+                 " SELECT content_hash, model, dim, vector FROM source.embeddings")
+print(conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+"""
+
+
+def fill_page_vectors(staged: Path, db: Path, tree_dir: Path = REPO) -> int:
+    """Pseudo-random unit vectors for every chunk of the pages in ``wiki/``, keyed by content
+    hash, in a new database made by the code of ``tree_dir``."""
     from ai_memory.core.chunks import chunk_text, text_hash
     from ai_memory.core.page import parse_page
 
@@ -130,7 +144,10 @@ def fill_page_vectors(staged: Path, db: Path) -> int:
     with conn:
         conn.executemany("INSERT OR IGNORE INTO embeddings VALUES (?,?,?,?)", rows)
     conn.close()
-    return seed_vectors(db, cache)
+    db.parent.mkdir(parents=True, exist_ok=True)
+    seeded = subprocess.run([sys.executable, "-c", _SEED, str(db), str(cache)], cwd=tree_dir, check=True,
+                            env={**os.environ, "PYTHONPATH": str(tree_dir)}, capture_output=True, text=True)
+    return int(seeded.stdout.strip())
 
 
 def tree_of(commit: str, into: Path) -> Path:
@@ -215,7 +232,7 @@ def measure(name: str, tree_dir: Path, env_extra: dict[str, str], pages: int, lo
     specs = generate(staged / "wiki", pages)
     if not real_vectors:  # into the database before the daemon opens it: nothing writes beside its writer
         (staged / "db").mkdir(parents=True)
-        count = fill_page_vectors(staged, data / "db" / "memory.sqlite")
+        count = fill_page_vectors(staged, data / "db" / "memory.sqlite", tree_dir)
         print(f"  [{name}] {count:,} page vectors seeded by content hash", flush=True)
     env = {**os.environ, "AI_MEMORY_DATA_DIR": str(data), "AI_MEMORY_SESSIONS_IDLE_MINUTES": "600", **env_extra}
     env["PYTHONPATH"] = str(tree_dir)
