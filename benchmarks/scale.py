@@ -1,23 +1,33 @@
 """Scale: how ingest, search, briefing, reindex and sizes grow with the number of pages.
 
     python benchmarks/scale.py --pages 10000 [--pages 100000] [--observations-per-page 10]
-        [--queries 200] [--burst-seconds 30] [--real-page-vectors]
+        [--hook-sessions 40] [--queries 200] [--burst-seconds 30] [--json out.json]
 
-For each ``--pages`` N, on a fresh data dir and the daemon of this checkout (the model worker
-structure):
+For each ``--pages`` N, on a fresh data dir and the daemon of this checkout:
 
-1. N pages (``benchmarks/query.py``'s generator) with page vectors by content hash (pseudo-random
-   unit vectors unless ``--real-page-vectors``; see ``footprint.py``), indexed at start;
-2. N x ``--observations-per-page`` observations posted through ``/hook`` as coding sessions of
-   50 events (SessionStart, a prompt, Read/Bash calls, two Edits, SessionEnd), while one client
-   searches without pause: ingest throughput with searching;
-3. once every vector is stored: ``/v1/query`` p50/p95 idle and under a burst of 32 hook clients,
-   ``/v1/briefing`` p95, ``POST /v1/reindex`` (no re-embedding: vectors are kept by content
-   hash) with the daemon's and worker's peak RSS, database and vector sizes.
+1. **built offline** (``benchmarks/scale_build.py``, no daemon, no model): N pages
+   (``benchmarks/query.py``'s generator) committed to git and indexed by the rebuild that
+   ``reindex`` runs; N x ``--observations-per-page`` observations as coding sessions of 50
+   hook events (SessionStart, a prompt, Read/Bash calls, two Edits, SessionEnd), each through
+   the sanitizer and the real single writer (journal, FTS rows, group commit); their vectors
+   through the embedding job's own functions, with a random projection of each text's words in
+   place of the model (the page chunks' too; see ``scale_build.WordVectors``). A million observations through ``/hook``
+   and the model would take many hours on a shared 2-core machine; stored this way they are
+   the same rows, journal and vectors, but their throughput says nothing about the hook path;
+2. **through HTTP**, the daemon started on that data dir: ``--hook-sessions`` more sessions
+   posted to ``/hook`` by 16 clients while one client searches without pause (the ingest
+   throughput with searching, and the query latency meanwhile: their texts are embedded by the
+   real model in the worker); then, once every vector is stored, ``/v1/query`` p50/p95 idle
+   and under a burst of 32 hook clients, ``/v1/briefing`` p95, ``POST /v1/reindex`` (no
+   re-embedding: vectors are kept by content hash) with the peak RSS of every process, database
+   and vector sizes, and the peak RSS over the whole run (what step 3 does in between runs in
+   this process, not the daemon's);
+3. **in this process**, the daemon idle, before the reindex: the quantized vector search against the exact float32
+   one over the same database, each query made into a vector as the stored texts were (recall
+   of the top 300 rows of each matrix, of the rows each vector stream returns, and of a whole
+   search's top 10 hits).
 
 With two or more sizes, the ratio of each figure from the smallest to the largest is printed.
-On a shared 2-core machine 100,000 pages take hours (1M observations through HTTP alone is
-about an hour); run what fits and say so.
 """
 
 from __future__ import annotations
@@ -41,10 +51,13 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from footprint import fill_page_vectors, snapshot, tree  # noqa: E402
+import numpy as np  # noqa: E402
+
+from footprint import DIM, MODEL_ID, snapshot, tree  # noqa: E402
 from query import (  # noqa: E402
     HOOK_CLIENTS, PROJECTS, Client, free_port, generate, hook_load, make_queries, post_hooks, topic, wait_up,
 )
+from scale_build import CachedVectors, WordVectors, fill_page_vectors, write_pages, write_sessions  # noqa: E402
 
 GOALS = {"query_p95_idle_ms": 100.0, "query_p95_burst_ms": 200.0, "briefing_p95_ms": 100.0, "reindex_s": 300.0,
          "rss_mb": 800.0}
@@ -126,61 +139,74 @@ def peak_rss_during(pid: int, stop: threading.Event, out: dict[str, float]) -> N
         time.sleep(0.5)
 
 
-def run_size(pages: int, per_page: float, n_queries: int, burst_s: float, real_vectors: bool,
+def run_size(pages: int, per_page: float, hook_sessions: int, n_queries: int, burst_s: float,
              work: Path) -> dict[str, Any]:
-    data, staged, port = work / f"p{pages}" / "data", work / f"p{pages}" / "staged", free_port()
-    specs = generate(data / "wiki", pages)
-    if not real_vectors:
-        (staged / "db").mkdir(parents=True)
-        (staged / "wiki").symlink_to(data / "wiki")
-        fill_page_vectors(staged, data / "db" / "memory.sqlite")
-    env = {**os.environ, "AI_MEMORY_DATA_DIR": str(data), "AI_MEMORY_SESSIONS_IDLE_MINUTES": "600"}
+    data, port = work / f"p{pages}" / "data", free_port()
+    db = data / "db" / "memory.sqlite"
     out: dict[str, Any] = {"pages": pages}
+    t0 = time.monotonic()
+    specs, out["build"] = write_pages(data, pages, generate)
+    words = WordVectors()
+    out["build"]["page_vectors"] = fill_page_vectors(data, words)
+    sessions = max(1, int(pages * per_page / EVENTS_PER_SESSION))
+    out["build"].update(write_sessions(data, sessions, session_events, words))
+    out["build"]["build_s"] = round(time.monotonic() - t0, 1)
+    print(f"  [{pages:,}] built offline in {out['build']['build_s']} s: {out['build']}", flush=True)
+    env = {**os.environ, "AI_MEMORY_DATA_DIR": str(data), "AI_MEMORY_SESSIONS_IDLE_MINUTES": "600"}
     t0 = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-m", "ai_memory.cli", "serve", "--port", str(port)], env=env,
                             cwd=REPO, stderr=subprocess.DEVNULL)
+    peak: dict[str, float] = {}
+    stop_peak = threading.Event()
+    sampler = threading.Thread(target=peak_rss_during, args=(proc.pid, stop_peak, peak))
+    sampler.start()
     try:
         wait_up(port, data / "token", proc, limit_s=3600)
         client, searcher = (Client(port, (data / "token").read_text().strip()) for _ in range(2))
         settled(client, pages, 3600)
-        out["start_index_s"] = round(time.monotonic() - t0, 1)
+        out["start_s"] = round(time.monotonic() - t0, 1)
         queries = make_queries(specs, n_queries)
-        sessions = max(1, int(pages * per_page / EVENTS_PER_SESSION))
-        rng = random.Random(5)
-        events = [e for n in range(sessions) for e in session_events(rng, n)]
-        stop, during = threading.Event(), []
-        thread = threading.Thread(target=search_until, args=(searcher, queries, stop, during))
-        thread.start()
-        seconds = asyncio.run(post_hooks(port, client.token, events, 16))
-        stop.set()
-        thread.join()
-        out["ingest"] = {"events": len(events), "seconds": round(seconds, 1),
-                         "per_s": round(len(events) / seconds, 1), "query_while_ingesting_ms": percentiles(during)}
-        print(f"  [{pages:,}] ingest {len(events):,} events in {seconds:.0f} s ({len(events) / seconds:,.0f}/s) "
-              f"while searching: {out['ingest']['query_while_ingesting_ms']}", flush=True)
-        t1 = time.monotonic()
-        settled(client, pages, 7200)
-        out["embed_after_ingest_s"] = round(time.monotonic() - t1, 1)
+        for item in queries[:20]:  # the worker's matrices load on the first searches
+            client.call("POST", "/v1/query", {"q": item["q"], "project": item["project"], "k": 10})
+        out["rss_settled_mb"] = snapshot(proc.pid)["rss_mb"]
+        out["ingest"] = ingest_sample(client, searcher, port, queries, sessions, hook_sessions)
+        print(f"  [{pages:,}] started and settled in {out['start_s']} s (RSS {out['rss_settled_mb']} MB); "
+              f"/hook sample: {out['ingest']}", flush=True)
+        settled(client, pages, 3600)
         out["query_idle_ms"] = idle(client, queries)
         out["query_burst_ms"] = burst(client, port, queries, burst_s)
         out["briefing_ms"] = briefings(client, work, 100)
         print(f"  [{pages:,}] query idle {out['query_idle_ms']}, burst {out['query_burst_ms']}, "
               f"briefing {out['briefing_ms']}", flush=True)
         settled(client, pages, 3600)
+        # Before the reindex: a rebuilt database's observations wait for the embedding job to link
+        # them to their vectors again. The daemon is idle meanwhile.
+        out["recall"] = recall(db, queries[:100], words)
+        print(f"  [{pages:,}] fast vector path against the exact one: {out['recall']}", flush=True)
         out["rss_before_reindex_mb"] = snapshot(proc.pid)["rss_mb"]
-        peak: dict[str, float] = {}
+        during: dict[str, float] = {}
         stop = threading.Event()
-        watcher = threading.Thread(target=peak_rss_during, args=(proc.pid, stop, peak))
+        watcher = threading.Thread(target=peak_rss_during, args=(proc.pid, stop, during))
         watcher.start()
         t2 = time.monotonic()
-        status, report = client.call("POST", "/v1/reindex", {})
+        patient = Client(port, client.token, timeout=7200.0)  # a large reindex takes minutes
+        status, report = patient.call("POST", "/v1/reindex", {})
+        patient.close()
         out["reindex_s"] = round(time.monotonic() - t2, 1)
         stop.set()
         watcher.join()
         assert status == 200, report
-        out["reindex_peak_rss_mb"] = peak.get("rss_mb", 0.0)
+        out["reindex_peak_rss_mb"] = during.get("rss_mb", 0.0)
         out["processes"] = len(tree(proc.pid))
-        out["sizes"] = sizes(data / "db" / "memory.sqlite")
+        out["sizes"] = sizes(db)
+        t3 = time.monotonic()
+        try:  # the rebuilt observations are linked to their (kept) vectors again by the embedding job
+            settled(client, pages, 900)
+            out["relinked_after_reindex_s"] = round(time.monotonic() - t3, 1)
+        except RuntimeError:
+            out["relinked_after_reindex_s"] = None
+        print(f"  [{pages:,}] observations linked to their vectors again "
+              f"{out['relinked_after_reindex_s']} s after the reindex (None: not within 900 s)", flush=True)
         print(f"  [{pages:,}] reindex {out['reindex_s']} s (peak RSS of all processes {out['reindex_peak_rss_mb']} MB); "
               f"sizes {out['sizes']}", flush=True)
         client.close()
@@ -188,7 +214,72 @@ def run_size(pages: int, per_page: float, n_queries: int, burst_s: float, real_v
     finally:
         proc.terminate()
         proc.wait(timeout=300)
+        stop_peak.set()
+        sampler.join()
+    out["peak_rss_mb"] = peak.get("rss_mb", 0.0)
+    print(f"  [{pages:,}] peak RSS of all processes over the run {out['peak_rss_mb']} MB", flush=True)
     return out
+
+
+def ingest_sample(client: Client, searcher: Client, port: int, queries: list[dict[str, Any]], first: int,
+                  sessions: int) -> dict[str, Any]:
+    """``sessions`` more coding sessions through the real hook path (``/hook``, 16 clients),
+    while one client searches without pause: ingest throughput with searching."""
+    rng = random.Random(6)
+    events = [e for n in range(first, first + sessions) for e in session_events(rng, n)]
+    stop, during = threading.Event(), []
+    thread = threading.Thread(target=search_until, args=(searcher, queries, stop, during))
+    thread.start()
+    seconds = asyncio.run(post_hooks(port, client.token, events, 16))
+    stop.set()
+    thread.join()
+    return {"events": len(events), "seconds": round(seconds, 1), "per_s": round(len(events) / seconds, 1),
+            "query_while_ingesting_ms": percentiles(during)}
+
+
+def recall(db: Path, queries: list[dict[str, Any]], words: WordVectors) -> dict[str, Any]:
+    """The product's vector search over the quantized matrices against the exact float32 one,
+    over the same database, with each query made into a vector as the stored texts were
+    (``WordVectors``: the model's vectors would be near none of them): recall of the top 300
+    rows by cosine of each matrix, of the rows each vector stream returns (those above its
+    similarity floor), and of the top 10 hits of a whole search (``Retriever.answer``)."""
+    from ai_memory.retrieval.search import Query, Retriever
+    from ai_memory.retrieval.vectors import VectorIndex, nearest
+    from ai_memory.store.connection import open_read_connection
+
+    embedder = CachedVectors(words)
+    conn = open_read_connection(db)
+    fast, exact = VectorIndex(MODEL_ID, DIM), VectorIndex(MODEL_ID, DIM, exact_rows=2**62)
+    engines = [Retriever(embedder, index, ready=lambda: True) for index in (fast, exact)]
+    found: dict[str, list[float]] = {}
+
+    def overlap(name: str, got: list[Any], want: list[Any]) -> None:
+        if want:
+            found.setdefault(name, []).append(len(set(got) & set(want)) / len(want))
+
+    try:
+        matrices = {"chunks": (fast.chunk_matrix, exact.chunk_matrix),
+                    "observations": (fast.observation_matrix, exact.observation_matrix),
+                    "sentences": (fast.sentence_matrix, exact.sentence_matrix)}
+        rows = {name: len(f(conn).keys) for name, (f, _) in matrices.items()}
+        kinds = {name: type(f(conn).matrix).__name__ for name, (f, _) in matrices.items()}
+        for item in queries:
+            qvec = words(item["q"])
+            for name, (f, e) in matrices.items():
+                overlap(f"{name} top-300", nearest(f(conn), qvec, 300)[0].tolist(),
+                        nearest(e(conn), qvec, 300)[0].tolist())
+            overlap("vector stream pages", [p for p, _ in fast.search_pages(conn, qvec)],
+                    [p for p, _ in exact.search_pages(conn, qvec)])
+            overlap("vector stream turns", [r for r, _, _ in fast.search_observations(conn, qvec, 400)],
+                    [r for r, _, _ in exact.search_observations(conn, qvec, 400)])
+            hits = [[h.get("path") or h.get("id") for h in engine.answer(conn, Query(item["q"], item["project"])).hits]
+                    for engine in engines]
+            overlap("final top-10 hits", hits[0], hits[1])
+    finally:
+        conn.close()
+    return {"rows": rows, "matrices": kinds, **{name: round(float(np.mean(v)), 4) for name, v in found.items()},
+            "queries": len(queries), "with_vector_stream_pages": len(found.get("vector stream pages", [])),
+            "with_vector_stream_turns": len(found.get("vector stream turns", []))}
 
 
 def idle(client: Client, queries: list[dict[str, Any]]) -> dict[str, float]:
@@ -235,41 +326,62 @@ def briefings(client: Client, work: Path, calls: int) -> dict[str, float]:
     return percentiles(ms)
 
 
+ROWS = (
+    ("pages", lambda r: r["pages"]),
+    ("observations", lambda r: r["sizes"]["observations"]),
+    ("offline: observations stored /s", lambda r: r["build"]["observations_per_s"]),
+    ("offline: build s", lambda r: r["build"]["build_s"]),
+    ("daemon start until settled s", lambda r: r["start_s"]),
+    ("/hook: events/s while searching", lambda r: r["ingest"]["per_s"]),
+    ("/hook: query p95 meanwhile ms", lambda r: r["ingest"]["query_while_ingesting_ms"]["p95"]),
+    ("query p50 idle ms", lambda r: r["query_idle_ms"]["p50"]),
+    ("query p95 idle ms", lambda r: r["query_idle_ms"]["p95"]),
+    ("query p50 under burst ms", lambda r: r["query_burst_ms"]["p50"]),
+    ("query p95 under burst ms", lambda r: r["query_burst_ms"]["p95"]),
+    ("briefing p95 ms", lambda r: r["briefing_ms"]["p95"]),
+    ("reindex s", lambda r: r["reindex_s"]),
+    ("reindex peak RSS MB", lambda r: r["reindex_peak_rss_mb"]),
+    ("vectors linked again after s", lambda r: r["relinked_after_reindex_s"] or 0),
+    ("RSS settled MB", lambda r: r["rss_settled_mb"]),
+    ("peak RSS over the run MB", lambda r: r["peak_rss_mb"]),
+    ("database MB", lambda r: r["sizes"]["db_mb"]),
+    ("vectors", lambda r: r["sizes"]["vectors"]),
+    ("vectors MB (float32 in SQLite)", lambda r: r["sizes"]["vectors_mb"]),
+    ("piece vectors MB", lambda r: r["sizes"]["piece_vectors_mb"]),
+    ("recall: chunks top-300", lambda r: r["recall"].get("chunks top-300", 0)),
+    ("recall: observations top-300", lambda r: r["recall"].get("observations top-300", 0)),
+    ("recall: sentences top-300", lambda r: r["recall"].get("sentences top-300", 0)),
+    ("recall: final top-10 hits", lambda r: r["recall"].get("final top-10 hits", 0)),
+)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, action="append", help="repeatable: 10000, 100000")
     parser.add_argument("--observations-per-page", type=float, default=10.0)
+    parser.add_argument("--hook-sessions", type=int, default=40, help="sessions posted through /hook")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--burst-seconds", type=float, default=30.0)
-    parser.add_argument("--real-page-vectors", action="store_true")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for pages in sorted(args.pages or [10000]):
             print(f"{pages:,} pages, {args.observations_per_page:g} observations a page", flush=True)
-            results.append(run_size(pages, args.observations_per_page, args.queries, args.burst_seconds,
-                                    args.real_page_vectors, Path(tmp)))
-    rows = [("pages", lambda r: r["pages"]), ("observations", lambda r: r["sizes"]["observations"]),
-            ("ingest events/s while searching", lambda r: r["ingest"]["per_s"]),
-            ("query p95 while ingesting ms", lambda r: r["ingest"]["query_while_ingesting_ms"]["p95"]),
-            ("query p50 idle ms", lambda r: r["query_idle_ms"]["p50"]),
-            ("query p95 idle ms", lambda r: r["query_idle_ms"]["p95"]),
-            ("query p95 under burst ms", lambda r: r["query_burst_ms"]["p95"]),
-            ("briefing p95 ms", lambda r: r["briefing_ms"]["p95"]),
-            ("reindex s", lambda r: r["reindex_s"]), ("reindex peak RSS MB", lambda r: r["reindex_peak_rss_mb"]),
-            ("database MB", lambda r: r["sizes"]["db_mb"]), ("vectors", lambda r: r["sizes"]["vectors"]),
-            ("vectors MB", lambda r: r["sizes"]["vectors_mb"]),
-            ("piece vectors MB", lambda r: r["sizes"]["piece_vectors_mb"])]
+            results.append(run_size(pages, args.observations_per_page, args.hook_sessions, args.queries,
+                                    args.burst_seconds, Path(tmp)))
+            if args.json:
+                args.json.write_text(json.dumps(results, indent=2))
     print("\n=== scale " + "=" * 70)
     print(f"{'':<34}" + "".join(f"{r['pages']:>14,}" for r in results) + ("       ratio" if len(results) > 1 else ""))
-    for label, get in rows:
+    for label, get in ROWS:
         values = [get(r) for r in results]
         ratio = f"{values[-1] / values[0]:>12.2f}" if len(values) > 1 and values[0] else ""
         print(f"{label:<34}" + "".join(f"{v:>14,}" for v in values) + ratio)
+    for r in results:
+        print(f"{r['pages']:,} pages, fast vector path against the exact one: {r['recall']}")
+    print("offline: rows stored by the builder (sanitizer + writer, no HTTP); /hook: through the daemon's HTTP")
     print("goals at 100k pages: " + ", ".join(f"{k} <= {v:g}" for k, v in GOALS.items()))
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2))
 
 
 if __name__ == "__main__":

@@ -116,3 +116,25 @@ def test_random_external_changes_leave_no_drift(daemon: Daemon) -> None:
     fsck = subprocess.run(["git", "-C", str(daemon.data_dir / "wiki"), "fsck", "--strict"],
                           capture_output=True, text=True)
     assert fsck.returncode == 0, fsck.stderr
+
+
+def test_a_rebuild_keeps_vectors_and_piece_vectors(tmp_path: Path) -> None:
+    """Nothing a rebuilt database can find by content hash is computed again: pooled vectors,
+    and turns' piece vectors with their word counts (late interaction)."""
+    from ai_memory.store.connection import open_write_connection
+    from ai_memory.store.migrations import migrate
+    from ai_memory.wiki.reindex import rebuild
+
+    (tmp_path / "wiki").mkdir()
+    (tmp_path / "raw").mkdir()
+    old = tmp_path / "memory.sqlite"
+    conn = open_write_connection(old)
+    migrate(conn)
+    conn.execute("INSERT INTO embeddings(content_hash, model, dim, vector) VALUES ('h', 'm', 1, x'00000000')")
+    conn.execute("INSERT INTO token_vectors(content_hash, model, count, bits) VALUES ('h', 'm', 2, x'0102')")
+    conn.execute("INSERT INTO piece_counts(model, word, turns) VALUES ('m', '', 1), ('m', 'zircon', 1)")
+    conn.close()
+    new = sqlite3.connect(rebuild(tmp_path / "wiki", tmp_path / "raw", old).path)
+    assert new.execute("SELECT content_hash, count, bits FROM token_vectors").fetchall() == [("h", 2, b"\x01\x02")]
+    assert sorted(new.execute("SELECT word, turns FROM piece_counts")) == [("", 1), ("zircon", 1)]
+    assert new.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == 1

@@ -222,19 +222,98 @@ def test_too_few_turns_are_ranked_by_cosine_alone(db) -> None:
     assert {rowid: round(s, 4) for rowid, _, s in found} == {r: round(c, 4) for r, c in cosines.items()}
 
 
-def test_the_hubness_correction_is_the_same_however_the_rows_were_loaded(db) -> None:
-    """A query worker that loaded everything at once and the daemon that followed the writes
-    one by one draw the same reference rows, so a query scores alike in both."""
-    writer, reader = db
-    following = VectorIndex(MODEL, DIM)
-    rng = np.random.default_rng(3)
-    query = unit(1, 0, 0, 0.5)
+def followed_and_at_once(writer: sqlite3.Connection, reader: sqlite3.Connection, seed: int, query: np.ndarray,
+                         exact_rows: int | None = None) -> tuple[list, list]:
+    """80 turns written one by one: the turns found by an index that searched every ninth write
+    (loading what was there so far), and by one that loaded them all at once."""
+    sized = {} if exact_rows is None else {"exact_rows": exact_rows}
+    following = VectorIndex(MODEL, DIM, **sized)
+    rng = np.random.default_rng(seed)
     for rowid in range(1, 81):
         add_vector(writer, f"v{rowid}", unit(*rng.normal(0.0, 1.0, size=4)))
         add_observation(writer, rowid, f"s-{rowid}", "acme", f"v{rowid}")
         if rowid % 9 == 0:
-            following.search_observations(reader, query, limit=80)  # loads what is there so far
-    at_once = VectorIndex(MODEL, DIM).search_observations(reader, query, limit=80)
-    followed = following.search_observations(reader, query, limit=80)
+            following.search_observations(reader, query, limit=80)
+    at_once = VectorIndex(MODEL, DIM, **sized).search_observations(reader, query, limit=80)
+    return following.search_observations(reader, query, limit=80), at_once
+
+
+def test_the_hubness_correction_is_the_same_however_the_rows_were_loaded(db) -> None:
+    """A query worker that loaded everything at once and the daemon that followed the writes
+    one by one draw the same reference rows, so a query scores alike in both."""
+    followed, at_once = followed_and_at_once(*db, 3, unit(1, 0, 0, 0.5))
     assert len(at_once) > 10
     assert [(r, round(s, 5)) for r, _, s in followed] == [(r, round(s, 5)) for r, _, s in at_once]
+
+
+def clustered(rng: np.random.Generator, rows: int, dim: int = 384) -> np.ndarray:
+    """Unit vectors around the same 200 centres, as embeddings of related texts lie."""
+    centres = np.random.default_rng(1).standard_normal((200, dim)).astype(np.float32)
+    m = centres[rng.integers(0, 200, rows)] + 0.8 * rng.standard_normal((rows, dim)).astype(np.float32)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+def test_the_quantized_rows_find_the_exact_nearest_rows_with_their_cosines() -> None:
+    from ai_memory.retrieval.quantized import QuantizedRows
+
+    rng = np.random.default_rng(5)
+    m = clustered(rng, 20_000)
+    rows = QuantizedRows.of(m)
+    assert rows.nbytes * 3 < m.nbytes
+    allowed = rng.random(len(m)) < 0.5
+    recalls, masked_recalls = [], []
+    for q in clustered(rng, 40):
+        exact = np.argsort(-(m @ q))[:100]
+        found, sims = rows.nearest(q, 100)
+        recalls.append(len(set(found.tolist()) & set(exact.tolist())) / 100)
+        assert np.abs(sims - m[found] @ q).max() < 3e-3  # int8 cosines, within their error
+        assert (np.diff(sims) <= 0).all()
+        inside, _ = rows.nearest(q, 40, allowed)  # about the allowed half of the query's cluster
+        assert allowed[inside].all()  # other projects' rows never take a place
+        exact_inside = np.argsort(-np.where(allowed, m @ q, -1))[:40]
+        masked_recalls.append(len(set(inside.tolist()) & set(exact_inside.tolist())) / 40)
+    assert np.mean(recalls) >= 0.97 and np.mean(masked_recalls) >= 0.97
+
+
+def test_a_matrix_past_its_exact_size_is_quantized_and_still_follows_the_database(db) -> None:
+    from ai_memory.retrieval.quantized import QuantizedRows
+
+    writer, reader = db
+    index = VectorIndex(MODEL, DIM, exact_rows=4)
+    directions = [unit(1, 0, 0, 0), unit(0, 1, 0, 0), unit(0, 0, 1, 0), unit(0, 0, 0, 1),
+                  unit(1, 1, 0, 0), unit(0, 1, 1, 0), unit(1, 0, 0, 1)]
+    pages = []
+    for i, v in enumerate(directions[:3]):
+        add_vector(writer, f"t{i}", v)
+        pages.append(add_page(writer, f"acme/p{i}.md"))
+        add_chunk(writer, pages[-1], f"t{i}")
+    assert [p for p, _ in index.search_pages(reader, directions[1])][:1] == [pages[1]]
+    assert isinstance(index.chunk_matrix(reader).matrix, np.ndarray)
+    for i, v in enumerate(directions[3:], start=3):  # appended past the exact size
+        add_vector(writer, f"t{i}", v)
+        pages.append(add_page(writer, f"acme/p{i}.md", project="other" if i == 6 else "acme"))
+        add_chunk(writer, pages[-1], f"t{i}")
+    assert isinstance(index.chunk_matrix(reader).matrix, QuantizedRows)
+    found = dict(index.search_pages(reader, directions[5]))
+    assert max(found, key=found.get) == pages[5]
+    assert abs(found[pages[5]] - 1.0) < 0.02 and abs(found[pages[1]] - float(directions[5] @ directions[1])) < 0.02
+    assert pages[6] not in dict(index.search_pages(reader, directions[6], projects={"acme"}))
+    writer.execute("DELETE FROM chunks WHERE page_id = ?", (pages[5],))  # masked
+    assert pages[5] not in dict(index.search_pages(reader, directions[5]))
+    writer.execute("DELETE FROM chunks WHERE page_id IN (?, ?)", (pages[4], pages[1]))  # dropped
+    found = dict(index.search_pages(reader, directions[5]))
+    assert not {pages[1], pages[4], pages[5]} & set(found) and pages[2] in found
+    assert len(index.chunk_matrix(reader).matrix) == 4
+
+
+def test_quantized_turns_rank_as_the_exact_ones_do(db) -> None:
+    """Past the exact size, turns keep their order and, within the int8 error, their scores
+    (hubness corrected) whether loaded at once or followed write by write."""
+    writer, reader = db
+    query = unit(1, 0.2, 0, 0.5)
+    followed, at_once = followed_and_at_once(writer, reader, 11, query, exact_rows=16)
+    truth = VectorIndex(MODEL, DIM, exact_rows=10_000).search_observations(reader, query, limit=80)
+    assert [r for r, _, _ in followed] == [r for r, _, _ in at_once]
+    assert len(truth) > 10 and {r for r, _, _ in at_once} == {r for r, _, _ in truth}
+    scores = {r: s for r, _, s in truth}
+    assert max(abs(s - scores[r]) for r, _, s in at_once) < 0.03

@@ -1,12 +1,18 @@
-"""The vector stream: brute-force cosine over normalized float32 vectors held in memory.
+"""The vector stream: cosine over normalized vectors held in memory, exact while it is cheap.
 
 Matrices are loaded from SQLite once and then kept in step: nothing is read while no other
 connection has committed, a cheap signature notices new rows, and only those are read and
 appended (observations and their sentences are only ever added). Page chunks are replaced when a
 page changes, so the chunk matrix is matched against what the chunks are now, and rows of an
 edited or removed page are dropped. Each change builds new arrays, so a search holding the old
-ones is never disturbed. Brute force is exact, and at 10,000 pages x a few chunks it is one
-matrix-vector product of a few milliseconds.
+ones is never disturbed.
+
+A matrix of up to ``EXACT_ROWS`` rows is float32 and searched by brute force: exact, one
+matrix-vector product of a few milliseconds (10,000 pages are about 30,000 chunks). A larger
+one is held as ``quantized.QuantizedRows`` (sign bits to choose candidates, int8 codes to
+score them: 436 bytes a row instead of 1,536, and about 4x faster at 300,000 rows), whose
+answer is the exact one but for rows the sign bits missed (recall printed by
+``benchmarks/scale.py``) and near-ties within its 2e-3 error.
 """
 
 from __future__ import annotations
@@ -20,10 +26,19 @@ import numpy as np
 
 from ai_memory.core.names import UNSORTED, project_name
 from ai_memory.retrieval import hubness
+from ai_memory.retrieval.quantized import QuantizedRows
 
 # Below this cosine, all-MiniLM-L6-v2 matches are noise (unrelated or made-up words score
 # 0.1-0.25): a page found only that way is no evidence, and must not hide "nothing found".
 MIN_SIMILARITY = 0.30
+
+# Up to this many rows a matrix is float32 and searched exactly (48 MB at 384 dimensions).
+# Beyond it, brute force is bound by memory bandwidth (tens of ms a product at 300,000 rows on
+# this machine) and its float32 copy alone would take most of the daemon's memory budget.
+EXACT_ROWS = 32_768
+# A first load of a large memory is read and appended in batches of this many rows, so the rows
+# read are never all held at once beside the matrix they become.
+LOAD_BATCH = 32_768
 
 # Each row: key, group, vector, own id (for incremental loads), embedding rowid, project.
 # A load reads the rows added since the last one and the rows whose vector was added since:
@@ -67,7 +82,7 @@ _SENTENCES = _Source("observation_sentences", _SENTENCE_ROWS, sessions=True)
 class _Matrix:
     keys: np.ndarray       # page id (chunks) or observation rowid (observations)
     groups: np.ndarray     # page id again, or the observation's session index
-    matrix: np.ndarray     # (n, dim) float32, unit rows
+    matrix: np.ndarray | QuantizedRows  # (n, dim) unit rows: float32 up to EXACT_ROWS, then quantized
     projects: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))  # project code per row
     ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # own id per row
     alive: np.ndarray | None = None  # False for rows whose chunk was removed; None: all alive
@@ -104,24 +119,38 @@ def top_indices(sims: np.ndarray, n: int) -> np.ndarray:
     return part[np.argsort(-sims[part])]
 
 
-def _similarities(m: _Matrix, query: np.ndarray, projects: Collection[str] | None) -> np.ndarray:
-    """Cosine of every row; rows outside ``projects`` get -1, below any match. Masking before
-    the top-k keeps other projects from taking the places of this one's matches."""
-    sims = m.matrix @ query
-    if m.alive is not None:
-        sims = np.where(m.alive, sims, -1.0)
+def _allowed(m: _Matrix, projects: Collection[str] | None) -> np.ndarray | None:
+    """The rows a search may see: alive, and within ``projects`` (None: every row)."""
+    allowed = m.alive
     if projects is not None:
         codes = [code for name, code in list(m.project_index.items()) if name in projects]
-        sims = np.where(np.isin(m.projects, codes), sims, -1.0)
-    return sims
+        inside = np.isin(m.projects, codes)
+        allowed = inside if allowed is None else allowed & inside
+    return allowed
+
+
+def nearest(m: _Matrix, query: np.ndarray, n: int,
+            projects: Collection[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The ``n`` rows nearest to ``query`` that a search in ``projects`` may see, and their
+    cosines, best first. Masking before the top-k keeps other projects from taking the places
+    of this one's matches (a masked row scores -1 here, below any match)."""
+    allowed = _allowed(m, projects)
+    if isinstance(m.matrix, QuantizedRows):
+        return m.matrix.nearest(query, n, allowed)
+    sims = m.matrix @ query
+    if allowed is not None:
+        sims = np.where(allowed, sims, -1.0)
+    rows = top_indices(sims, n)
+    return rows, sims[rows]
 
 
 class VectorIndex:
     """Cached matrices for chunk vectors and observation vectors of one model."""
 
-    def __init__(self, model: str, dim: int) -> None:
+    def __init__(self, model: str, dim: int, exact_rows: int = EXACT_ROWS) -> None:
         self.model = model
         self.dim = dim
+        self.exact_rows = exact_rows
         self._lock = threading.Lock()
         self._chunks: _Matrix | None = None
         self._obs: _Matrix | None = None
@@ -164,14 +193,17 @@ class VectorIndex:
                                                                           current.unlinked_from - 1)
         # A first load reads every linked row through the first range alone.
         vectors_from = current.last_embedding if current.signature else int(emb[0] or 0)
-        found: dict[int, tuple] = {}  # the two ranges can both hold a row
+        found: set[int] = set()  # the two ranges can both hold a row
+        batch: list[tuple] = []
         for r in conn.execute(source.sql, (self.model, start, self.model, vectors_from)):
-            if int(r[3]) not in current.seen:
-                found.setdefault(int(r[3]), r)
-        rows = list(found.values())
+            if int(r[3]) not in current.seen and int(r[3]) not in found:
+                found.add(int(r[3]))
+                batch.append(r)
+                if len(batch) >= LOAD_BATCH:
+                    current, batch = self._append(current, batch, source.sessions), []
         chunks_changed = source.replaced and current.signature[1:3] != tuple(own)
-        if rows:
-            current = self._append(current, rows, source.sessions)
+        if batch:
+            current = self._append(current, batch, source.sessions)
         if chunks_changed:  # some may be gone, whether their vectors were loaded or not yet
             current = self._without_removed(conn, current, source.table)
         current.seen.update(found)  # only now: a load that failed must be read again in full
@@ -193,7 +225,8 @@ class VectorIndex:
         if (~alive).sum() * 4 < len(alive):
             return replace(m, alive=alive)
         seen = m.seen - set(m.ids[~alive].tolist())  # a new set: the old matrix keeps its own
-        return replace(m, seen=seen, keys=m.keys[alive], groups=m.groups[alive], matrix=m.matrix[alive],
+        matrix = m.matrix.subset(alive) if isinstance(m.matrix, QuantizedRows) else m.matrix[alive]
+        return replace(m, seen=seen, keys=m.keys[alive], groups=m.groups[alive], matrix=matrix,
                        projects=m.projects[alive], ids=m.ids[alive], alive=None)
 
     def _append(self, m: _Matrix, rows: list[tuple], sessions: bool) -> _Matrix:
@@ -216,12 +249,19 @@ class VectorIndex:
                                dtype=np.int32, count=len(rows))
         ids = np.fromiter((r[3] for r in rows), dtype=np.int64, count=len(rows))
         alive = None if m.alive is None else np.concatenate([m.alive, np.ones(len(rows), dtype=bool)])
-        matrix = np.vstack([m.matrix, vectors])
+        matrix = self._grown(m.matrix, vectors)
         all_ids = np.concatenate([m.ids, ids])
         densities = hubness.extended(m.densities, matrix, all_ids) if sessions else None
         return replace(m, keys=np.concatenate([m.keys, keys]), groups=np.concatenate([m.groups, groups]),
                        matrix=matrix, projects=np.concatenate([m.projects, projects]),
                        ids=all_ids, alive=alive, sessions=names, densities=densities)
+
+    def _grown(self, matrix: np.ndarray | QuantizedRows, vectors: np.ndarray) -> np.ndarray | QuantizedRows:
+        if isinstance(matrix, QuantizedRows):
+            return matrix.appended(vectors)
+        if len(matrix) + len(vectors) > self.exact_rows:  # from here on, never float32 in full
+            return QuantizedRows.of(matrix).appended(vectors)
+        return np.vstack([matrix, vectors])
 
     def chunk_matrix(self, conn: sqlite3.Connection) -> _Matrix:
         with self._lock:
@@ -244,14 +284,14 @@ class VectorIndex:
         m = self.chunk_matrix(conn)
         if not len(m.keys):
             return []
-        sims = _similarities(m, query, projects)
+        rows, sims = nearest(m, query, limit * 8, projects)
         best: dict[int, float] = {}
-        for i in top_indices(sims, limit * 8):
-            if sims[i] < MIN_SIMILARITY:
+        for i, sim in zip(rows.tolist(), sims.tolist()):
+            if sim < MIN_SIMILARITY:
                 break
             page = int(m.keys[i])
             if page not in best:
-                best[page] = float(sims[i])
+                best[page] = sim
                 if len(best) >= limit:
                     break
         return sorted(best.items(), key=lambda kv: -kv[1])
@@ -267,10 +307,10 @@ class VectorIndex:
         for m in (self.observation_matrix(conn), self.sentence_matrix(conn)):
             if not len(m.keys):
                 continue
-            sims = _similarities(m, query, projects)
-            rows = top_indices(sims, limit * 2)  # several sentences of one turn may rank
-            rows = rows[sims[rows] >= MIN_SIMILARITY]
-            scores = hubness.adjusted(m.densities, m.matrix, rows, sims[rows]) if m.densities else sims[rows]
+            rows, sims = nearest(m, query, limit * 2, projects)  # several sentences of one turn may rank
+            keep = sims >= MIN_SIMILARITY
+            rows, sims = rows[keep], sims[keep]
+            scores = hubness.adjusted(m.densities, m.matrix, rows, sims) if m.densities else sims
             for i, score in zip(rows.tolist(), scores.tolist()):
                 rowid = int(m.keys[i])
                 if rowid not in best or score > best[rowid][1]:
