@@ -317,3 +317,25 @@ def test_quantized_turns_rank_as_the_exact_ones_do(db) -> None:
     assert len(truth) > 10 and {r for r, _, _ in at_once} == {r for r, _, _ in truth}
     scores = {r: s for r, _, s in truth}
     assert max(abs(s - scores[r]) for r, _, s in at_once) < 0.03
+
+
+def test_a_narrow_scope_finds_what_masking_the_whole_matrix_finds() -> None:
+    """A project holding few of the rows is searched over its rows only: the same rows and
+    cosines as the product over every row with the others masked."""
+    from ai_memory.retrieval.vectors import _Matrix, nearest
+
+    rng = np.random.default_rng(11)
+    vectors = rng.normal(size=(3000, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    codes = rng.integers(0, 6, size=3000).astype(np.int32)
+    m = _Matrix(np.arange(3000), np.arange(3000), vectors, projects=codes,
+                project_index={f"p{i}": i for i in range(6)})
+    query = vectors[5] + 0.1
+    for scope in ({"p1"}, {"p0", "p3"}, {"p0", "p1", "p2", "p3"}, None):
+        rows, sims = nearest(m, query, 50, scope)
+        every = vectors @ query
+        if scope is not None:
+            every = np.where(np.isin(codes, [int(s[1]) for s in scope]), every, -1.0)
+        order = np.argsort(-every, kind="stable")[:50]
+        kept = every[order] > -1.0
+        assert list(rows[:int(kept.sum())]) == list(order[kept]) and np.allclose(sims[:int(kept.sum())], every[order][kept])

@@ -132,11 +132,19 @@ def _allowed(m: _Matrix, projects: Collection[str] | None) -> np.ndarray | None:
 def nearest(m: _Matrix, query: np.ndarray, n: int,
             projects: Collection[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The ``n`` rows nearest to ``query`` that a search in ``projects`` may see, and their
-    cosines, best first. Masking before the top-k keeps other projects from taking the places
-    of this one's matches (a masked row scores -1 here, below any match)."""
+    cosines, best first (fewer when the scope holds fewer). Masking before the top-k keeps other
+    projects from taking the places of this one's matches (a masked row scores -1 here, below
+    any match)."""
     allowed = _allowed(m, projects)
     if isinstance(m.matrix, QuantizedRows):
         return m.matrix.nearest(query, n, allowed)
+    if allowed is not None and 2 * int(np.count_nonzero(allowed)) < len(allowed):
+        # A scope holding few of the rows (one project of many): the product over those rows
+        # only. Gathering them costs less than multiplying the rows the scope cannot see.
+        inside = np.flatnonzero(allowed)
+        sims = m.matrix[inside] @ query
+        top = top_indices(sims, n)
+        return inside[top], sims[top]
     sims = m.matrix @ query
     if allowed is not None:
         sims = np.where(allowed, sims, -1.0)
