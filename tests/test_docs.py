@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 import pytest
 
@@ -90,3 +91,6 @@ def test_every_reranker_feature_is_documented_with_its_weight() -> None:
 
     for feature in FEATURES:
         assert f"| `{feature.name}` | {feature.weight} |" in README, feature.name
+    table = README.split("| feature | weight | what it measures |", 1)[1].split("\n\n", 1)[0]
+    rows = re.findall(r"^\| `(\w+)` \|", table, re.M)
+    assert rows == [f.name for f in FEATURES], "the README's table lists a feature the registry lacks, or out of order"

@@ -8,11 +8,14 @@ for it (``Candidate``). The score is
 
 where the sum under the fraction bar is over the features scaled by authority: a date the query
 names counts outside the authority multiplier, so a superseded page on the named day is still
-on that day. Weights are set by what each feature measures, in three tiers: evidence about the
+on that day. Weights are set by what each feature measures, in two tiers: evidence about the
 single best turn and the query's coverage 1.0; the page as a whole, phrases and the fused rank
-0.5; proximity 0.25. The names a page shares with the query (the entity stream) vote through
-the fused rank only: as a feature of their own they lowered the ranking of coding sessions and
-moved nothing on conversations. The ablation table in the closing note of issue 21 (each
+0.5. The names a page shares with the query (the entity stream) vote through the fused rank
+only: as a feature of their own they lowered the ranking of coding sessions and moved nothing
+on conversations. Nor is there a feature for how close the query's terms stand: over a passage
+of several turns two of them stand side by side somewhere in most candidates (over half of a
+coding search's top ten had the best value), what is left of it is the phrase feature's, and
+without it both development sets ranked a little better. The ablation table in the closing note of issue 21 (each
 feature removed in turn, on both development sets) shows what each buys; a feature that bought
 nothing on either was removed.
 """
@@ -73,12 +76,10 @@ FEATURES: tuple[Feature, ...] = (
     Feature("rrf", 0.5, lambda c: c.rrf, "the fused rank: every stream's vote"),
     Feature("answer_type", 0.5, lambda c: rerank.answer_type(c.question, c.answer_text),
             'a "when" question and a best turn that says when, or "how many" and one that gives a number'),
-    Feature("proximity", 0.25, lambda c: rerank.proximity(c.terms, c.passage),
-            "how close together the query's terms stand in the passage"),
 )
 # The words of a query and the dates it names are the two halves of what was asked: full
 # agreement with a named date weighs as much as all the evidence about the words together.
-LEXICAL = ("turn_text", "coverage", "page_text", "phrase", "proximity")
+LEXICAL = ("turn_text", "coverage", "page_text", "phrase")
 FEATURES += (Feature("temporal", sum(f.weight for f in FEATURES if f.name in LEXICAL),
                      lambda c: rerank.temporal(c.ranges, c.row.get("created"), c.row.get("updated")),
                      "agreement of the dates the query names with the page's dates (weighs as much as the"

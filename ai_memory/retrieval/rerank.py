@@ -1,5 +1,5 @@
-"""The reranker's measures of a passage and a page, no LLM: query-term coverage, proximity and
-phrases in the best passage (read through ``core.terms``, as the index reads it), agreement
+"""The reranker's measures of a passage and a page, no LLM: query-term coverage and phrases
+in the best passage (read through ``core.terms``, as the index reads it), agreement
 of the query's dates with the page's, whether the best turn can answer a "when" or "how many"
 question, min-max scaling, and a written page scored as its own turn. Which of them count
 and how much is the registry's (``features``).
@@ -30,10 +30,10 @@ _QUANTITY = re.compile(r"(?<![\w#./-])\d+(?:[.,]\d+)?(?![\d/-])(?=[a-z]{1,3}\b|[
                        r"yearly|every\s+(?:day|week|month|year|morning|evening|night))\b", re.I)
 
 
-PASSAGE_CHARS = 8_000  # coverage, proximity and phrase read this much of a passage
+PASSAGE_CHARS = 8_000  # coverage and phrase read this much of a passage
 
 
-# Coverage, proximity and phrase read one candidate's passage in a row, and the same pages and
+# Coverage and phrase read one candidate's passage in a row, and the same pages and
 # turns come back as candidates search after search: a few hundred analysed passages are kept.
 @lru_cache(maxsize=256)
 def _analysed(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -62,23 +62,6 @@ def coverage(query: list[str], text: str, idf: dict[str, float] | None = None) -
     weights = [(idf or {}).get(t, 1.0) for t in query]
     total = sum(weights) or 1.0
     return sum(w for t, w in zip(query, weights) if t in found) / total
-
-
-def proximity(query: list[str], text: str) -> float:
-    """1/(1 + span/8) for the shortest window holding two or more distinct query terms."""
-    wanted = set(query)
-    if len(wanted) < 2:
-        return 0.0
-    best = None
-    last_seen: dict[str, int] = {}
-    for i, term in enumerate(_terms(text)):
-        if term not in wanted:
-            continue
-        last_seen[term] = i
-        if len(last_seen) >= 2:
-            span = i - min(last_seen.values())
-            best = span if best is None else min(best, span)
-    return 0.0 if best is None else 1.0 / (1.0 + best / 8.0)
 
 
 def phrase(query_words: list[str], text: str) -> float:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ai_memory.retrieval import rerank
 from ai_memory.retrieval.fts import snippet_of
-from ai_memory.retrieval.streams import Stream
+from ai_memory.retrieval.streams import MARKERS, Stream
 
 
 def best_of_turns(scores: dict[int, float], turns: Mapping[int, Collection[int]]) -> dict[int, float]:
@@ -88,15 +88,17 @@ class Turn:
     id: str
     session_id: str
     body: str
+    event: str = ""
+
 
 
 def turn_texts(conn: sqlite3.Connection, rowids: Collection[int]) -> dict[int, Turn]:
     """These observations and their neighbours (rowid ± 1), read in one query: every turn a
     search's passages, evidence and answers are made of."""
     wanted = sorted({r + d for r in rowids for d in (-1, 0, 1)})
-    return {int(r[0]): Turn(str(r[1]), str(r[2]), str(r[3])) for r in conn.execute(
-        "SELECT o.rowid, o.id, o.session_id, o.body FROM json_each(?) w JOIN observations o ON o.rowid = w.value",
-        (json.dumps(wanted),))}
+    return {int(r[0]): Turn(str(r[1]), str(r[2]), str(r[3]), str(r[4])) for r in conn.execute(
+        "SELECT o.rowid, o.id, o.session_id, o.body, o.event FROM json_each(?) w"
+        " JOIN observations o ON o.rowid = w.value", (json.dumps(wanted),))}
 
 
 def passage_of(row: dict[str, Any], turns: list[int], texts: dict[int, Turn]) -> str:
@@ -125,4 +127,19 @@ def answer_text_of(row: dict[str, Any], turns: list[int], texts: dict[int, Turn]
 
 def evidence_of(turns: list[int], texts: dict[int, Turn], words: list[str]) -> list[dict[str, Any]]:
     return [{"observation_id": texts[r].id, **snippet_of(texts[r].body, words, width=200)}
-            for r in turns if r in texts]
+            for r in shown_turns(turns, texts)]
+
+
+def shown_turns(turns: list[int], texts: dict[int, Turn]) -> list[int]:
+    """The turns a hit shows as its evidence: its best turns, best first, then the best one's
+    context, the turns just before and after it in its session (the question it answers, the
+    reply it got, the edit a prompt asked for). The reranker read the best turns with their
+    neighbours; a hit that showed the matching turn alone would often show the question and
+    not its answer, which says the same in other words. Two turns more at most, and none when
+    the best turns already stand side by side."""
+    if not turns or turns[0] not in texts:
+        return [r for r in turns if r in texts]
+    best = texts[turns[0]]
+    context = [n for n in (turns[0] - 1, turns[0] + 1) if n in texts and texts[n].session_id == best.session_id
+               and texts[n].event not in MARKERS]
+    return list(dict.fromkeys(r for r in [*turns, *context] if r in texts))
