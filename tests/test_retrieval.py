@@ -180,27 +180,6 @@ def test_evidence_points_at_the_turn(wiki: Daemon) -> None:
     assert hit["session_id"] == sid and "vaultwarden" in hit["evidence"][0]["snippet"]
 
 
-def test_evidence_shows_the_reply_beside_the_best_turn(wiki: Daemon) -> None:
-    """The turn that matches a question best is often the question asked before: the reply
-    beside it, in other words, is shown as evidence too, though other turns match better."""
-    sid = "ev-context"
-    base = {"session_id": sid, "cwd": "/home/dev/acme-api"}
-    for prompt in ("Which colour should we paint the garden shed door?",
-                   "Forest green, two coats, like the gate.",
-                   "The garden shed door paint is peeling again.",
-                   "Paint for the garden shed door: buy it at the hardware store.",
-                   "The garden shed door colour must match the fence paint.",
-                   "Sand the garden shed door before the paint goes on."):
-        wiki.post_hook({**base, "hook_event_name": "UserPromptSubmit", "prompt": prompt})
-    wiki.post_hook({**base, "hook_event_name": "SessionEnd", "reason": "other"})
-    q = "Which colour should we paint the garden shed door?"
-    wait_until(lambda: settled(wiki) and any(h["session_id"] == sid for h in query(wiki, q)["hits"]),
-               timeout=30, step=0.2)
-    hit = next(h for h in query(wiki, q)["hits"] if h["session_id"] == sid)
-    snippets = [e["snippet"] for e in hit["evidence"]]
-    assert "Which colour" in snippets[0] and any("Forest green" in s for s in snippets), snippets
-
-
 def test_sentences_get_vectors_of_their_own_and_find_the_turn(wiki: Daemon) -> None:
     sid = "sent-1"
     base = {"session_id": sid, "cwd": "/home/dev/acme-api"}
@@ -610,3 +589,26 @@ def test_torch_and_the_model_are_resident_once(wiki: Daemon) -> None:
     [worker] = wiki.request("GET", "/status")[1]["query_workers"]["pids"]
     assert "libtorch" in mapped(worker) and "model.safetensors" in mapped(worker)
     assert "libtorch" not in mapped(wiki.proc.pid) and "model.safetensors" not in mapped(wiki.proc.pid)
+
+
+# Last in the module: its six turns change the words' rarity that the late-interaction tests
+# above were written against (their margins are a few thousandths).
+def test_evidence_shows_the_reply_beside_the_best_turn(wiki: Daemon) -> None:
+    """The turn that matches a question best is often the question asked before: the reply
+    beside it, in other words, is shown as evidence too, though other turns match better."""
+    sid = "ev-context"
+    base = {"session_id": sid, "cwd": "/home/dev/acme-api"}
+    for prompt in ("Which colour should we paint the garden shed door?",
+                   "Forest green, two coats, like the gate.",
+                   "The garden shed door paint is peeling again.",
+                   "Paint for the garden shed door: buy it at the hardware store.",
+                   "The garden shed door colour must match the fence paint.",
+                   "Sand the garden shed door before the paint goes on."):
+        wiki.post_hook({**base, "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+    wiki.post_hook({**base, "hook_event_name": "SessionEnd", "reason": "other"})
+    q = "Which colour should we paint the garden shed door?"
+    wait_until(lambda: settled(wiki) and any(h["session_id"] == sid for h in query(wiki, q)["hits"]),
+               timeout=30, step=0.2)
+    hit = next(h for h in query(wiki, q)["hits"] if h["session_id"] == sid)
+    snippets = [e["snippet"] for e in hit["evidence"]]
+    assert "Which colour" in snippets[0] and any("Forest green" in s for s in snippets), snippets
