@@ -27,6 +27,10 @@ class EventKind(str, enum.Enum):
     OTHER = "other"
 
 
+# A session's start and end say nothing of what was done: no evidence, no context for a turn.
+SESSION_MARKERS = frozenset({EventKind.SESSION_START.value, EventKind.SESSION_END.value})
+
+
 # Spellings after folding case and dropping '-', '_' and '.', e.g. "UserPromptSubmit",
 # "user_prompt_submit" and "user-prompt" all fold to a key below.
 _ALIASES: dict[str, EventKind] = {

@@ -69,8 +69,6 @@ def _joined_prefixes(parts: list[str]) -> Iterator[tuple[str, bool]]:
         said = readable(part)
         head = f"{head} {said}" if head and said else head or said
         yield head, i == len(parts) - 1
-    if not parts:
-        yield "", True
 
 
 def _window(heads: Iterable[tuple[str, bool]], terms: list[str], width: int) -> str:

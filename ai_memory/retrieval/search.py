@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
 
-from ai_memory.core.events import EventKind
+from ai_memory.core.events import SESSION_MARKERS
 from ai_memory.core.names import project_name
 from ai_memory.core.page import GLOBAL_PROJECT, MEMORY_KINDS
 from ai_memory.core.timeexpr import parse_ranges, without_dates
@@ -342,7 +342,7 @@ def _recorded_sessions(conn: sqlite3.Connection, session_ids: list[str]) -> set[
     return {str(r[0]) for r in conn.execute(
         "SELECT value FROM json_each(?) WHERE EXISTS (SELECT 1 FROM observations"
         " WHERE session_id = value AND event NOT IN (?, ?))",
-        (json.dumps(sorted(set(session_ids))), EventKind.SESSION_START.value, EventKind.SESSION_END.value))}
+        (json.dumps(sorted(set(session_ids))), *sorted(SESSION_MARKERS)))}
 
 
 def candidates_of(conn: sqlite3.Connection, fused: list[Fused], query: Query, projects: frozenset[str] | None,

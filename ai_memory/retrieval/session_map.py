@@ -19,9 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ai_memory.core.events import EventKind
-
-_MARKERS = frozenset({EventKind.SESSION_START.value, EventKind.SESSION_END.value})
+from ai_memory.core.events import SESSION_MARKERS
 
 
 @dataclass(frozen=True)
@@ -87,7 +85,7 @@ class SessionMap:
             rowids, sessions, markers = (_grown(a, size, rows.n) for a in (rowids, sessions, markers))
         rowids[rows.n:need] = [int(r[0]) for r in added]
         sessions[rows.n:need] = [self._code(str(r[1])) for r in added]
-        markers[rows.n:need] = [r[2] in _MARKERS for r in added]
+        markers[rows.n:need] = [r[2] in SESSION_MARKERS for r in added]
         return _Rows(rowids, sessions, markers, need, self._names, version)
 
     def _code(self, session_id: str) -> int:

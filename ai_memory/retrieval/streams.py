@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ai_memory.core.entities import extract_entities, normalize_entity
-from ai_memory.core.events import EventKind
+from ai_memory.core.events import SESSION_MARKERS
 from ai_memory.core.users import ADMIN
 from ai_memory.core.terms import token_terms
 from ai_memory.retrieval.fts import TermStats, query_words, search_observations, search_pages
@@ -202,7 +202,6 @@ def _session_pages(conn: sqlite3.Connection, session_ids: set[str]) -> dict[str,
 # often says "yes, that one" about the turn before it. So each turn also earns a share of its
 # best neighbour's score (the observations just before and after it in the same session).
 CONTEXT_WEIGHT = 0.3
-MARKERS = (EventKind.SESSION_START.value, EventKind.SESSION_END.value)
 
 
 def turn_text_hits(conn: sqlite3.Connection, q: str, projects: Collection[str] | None = None) -> dict[int, float]:
@@ -298,7 +297,7 @@ def _obs_sessions(conn: sqlite3.Connection, rowids: list[int], content_only: boo
     """(rowid, session id) of these observations; ``content_only`` leaves out session start and
     end markers, which say nothing and so are no context for a neighbouring match."""
     out: list[tuple[int, str]] = []
-    skip = MARKERS if content_only else ()
+    skip = SESSION_MARKERS if content_only else frozenset()
     for i in range(0, len(rowids), 500):
         part = rowids[i:i + 500]
         marks = ",".join("?" * len(part))

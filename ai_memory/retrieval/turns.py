@@ -13,9 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from ai_memory.core.events import SESSION_MARKERS
 from ai_memory.retrieval import rerank
 from ai_memory.retrieval.fts import snippet_of
-from ai_memory.retrieval.streams import MARKERS, Stream
+from ai_memory.retrieval.streams import Stream
 
 
 def best_of_turns(scores: dict[int, float], turns: Mapping[int, Collection[int]]) -> dict[int, float]:
@@ -91,7 +92,6 @@ class Turn:
     event: str = ""
 
 
-
 def turn_texts(conn: sqlite3.Connection, rowids: Collection[int]) -> dict[int, Turn]:
     """These observations and their neighbours (rowid ± 1), read in one query: every turn a
     search's passages, evidence and answers are made of."""
@@ -141,5 +141,5 @@ def shown_turns(turns: list[int], texts: dict[int, Turn]) -> list[int]:
         return [r for r in turns if r in texts]
     best = texts[turns[0]]
     context = [n for n in (turns[0] - 1, turns[0] + 1) if n in texts and texts[n].session_id == best.session_id
-               and texts[n].event not in MARKERS]
+               and texts[n].event not in SESSION_MARKERS]
     return list(dict.fromkeys(r for r in [*turns, *context] if r in texts))

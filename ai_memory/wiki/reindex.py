@@ -124,14 +124,13 @@ def _copy_state(conn: sqlite3.Connection, old_db: Path) -> int:
         conn.execute("BEGIN IMMEDIATE")
         cur = conn.execute("INSERT OR IGNORE INTO handoffs SELECT * FROM old.handoffs")
         kept = cur.rowcount
-        for table in ("messages", "page_stats", "tombstones", "users", "audit", "llm_jobs"):  # not in the files
-            if conn.execute("SELECT 1 FROM old.sqlite_master WHERE name = ?", (table,)).fetchone():
-                conn.execute(f"INSERT OR IGNORE INTO {table} SELECT * FROM old.{table}")
-        # vectors are keyed by content hash: unchanged chunks keep theirs, nothing is re-embedded;
-        # so are turns' piece vectors, with the word counts made from them (without these, every
-        # turn went through the model again: 12 minutes at 100,000 observations)
+        # Not in the files: messages, page stats, tombstones, users, the audit log, LLM jobs.
+        # Vectors are keyed by content hash: unchanged chunks keep theirs, nothing is
+        # re-embedded; so are turns' piece vectors, with the word counts made from them (without
+        # these, every turn went through the model again: 12 minutes at 100,000 observations).
         conn.execute("INSERT OR IGNORE INTO embeddings SELECT * FROM old.embeddings")
-        for table in ("token_vectors", "piece_counts"):
+        for table in ("messages", "page_stats", "tombstones", "users", "audit", "llm_jobs", "token_vectors",
+                      "piece_counts"):
             if conn.execute("SELECT 1 FROM old.sqlite_master WHERE name = ?", (table,)).fetchone():
                 conn.execute(f"INSERT OR IGNORE INTO {table} SELECT * FROM old.{table}")
         conn.execute("COMMIT")
