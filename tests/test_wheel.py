@@ -1,5 +1,7 @@
 """Installed as a tool: a wheel built from the checkout, in a fresh venv, run from outside the
-checkout, serves, installs hooks pointing at a script that exists, and takes a hook event."""
+checkout, serves, installs hooks pointing at a script that exists, takes a hook event, and runs
+the README's walk-through. (All in one module: a parallel run gives a module to one worker, so
+no other worker sits waiting for the install.)"""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 from conftest import REPO, Installed, free_port, installed_env
+from walkthrough import walk
 from wiki_helpers import wait_until
 
 
@@ -90,3 +93,18 @@ def test_the_installed_tool_serves_installs_hooks_and_takes_an_event(installed: 
     finally:
         daemon.send_signal(signal.SIGTERM)
         assert daemon.wait(timeout=30) == 0
+
+
+def test_the_walkthrough_runs_from_an_installed_wheel(tmp_path: Path, installed: Installed) -> None:
+    """The same lines in a folder whose .venv is the wheel's venv: ai-memory, its hook script and
+    its data template all come from the installed package."""
+    home, place = tmp_path / "home", tmp_path / "elsewhere"
+    home.mkdir()
+    place.mkdir()
+    (place / ".venv").symlink_to(installed.venv)
+    data_dir = home / ".local" / "share" / "ai-memory"
+    env = installed_env(data_dir, installed, HOME=str(home), AI_MEMORY_PORT=str(free_port()))
+    walk(home, data_dir, env, place)
+    command = json.loads((home / ".claude" / "settings.json").read_text())["hooks"]["SessionStart"][0]["hooks"][0]
+    assert str(data_dir / "bin" / "ai-memory-hook") in command["command"]
+    assert (data_dir / "bin" / "ai-memory-hook").is_file()
