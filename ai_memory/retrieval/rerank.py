@@ -36,12 +36,14 @@ PASSAGE_CHARS = 8_000  # coverage and phrase read this much of a passage
 # Coverage and phrase read one candidate's passage in a row, and the same pages and
 # turns come back as candidates search after search: a few hundred analysed passages are kept.
 @lru_cache(maxsize=256)
-def _analysed(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The passage's terms in order, and each word's first term (a stem, or an identifier whole).
-    Read line by line: no word runs across a line break, and a passage is made of turns and
-    page bodies whose lines come back in passage after passage."""
+def _analysed(text: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
+    """What the features look up in a passage: its terms, and the pairs of words standing side
+    by side, each word by its first term (a stem, or an identifier whole). Read line by line:
+    no word runs across a line break, and a passage is made of turns and page bodies whose
+    lines come back in passage after passage."""
     found = [terms for line in text[:PASSAGE_CHARS].split("\n") for terms in _line_terms(line)]
-    return tuple(chain.from_iterable(found)), tuple(map(itemgetter(0), found))
+    heads = tuple(map(itemgetter(0), found))
+    return frozenset(chain.from_iterable(found)), frozenset(zip(heads, heads[1:]))
 
 
 @lru_cache(maxsize=16384)
@@ -50,15 +52,11 @@ def _line_terms(line: str) -> tuple[tuple[str, ...], ...]:
     return tuple(map(token_terms, words(line)))
 
 
-def _terms(text: str) -> tuple[str, ...]:
-    return _analysed(text)[0]
-
-
 def coverage(query: list[str], text: str, idf: dict[str, float] | None = None) -> float:
     """Share of the query's terms present in the text, each weighted by its rarity (IDF)."""
     if not query:
         return 0.0
-    found = set(_terms(text))
+    found = _analysed(text)[0]
     weights = [(idf or {}).get(t, 1.0) for t in query]
     total = sum(weights) or 1.0
     return sum(w for t, w in zip(query, weights) if t in found) / total
@@ -70,8 +68,7 @@ def phrase(query_words: list[str], text: str) -> float:
     heads = [token_terms(w)[0] for w in query_words]
     if len(heads) < 2:
         return 0.0
-    seen = _analysed(text)[1]
-    pairs = set(zip(seen, seen[1:]))
+    pairs = _analysed(text)[1]
     wanted = list(zip(heads, heads[1:]))
     return sum(1 for p in wanted if p in pairs) / len(wanted)
 
