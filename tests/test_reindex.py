@@ -138,3 +138,48 @@ def test_a_rebuild_keeps_vectors_and_piece_vectors(tmp_path: Path) -> None:
     assert new.execute("SELECT content_hash, count, bits FROM token_vectors").fetchall() == [("h", 2, b"\x01\x02")]
     assert sorted(new.execute("SELECT word, turns FROM piece_counts")) == [("", 1), ("zircon", 1)]
     assert new.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == 1
+
+
+def test_a_rebuild_links_each_observation_to_its_vectors_as_before(data_dir: Path) -> None:
+    """A reindex leaves no observation waiting for the embedding job: each is linked again to
+    its whole text's, its sentences' and its pieces' vectors, unless its text differs."""
+    from ai_memory.wiki.reindex import rebuild
+
+    daemon = Daemon(data_dir, env={"AI_MEMORY_EMBED_ENABLED": "1"}).start(timeout=60)
+    cwd = "/home/dev/acme-api"
+    daemon.post_hook({"session_id": "v1", "hook_event_name": "UserPromptSubmit", "cwd": cwd,
+                      "prompt": "Why does the retry worker stop after three attempts? It should back off."})
+    daemon.post_hook({"session_id": "v1", "hook_event_name": "PostToolUse", "cwd": cwd, "tool_name": "Bash",
+                      "tool_input": {"command": "pytest -q tests/test_retry.py"},
+                      "tool_response": {"stdout": "Traceback (most recent call last):\nValueError: attempts out of range",
+                                        "stderr": "", "interrupted": False}})
+    daemon.post_hook({"session_id": "v1", "hook_event_name": "Stop", "cwd": cwd,
+                      "last_assistant_message": "The worker capped attempts at three. It now backs off exponentially."
+                                                " The cap is read from the config file."})
+
+    def embedded() -> bool:
+        status = daemon.request("GET", "/status")[1]
+        return status["embeddings"]["ready"] and status["embeddings"]["backlog"] == {"chunks": 0, "observations": 0}
+
+    try:
+        wait_until(embedded, timeout=120, step=0.3)
+    finally:
+        daemon.stop()
+    db = daemon.data_dir / "db" / "memory.sqlite"
+    links = "SELECT id, embed_hash, sentences_done FROM observations ORDER BY id"
+    sentences = ("SELECT o.id, s.ord, s.content_hash FROM observation_sentences s"
+                 " JOIN observations o ON o.rowid = s.obs_rowid ORDER BY 1, 2")
+    old = sqlite3.connect(db)
+    before, before_sentences = old.execute(links).fetchall(), old.execute(sentences).fetchall()
+    assert any(h for _, h, _ in before) and before_sentences  # vectors and sentences were made
+    changed = old.execute("SELECT id FROM observations WHERE event = 'user-prompt'").fetchone()[0]
+    old.execute("UPDATE observations SET body = body || ' (edited)' WHERE id = ?", (changed,))
+    old.commit()
+    old.close()
+
+    report = rebuild(daemon.data_dir / "wiki", daemon.data_dir / "raw", db)
+    new = sqlite3.connect(report.path)
+    after = new.execute(links).fetchall()
+    assert after == [(i, None, 0) if i == changed else (i, h, done) for i, h, done in before]
+    assert report.vector_links_kept == len(before) - 1
+    assert new.execute(sentences).fetchall() == [s for s in before_sentences if s[0] != changed]
