@@ -382,7 +382,7 @@ class Runtime:
             self.wiki.on_indexed()  # a rebuilt index: whatever it lacks a vector for is embedded now
         return {"pages": report.pages, "broken_pages": report.broken_pages,
                 "observations": report.observations + late.observations,
-                "handoffs_kept": report.handoffs_kept}
+                "handoffs_kept": report.handoffs_kept, "vector_links_kept": report.vector_links_kept}
 
     async def _reconcile_paced(self, interval: float) -> None:
         """Reconcile every ``interval`` seconds, or less often where comparing every file takes

@@ -183,3 +183,10 @@ def test_a_rebuild_links_each_observation_to_its_vectors_as_before(data_dir: Pat
     assert after == [(i, None, 0) if i == changed else (i, h, done) for i, h, done in before]
     assert report.vector_links_kept == len(before) - 1
     assert new.execute(sentences).fetchall() == [s for s in before_sentences if s[0] != changed]
+    from ai_memory.embed.model import MODEL_ID
+    from ai_memory.retrieval.embedding_job import find_pending
+
+    new.row_factory = sqlite3.Row
+    waiting = find_pending(new, MODEL_ID)  # all the embedding job is left with: the edited observation
+    rowid = new.execute("SELECT rowid FROM observations WHERE id = ?", (changed,)).fetchone()[0]
+    assert [r for r, _ in waiting.obs] == [rowid] and not waiting.split and not waiting.skip_obs

@@ -6,8 +6,8 @@ dependencies with pip took two minutes of the suite (most of it unpacking 1.5 GB
 against the local indexes), so the install works as uv's does: the wheel's declared
 dependencies are followed from its own metadata, transitively, and each distribution's files
 are hard-linked from the venv running the tests (the same versions `make setup` installed);
-then pip installs the wheel itself with `--no-deps` and `pip check` must find every
-requirement met. Only that closure is in the new venv, so a dependency the wheel forgets to
+then pip (this venv's, pointed at the new one) installs the wheel itself with `--no-deps`
+and `pip check` must find every requirement met. Only that closure is in the new venv, so a dependency the wheel forgets to
 declare fails these tests at import, as it would for a user.
 """
 
@@ -42,14 +42,15 @@ def wheel_members(wheel: Path) -> set[str]:
 
 
 def install(wheel: Path, venv: Path) -> Path:
-    """A fresh venv holding the wheel and its dependencies; its bin/ folder."""
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    """A fresh venv holding the wheel and its dependencies, and nothing else (no pip or
+    setuptools of its own, which would mix with the linked ones); its bin/ folder."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     python = str(venv / "bin" / "python")
     purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
                              check=True, capture_output=True, text=True).stdout.strip()
     for dist in dependency_closure(wheel_requirements(wheel)):
         link_distribution(dist, Path(purelib))
-    pip = [python, "-m", "pip", "--disable-pip-version-check"]
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--python", python]
     subprocess.run([*pip, "install", "--quiet", "--no-deps", "--no-index", str(wheel)], check=True,
                    capture_output=True, timeout=300)
     check = subprocess.run([*pip, "check"], capture_output=True, text=True, timeout=120)
@@ -92,8 +93,9 @@ def link_distribution(dist: importlib.metadata.Distribution, site: Path) -> None
         if name.parts[0] == "..":
             continue
         source, target = here / name, site / name
-        if not source.is_file() or target.exists():
+        if not source.is_file():
             continue
+        assert not target.exists(), f"{target} is there already: two distributions own it"
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
             os.link(source, target)

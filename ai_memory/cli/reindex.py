@@ -52,7 +52,8 @@ def _offline(config) -> dict:
     finally:
         lock.release()
     return {"pages": report.pages, "broken_pages": report.broken_pages,
-            "observations": report.observations, "handoffs_kept": report.handoffs_kept}
+            "observations": report.observations, "handoffs_kept": report.handoffs_kept,
+            "vector_links_kept": report.vector_links_kept}
 
 
 def _check(config, as_json: bool) -> int:

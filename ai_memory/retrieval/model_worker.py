@@ -106,6 +106,7 @@ class _Serving:
                 result: Any = self.retriever.answer(self.db(), query, now)
                 if not self.warm:  # what the first search loaded lazily lives as long
                     self.warm = True
+                    gc.collect()  # its garbage is not frozen with it
                     gc.freeze()
             elif kind in ("encode", "encode_tokens", "encode_query"):
                 if self.batch_model is None or self.query_model is None:

@@ -20,7 +20,7 @@ from ai_memory.core.page import parse_page
 from ai_memory.store.connection import open_read_connection, open_write_connection
 from ai_memory.store import ledger
 from ai_memory.store.history import history_rows, record_versions, replay
-from ai_memory.store.migrations import migrate
+from ai_memory.store.migrations import current_version, migrate
 from ai_memory.store.observations import scoped_key, store_record
 from ai_memory.store.pages import index_page_rows
 from ai_memory.store.projects import apply_map
@@ -84,8 +84,9 @@ def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool
             " AND p.type = 'Session Summary' LIMIT 1)")
         conn.execute("UPDATE sessions SET compiled_at = last_event_at WHERE page_path IS NOT NULL")
         conn.execute("COMMIT")
-        report.handoffs_kept = _copy_state(conn, carry_from or db_path)
-        report.vector_links_kept = _carry_vector_links(conn, carry_from or db_path)
+        # A damaged file may have lost rows without an error: its links are not trusted.
+        report.handoffs_kept, report.vector_links_kept = _copy_state(conn, carry_from or db_path,
+                                                                     links=carry_from is None)
         conn.execute("BEGIN IMMEDIATE")  # handoffs and messages carried over follow the projects file too
         apply_map(conn, projects)
         conn.execute("COMMIT")
@@ -113,15 +114,17 @@ def replay_journal(conn: sqlite3.Connection, raw_dir: Path, report: RebuildRepor
             report.duplicates += 1
 
 
-def _copy_state(conn: sqlite3.Connection, old_db: Path) -> int:
+def _copy_state(conn: sqlite3.Connection, old_db: Path, links: bool = True) -> tuple[int, int]:
     """Handoffs, messages, page usage, tombstones, users, the audit log and the LLM job queue are
-    not in the files: carry them over from the old database."""
+    not in the files: carry them over from the old database, with the vectors and, when
+    ``links``, which observation each belongs to. One transaction: one snapshot of the old
+    file, which a running daemon's embedding job may still be writing. (handoffs, links) kept."""
     if not old_db.exists():
-        return 0
+        return 0, 0
     try:
         conn.execute("ATTACH DATABASE ? AS old", (f"file:{old_db}?mode=ro",))
     except sqlite3.Error:
-        return 0
+        return 0, 0
     try:
         conn.execute("BEGIN IMMEDIATE")
         cur = conn.execute("INSERT OR IGNORE INTO handoffs SELECT * FROM old.handoffs")
@@ -135,62 +138,69 @@ def _copy_state(conn: sqlite3.Connection, old_db: Path) -> int:
                       "piece_counts"):
             if conn.execute("SELECT 1 FROM old.sqlite_master WHERE name = ?", (table,)).fetchone():
                 conn.execute(f"INSERT OR IGNORE INTO {table} SELECT * FROM old.{table}")
+        linked = _carry_vector_links(conn) if links and _same_schema(conn) else 0
         conn.execute("COMMIT")
-        return kept
+        return kept, linked
     except sqlite3.Error as exc:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         log.warning("reindex: could not carry handoffs over from the old database: %s", exc)
-        return 0
+        return 0, 0
     finally:
         try:
             conn.execute("DETACH DATABASE old")
         except sqlite3.Error:
             pass
+
+
+def _same_schema(conn: sqlite3.Connection) -> bool:
+    """The old file is at the new one's migration: an older one may owe its observations work
+    a later migration queued (piece vectors for turns that had none)."""
+    try:
+        old = conn.execute("SELECT MAX(version) FROM old.schema_migrations").fetchone()[0]
+    except sqlite3.Error:
+        return False
+    return old is not None and old == current_version(conn)
 
 
 # The same observation, stored from the same journal record: what its vectors were made from
 # (the text, and for a tool event the payload its passages come from) is unchanged.
 _SAME_OBSERVATION = ("o.id = n.id AND o.event IS n.event AND o.tool_name IS n.tool_name AND o.title IS n.title"
                      " AND o.body IS n.body AND o.payload IS n.payload")
+# ... and everything the old file had for it is in the new one: its whole text's vector, its
+# piece vectors if it had any, every sentence's vector.
+_ALL_VECTORS_HERE = (
+    "(o.embed_hash = '' OR (EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = o.embed_hash)"
+    " AND (NOT EXISTS (SELECT 1 FROM old.token_vectors t WHERE t.content_hash = o.embed_hash)"
+    " OR EXISTS (SELECT 1 FROM token_vectors t WHERE t.content_hash = o.embed_hash))))"
+    " AND NOT EXISTS (SELECT 1 FROM old.observation_sentences s WHERE s.obs_rowid = o.rowid"
+    " AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = s.content_hash))")
 
 
-def _carry_vector_links(conn: sqlite3.Connection, old_db: Path) -> int:
+def _carry_vector_links(conn: sqlite3.Connection) -> int:
     """Each rebuilt observation linked to the vectors the old database had linked it to: its
     whole text's, its sentences' and its pieces' (all kept by content hash). Without this the
     embedding job linked every observation again, a batch at a time: six minutes at 110,000
-    observations, an hour at a million, while searches went without turn vectors. Where the
-    old file is missing, damaged or of another shape, the job does it as before."""
-    if not old_db.exists():
-        return 0
+    observations, an hour at a million, while searches went without turn vectors. Inside the
+    caller's transaction; on any error the job does it as before."""
+    conn.execute("SAVEPOINT links")
     try:
-        conn.execute("ATTACH DATABASE ? AS old", (f"file:{old_db}?mode=ro",))
-    except sqlite3.Error:
-        return 0
-    try:
-        conn.execute("BEGIN IMMEDIATE")
         linked = conn.execute(
             "UPDATE observations AS n SET embed_hash = o.embed_hash, sentences_done = o.sentences_done"
-            f" FROM old.observations AS o WHERE n.embed_hash IS NULL AND o.embed_hash IS NOT NULL AND {_SAME_OBSERVATION}"
-            " AND (o.embed_hash = '' OR EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = o.embed_hash))"
-        ).rowcount
+            f" FROM old.observations AS o WHERE n.embed_hash IS NULL AND o.embed_hash IS NOT NULL"
+            f" AND {_SAME_OBSERVATION} AND {_ALL_VECTORS_HERE}").rowcount
         conn.execute(
             "INSERT OR IGNORE INTO observation_sentences(obs_rowid, ord, content_hash)"
             " SELECT n.rowid, s.ord, s.content_hash FROM old.observation_sentences s"
             " JOIN old.observations o ON o.rowid = s.obs_rowid JOIN observations n ON n.id = o.id"
             f" WHERE n.embed_hash IS o.embed_hash AND n.sentences_done = 1 AND {_SAME_OBSERVATION}")
-        conn.execute("COMMIT")
+        conn.execute("RELEASE links")
         return linked
     except sqlite3.Error as exc:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
+        conn.execute("ROLLBACK TO links")
+        conn.execute("RELEASE links")
         log.warning("reindex: observations will be linked to their vectors again: %s", exc)
         return 0
-    finally:
-        try:
-            conn.execute("DETACH DATABASE old")
-        except sqlite3.Error:
-            pass
 
 
 def catch_up(new_db: Path, raw_dir: Path) -> RebuildReport:
