@@ -11,7 +11,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "ai_memory"
 # and from its own package (e.g. ai_memory.store.writer imports ai_memory.store.connection).
 LAYERS: dict[str, int] = {
     "core": 0,
-    "config": 1, "datadir": 1, "logsetup": 1, "store": 1, "embed": 1, "client": 1,
+    "config": 1, "datadir": 1, "logsetup": 1, "heap": 1, "store": 1, "embed": 1, "client": 1,
     "wiki": 2, "llm": 2,
     "retrieval": 3, "ingest": 3, "coordination": 3, "backup": 3, "overview": 3,
     "runtime": 4,

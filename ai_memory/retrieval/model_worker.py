@@ -19,7 +19,6 @@ from a thread that kept the daemon's normal priority.
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import logging
 import multiprocessing
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_memory.core.errors import AiMemoryError
+from ai_memory.heap import bound_heap, trim_heap
 from ai_memory.retrieval.search import Answer, Query, Retriever
 from ai_memory.retrieval.vectors import VectorIndex, single_threaded_blas
 
@@ -114,7 +114,7 @@ class _Serving:
                 model = self.query_model if kind == "encode_query" else self.batch_model
                 result = model.encode_tokens(payload) if kind == "encode_tokens" else model.encode(payload)
                 if kind != "encode_query":
-                    _trim_heap()
+                    trim_heap()
             else:
                 raise ValueError(f"unknown request {kind!r}")
         except Exception as exc:  # reported to the daemon, which decides what to do
@@ -140,26 +140,13 @@ class _Serving:
 def _serve(conn: Connection, spec: WorkerSpec) -> None:
     """The worker process: load, say ready, answer until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the daemon decides when we stop
-    _bounded_heap()
+    bound_heap()
     single_threaded_blas()
     serving = _Serving(conn, spec)
     _long_lived_heap()
     conn.send((0, "ready", serving.model_error))
     serving.loop()
     os._exit(0)  # the pools' threads hold nothing worth a clean interpreter exit
-
-
-def _bounded_heap() -> None:
-    """Large buffers (a batch's activations) are mapped and unmapped, never kept in the heap:
-    glibc raises its threshold after each large free, and the heap then holds a batch's peak
-    for the life of the process. Two arenas, not eight a core: each thread's arena keeps what
-    it once held."""
-    try:
-        libc = ctypes.CDLL(None)
-        libc.mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD: 1 MiB, fixed
-        libc.mallopt(-8, 2)  # M_ARENA_MAX
-    except (OSError, AttributeError):  # not glibc: its allocator does its own thing
-        pass
 
 
 def _long_lived_heap() -> None:
@@ -172,14 +159,6 @@ def _long_lived_heap() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(10_000, 20, 100)
-
-
-def _trim_heap() -> None:
-    """Give the pages a batch freed back to the system (glibc keeps them otherwise)."""
-    try:
-        ctypes.CDLL(None).malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
 
 
 def _lower_priority(steps: int) -> None:

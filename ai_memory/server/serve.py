@@ -23,6 +23,7 @@ from ai_memory.config import Config
 from ai_memory.core.endpoint import daemon_url
 from ai_memory.core.errors import ConfigError, PortInUse
 from ai_memory.datadir import ServeLock, prepare, remove_endpoint, write_endpoint
+from ai_memory.heap import bound_heap
 from ai_memory.runtime import Runtime
 from ai_memory.server.app import create_app
 from ai_memory.server.asgi import AsgiMount, mount
@@ -52,6 +53,7 @@ def serve(config: Config, mounts: Callable[[str], list[AsgiMount]] = lambda url:
             f"refusing to bind {config.host}: it is not a loopback address",
             detail="pass --allow-remote (and protect the token) to serve other machines",
         )
+    bound_heap()  # before any thread: the hook, read and write threads share two arenas
     prepare(config.data_dir)
     logsetup.configure(config.sub("logs"), config.log.level, config.log.keep_days)
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # `kill -USR1 <pid>` dumps every thread's stack
