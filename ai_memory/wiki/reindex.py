@@ -181,7 +181,7 @@ def _carry_vector_links(conn: sqlite3.Connection) -> int:
     """Each rebuilt observation linked to the vectors the old database had linked it to: its
     whole text's, its sentences' and its pieces' (all kept by content hash). Without this the
     embedding job linked every observation again, a batch at a time: six minutes at 110,000
-    observations, an hour at a million, while searches went without turn vectors. Inside the
+    observations (an hour at a million, at that rate), while searches went without turn vectors. Inside the
     caller's transaction; on any error the job does it as before."""
     conn.execute("SAVEPOINT links")
     try:
