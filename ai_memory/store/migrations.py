@@ -467,6 +467,15 @@ MIGRATIONS: tuple[tuple[int, str, str | Callable[[sqlite3.Connection], None]], .
         DROP INDEX pages_session;
         """,
     ),
+    (
+        20,
+        "observations owing only their sentences found without reading the embedding backlog",
+        """
+        DROP INDEX observations_unsplit;
+        CREATE INDEX observations_unsplit ON observations(rowid)
+            WHERE sentences_done = 0 AND embed_hash IS NOT NULL;
+        """,
+    ),
 )
 
 
