@@ -28,6 +28,7 @@ import numpy as np
 
 from ai_memory.embed.model import Tokens
 from ai_memory.retrieval.fts import TermStats, is_content_word
+from ai_memory.retrieval.quantized import as_words, differing_bits
 
 MAX_PIECES = 128  # a long reply keeps its first 128 content pieces
 
@@ -93,8 +94,7 @@ def rarity(conn: sqlite3.Connection, model: str, words: Iterable[str]) -> TermSt
 def _rows(bits: bytes, count: int) -> np.ndarray:
     """Packed sign bits, one row a piece: as 64-bit words when a piece fills whole words (384
     dimensions are 6), else as bytes."""
-    width = len(bits) // count if count else 0
-    return np.frombuffer(bits, dtype=np.uint64 if width % 8 == 0 else np.uint8).reshape(count, -1)
+    return as_words(np.frombuffer(bits, dtype=np.uint8).reshape(count, -1))
 
 
 # A search scores at most this many (query piece, stored piece) pairs, about 8 ms: a long
@@ -201,9 +201,6 @@ def best_scores(query: tuple[np.ndarray, np.ndarray], turns: list[tuple[Hashable
     columns = np.ascontiguousarray(pieces.T)
     fewest = np.empty((len(signs), len(turns)), dtype=np.int32)
     for n, sign in enumerate(signs):
-        differing = np.bitwise_count(columns[0] ^ sign[0]).astype(np.int16)
-        for word in range(1, columns.shape[0]):
-            differing += np.bitwise_count(columns[word] ^ sign[word])
-        fewest[n] = np.minimum.reduceat(differing, starts)
+        fewest[n] = np.minimum.reduceat(differing_bits(columns, sign), starts)
     best = (dim - 2.0 * fewest) / dim
     return {key: float(s) for (key, _, _), s in zip(turns, weights @ best)}
