@@ -373,6 +373,8 @@ class Runtime:
                 # deleted old file through the new file's WAL
                 self.reader.reset()
                 self.retriever.reset()
+                if self.embedding is not None:
+                    self.embedding.reset()
                 if self.model_worker is not None:
                     await asyncio.to_thread(self.model_worker.reset)
             finally:

@@ -151,9 +151,9 @@ async def _store_observations(writer: Writer, payloads: Any) -> int:
 
 async def _store_vectors(reader: Reader, writer: Writer, embedder: CachedVectors) -> int:
     """The embedding job's loop (``EmbeddingJob.run_once``), with bigger batches."""
-    done = 0
+    done, checked = 0, 0
     while True:
-        pending = await reader.run(lambda c: find_pending(c, MODEL_ID, PENDING_ROWS))
+        pending = await reader.run(lambda c: find_pending(c, MODEL_ID, PENDING_ROWS, chunks_after=checked))
         if pending.is_empty():
             return done
         encoded = embedder.encode_tokens([text for _, text in pending.tokens]) if pending.tokens else []
@@ -163,7 +163,7 @@ async def _store_vectors(reader: Reader, writer: Writer, embedder: CachedVectors
             if pending.hashes else np.zeros((0, DIM), np.float32)
         pieces = [late_interaction.packed(digest, t) for (digest, _), t in zip(pending.tokens, encoded)]
         await writer.submit_wait(store_vectors(MODEL_ID, DIM, pending, vectors, pieces))
-        done += len(pending.hashes)
+        done, checked = done + len(pending.hashes), pending.chunks_checked
 
 
 def write_sessions(data: Path, sessions: int, session_events: Any, words: WordVectors) -> dict[str, float]:

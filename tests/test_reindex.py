@@ -190,3 +190,41 @@ def test_a_rebuild_links_each_observation_to_its_vectors_as_before(data_dir: Pat
     waiting = find_pending(new, MODEL_ID)  # all the embedding job is left with: the edited observation
     rowid = new.execute("SELECT rowid FROM observations WHERE id = ?", (changed,)).fetchone()[0]
     assert [r for r, _ in waiting.obs] == [rowid] and not waiting.split and not waiting.skip_obs
+
+
+def test_pages_written_after_a_live_reindex_get_their_vectors(data_dir: Path) -> None:
+    """The embedding job remembers how far it has looked through the chunks; a reindex gives it
+    a new file whose chunk ids start again from one, so it must look through them anew."""
+    daemon = Daemon(data_dir, env={"AI_MEMORY_EMBED_ENABLED": "1"}).start(timeout=60)
+    db = daemon.data_dir / "db" / "memory.sqlite"
+    notes = daemon.data_dir / "wiki" / "acme-api" / "notes"
+    notes.mkdir(parents=True)
+
+    def unembedded_chunks() -> int | None:
+        conn = sqlite3.connect(db)
+        try:
+            return conn.execute("SELECT COUNT(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM embeddings e"
+                                " WHERE e.content_hash = c.content_hash)").fetchone()[0]
+        finally:
+            conn.close()
+
+    def page_count() -> int:
+        conn = sqlite3.connect(db)
+        try:
+            return conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0]
+        finally:
+            conn.close()
+
+    try:
+        for version in range(6):  # each edit gives the page new chunk ids
+            (notes / "retries.md").write_text(page_text("Retries", f"Version zircon{version}: the worker backs off."))
+            wait_until(lambda v=version: "acme-api/notes/retries.md" in search_paths(daemon, f"zircon{v}"),
+                       timeout=20)
+            wait_until(lambda: unembedded_chunks() == 0, timeout=60, step=0.2)
+        done = run_cli(daemon.data_dir, "reindex", "--json", "--url", daemon.url)
+        assert done.returncode == 0, done.stderr
+        (notes / "ledger.md").write_text(page_text("Ledger", "Exports of the ledger run every night."))
+        wait_until(lambda: page_count() == 2, timeout=20)
+        wait_until(lambda: unembedded_chunks() == 0, timeout=60, step=0.2)
+    finally:
+        daemon.stop()
