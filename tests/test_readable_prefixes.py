@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ai_memory.core.readable import readable, readable_prefixes
-from ai_memory.retrieval.fts import _first_word, _word_pattern, make_snippet, parts_snippet
+from ai_memory.retrieval.fts import _first_word, highlights, make_snippet, parts_snippet
 
 # Lines that make markdown change its mind: fences, tables, setext headings, reference links,
 # lists, quotes, indented code, emphasis across lines, JSON lines, blank lines.
@@ -71,8 +73,24 @@ def test_a_reference_defined_further_on_makes_the_text_read_whole() -> None:
                        min_size=0, max_size=4))
 def test_the_first_word_found_is_where_the_first_term_is_first_found(text: str, terms: list[str]) -> None:
     head = readable(text) + " a.b.c"
-    each = [m.start() for m in (_word_pattern(t).search(head) for t in terms if t) if m]
+    each = [m.start() for m in (_whole_word(t).search(head) for t in terms if t) if m]
     assert _first_word(head, terms) == (min(each) if each else None)
+
+
+def _whole_word(term: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w]){re.escape(term)}(?![\w])", re.I)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts, st.lists(st.sampled_from(["retry", "worker", "snake_case_name", "ref", "a.b", "b.c", "a.b.c", "RETRY", ""]),
+                       min_size=0, max_size=4))
+def test_highlights_cover_every_whole_word_occurrence_of_each_term(text: str, terms: list[str]) -> None:
+    """One pass over the snippet marks what each term's own search would, overlaps merged."""
+    head = readable(text) + " a.b.c"
+    covered = sorted({i for t in terms if t for m in _whole_word(t).finditer(head) for i in range(*m.span())})
+    marked = highlights(head, terms)
+    assert [i for start, end in marked for i in range(start, end)] == covered
+    assert all(a[1] < b[0] for a, b in zip(marked, marked[1:]))
 
 
 @settings(max_examples=200, deadline=None)

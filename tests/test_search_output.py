@@ -27,6 +27,10 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     d.post_hook({"session_id": "out-1", "hook_event_name": "PostToolUse", "cwd": "/home/dev/ops", "tool_name": "Bash",
                  "tool_input": {"command": "kubectl get pods"},
                  "tool_response": {"stdout": "Created pod zephyrmoth", "noOutputExpected": False}})
+    d.post_hook({"session_id": "out-1", "hook_event_name": "PostToolUse", "cwd": "/home/dev/ops", "tool_name": "Edit",
+                 "tool_input": {"file_path": "/home/dev/ops/retry.py", "old_string": "def quasar_wrap(fn):",
+                                "new_string": "# quasar retries: *args and **kwargs pass through\n"
+                                              "def quasar_wrap(fn, *args, **kwargs):\n    return fn(*args, **kwargs)"}})
     wait_until(lambda: _search(d, "ca cert", "--all").returncode == 0 and "Replica" in _search(d, "ca cert", "--all").stdout)
     yield d
     d.stop()
@@ -54,6 +58,15 @@ def test_snippets_are_text_not_markdown_or_tool_json(daemon: Daemon) -> None:
     tool = _search(daemon, "zephyrmoth", "--all").stdout
     assert "Created pod zephyrmoth" in tool, tool
     assert '":' not in tool and "noOutputExpected" not in tool and "{" not in tool
+
+
+def test_code_is_shown_as_written_not_read_as_markdown(daemon: Daemon) -> None:
+    status, body, _ = daemon.request("POST", "/v1/query", {"q": "quasar_wrap kwargs", "all": True})
+    assert status == 200, body
+    shown = [h["snippet"] for h in body["hits"] + body["raw_hits"]]
+    shown += [e["snippet"] for h in body["hits"] for e in h["evidence"]]
+    assert any("--- new # quasar retries: *args and **kwargs pass through def quasar_wrap(fn, *args" in s
+               for s in shown), shown
 
 
 def test_highlights_fall_on_whole_words(daemon: Daemon) -> None:
@@ -94,7 +107,7 @@ def test_status_shows_broken_pages_backlog_and_spool_with_plurals(daemon: Daemon
     wait_until(lambda: "ops/notes/broken.md" in run_cli(daemon.data_dir, "status", "--url", daemon.url).stdout)
     out = run_cli(daemon.data_dir, "status", "--url", daemon.url).stdout
     assert re.search(r"^pages: +\d+ pages, 1 broken$", out, re.M), out
-    assert re.search(r"^observations: +1 event$", out, re.M), out
+    assert re.search(r"^observations: +2 events$", out, re.M), out
     assert re.search(r"^sessions: +1 session$", out, re.M), out
     assert re.search(r"^embeddings: +off$", out, re.M) and re.search(r"^spool: +", out, re.M), out
     assert "broken: ops/notes/broken.md: bad frontmatter" in out

@@ -77,12 +77,18 @@ def test_a_commands_error_lines_are_embedded_with_the_command() -> None:
     assert tool_passages("Read", {"tool_input": {"file_path": "a.py"}, "tool_response": "ValueError"}) == []
 
 
+_PASSAGE_TEXTS = st.lists(st.sampled_from(["Alice's", "retry_worker", "\n", " ", "q.v-w", "’s", "s", "URL", "it's\n",
+                                           "x/y.py", "camelCase", "--", "3.11", "\r\n", "é"]), max_size=60).map("".join)
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(["Alice's", "retry_worker", "\n", " ", "q.v-w", "’s", "s", "URL", "it's\n", "x/y.py",
-                                 "camelCase", "--", "3.11", "\r\n", "é"]), max_size=60).map("".join))
-def test_a_passage_read_line_by_line_has_the_terms_of_the_whole(text: str) -> None:
+@given(st.lists(_PASSAGE_TEXTS, max_size=5), st.integers(1, 200))
+def test_a_passage_read_text_by_text_has_the_terms_of_the_whole(texts: list[str], chars: int) -> None:
+    """A passage's texts are read one by one, line by line (each kept for the next search), and
+    give what the whole passage read as one text would: every term, every pair of words side
+    by side, across lines and texts, up to the passage's bound."""
     from ai_memory.retrieval import rerank
 
-    whole = [token_terms(w) for w in words(text[:rerank.PASSAGE_CHARS])]
+    whole = [token_terms(w) for w in words("\n".join(texts)[:chars])]
     heads = [ts[0] for ts in whole]
-    assert rerank._analysed.__wrapped__(text) == ({t for ts in whole for t in ts}, set(zip(heads, heads[1:])))
+    assert rerank._analysed.__wrapped__(tuple(texts), chars) == ({t for ts in whole for t in ts}, set(zip(heads, heads[1:])))

@@ -29,6 +29,15 @@ class EventKind(str, enum.Enum):
 
 # A session's start and end say nothing of what was done: no evidence, no context for a turn.
 SESSION_MARKERS = frozenset({EventKind.SESSION_START.value, EventKind.SESSION_END.value})
+# A tool call's body is what ``core.tool_text`` made of its input and output: code, commands
+# and their output as lines, never markdown (``*args`` is not emphasis, ``# x`` no heading).
+TOOL_CALL_EVENTS = frozenset({EventKind.PRE_TOOL_USE.value, EventKind.POST_TOOL_USE.value,
+                              EventKind.TOOL_FAILURE.value})
+
+
+def is_markdown_event(event: str) -> bool:
+    """Whether an observation of this kind is written in markdown (a prompt, a reply, a summary)."""
+    return event not in TOOL_CALL_EVENTS
 
 
 # Spellings after folding case and dropping '-', '_' and '.', e.g. "UserPromptSubmit",

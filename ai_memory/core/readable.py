@@ -1,5 +1,7 @@
 """Text for people: a page or an observation as the words it says, for search snippets.
 
+Code and tool output are shown as they are; only markdown is read as markdown.
+
 Markdown is read with the parser (``core.links``'s, so wikilinks are known): headings, list
 and quote markers, emphasis, link syntax and fences go, their words stay (a wikilink shows its
 shown text or its target). Tool input and output recorded as JSON (whole or cut off) shows only
@@ -36,8 +38,11 @@ _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 PREFIX_CHARS = (500, 4_000)  # where ``readable_prefixes`` tries to stop
 
 
-def readable(text: str) -> str:
-    """The words of ``text``, one space between them, without markup or JSON syntax."""
+def readable(text: str, markdown: bool = True) -> str:
+    """The words of ``text``, one space between them, without markup or JSON syntax; a text
+    that is not ``markdown`` (code, a command's output) as it is, but for the spaces."""
+    if not markdown:
+        return " ".join(text.split())
     return _remembered(text) if len(text) <= CACHED_CHARS else _readable(text)
 
 

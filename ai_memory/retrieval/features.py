@@ -38,7 +38,7 @@ class Candidate:
     rrf: float                      # its fused score as a fraction of the best candidate's
     streams: dict[str, float]       # per stream, its score scaled over this search's candidates
     late: dict[str, float]          # late interaction: "best" turns, every "reached" turn
-    passage: str                    # its best turns with their neighbours, or the page's text
+    passage: rerank.Passage         # its best turns with their neighbours, or the page's texts
     terms: list[str]                # the query's analysed terms
     words: list[str]                # the query's words as written
     idf: dict[str, float]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -36,7 +36,7 @@ class FtsHit:
     score: float  # higher is better (negated bm25)
 
 
-def make_snippet(text: str, terms: list[str], width: int = 160) -> str:
+def make_snippet(text: str, terms: list[str], width: int = 160, markdown: bool = True) -> str:
     """A window of ``text``'s words (``core.readable``: no markdown or JSON syntax) around the
     first query term found as a whole word; ``highlights`` marks the terms in it. A long text
     is read only as far as the window needs (``readable_prefixes``): the same window as if it
@@ -48,8 +48,8 @@ def make_snippet(text: str, terms: list[str], width: int = 160) -> str:
     (seconds on a page that repeats a word thousands of times).
     """
     text = text[:200_000]
-    if len(text) <= CACHED_CHARS:
-        return _window([(readable(text), True)], terms, width)
+    if len(text) <= CACHED_CHARS or not markdown:
+        return _window([(readable(text, markdown), True)], terms, width)
     # Where the first term stands in the text as written says how far to read at least (the
     # words read are never further on than the text they come from); no term: all of it.
     lowered = text.lower()
@@ -57,16 +57,18 @@ def make_snippet(text: str, terms: list[str], width: int = 160) -> str:
     return _window(readable_prefixes(text, min(written) + 2 * width if written else len(text)), terms, width)
 
 
-def parts_snippet(parts: list[str], words: list[str], width: int = 160) -> dict[str, Any]:
+def parts_snippet(parts: list[str], words: list[str], width: int = 160,
+                  markdown: Sequence[bool] = ()) -> dict[str, Any]:
     """``snippet_of`` for a passage made of separate texts (a title, then turns), each read as
-    the text it is and only as far as the window needs; their words joined by a space."""
-    return _highlighted(_window(_joined_prefixes(parts), words, width), words)
+    the text it is (``markdown``: whether each is; all are if not given) and only as far as
+    the window needs; their words joined by a space."""
+    return _highlighted(_window(_joined_prefixes(parts, markdown), words, width), words)
 
 
-def _joined_prefixes(parts: list[str]) -> Iterator[tuple[str, bool]]:
+def _joined_prefixes(parts: list[str], markdown: Sequence[bool]) -> Iterator[tuple[str, bool]]:
     head = ""
     for i, part in enumerate(parts):
-        said = readable(part)
+        said = readable(part, markdown[i] if markdown else True)
         head = f"{head} {said}" if head and said else head or said
         yield head, i == len(parts) - 1
 
@@ -89,17 +91,21 @@ def _window(heads: Iterable[tuple[str, bool]], terms: list[str], width: int) -> 
     return ""  # not reached: the whole text comes last
 
 
-@lru_cache(maxsize=1024)  # a search highlights the same few terms in every hit
-def _word_pattern(term: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![\w]){re.escape(term)}(?![\w])", re.I)
-
-
 def _first_word(text: str, terms: list[str]) -> int | None:
     """Where the first whole-word occurrence of any term begins: one pass over the text (a
     search for an alternation stops at the leftmost position where any term matches)."""
     pattern = _any_word_pattern(tuple(t for t in terms if t))
     found = pattern.search(text) if pattern is not None else None
     return found.start() if found else None
+
+
+@lru_cache(maxsize=256)
+def _every_word_pattern(longest_first: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One pass finding, at every place where a term stands as a whole word, the longest one
+    there (a lookahead consumes nothing, so terms that overlap are all found)."""
+    if not longest_first:
+        return None
+    return re.compile(rf"(?<![\w])(?=({'|'.join(re.escape(t) for t in longest_first)})(?![\w]))", re.I)
 
 
 @lru_cache(maxsize=256)
@@ -112,7 +118,8 @@ def _any_word_pattern(terms: tuple[str, ...]) -> re.Pattern[str] | None:
 def highlights(snippet: str, terms: list[str]) -> list[list[int]]:
     """[start, end] of each whole-word occurrence of a query term in ``snippet`` ("CA" marks
     no part of "replica"), in order."""
-    spans = sorted({(m.start(), m.end()) for t in terms if t for m in _word_pattern(t).finditer(snippet)})
+    pattern = _every_word_pattern(tuple(sorted({t for t in terms if t}, key=lambda t: (-len(t), t))))
+    spans = [m.span(1) for m in pattern.finditer(snippet)] if pattern is not None else []
     merged: list[list[int]] = []
     for start, end in spans:
         if merged and start <= merged[-1][1]:
@@ -122,9 +129,9 @@ def highlights(snippet: str, terms: list[str]) -> list[list[int]]:
     return merged
 
 
-def snippet_of(text: str, words: list[str], width: int = 160) -> dict[str, Any]:
+def snippet_of(text: str, words: list[str], width: int = 160, markdown: bool = True) -> dict[str, Any]:
     """A hit's readable snippet and where the query's words are in it."""
-    return _highlighted(make_snippet(text, words, width), words)
+    return _highlighted(make_snippet(text, words, width, markdown), words)
 
 
 def _highlighted(snippet: str, words: list[str]) -> dict[str, Any]:

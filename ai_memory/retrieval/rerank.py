@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
 from operator import itemgetter
@@ -30,20 +31,52 @@ _QUANTITY = re.compile(r"(?<![\w#./-])\d+(?:[.,]\d+)?(?![\d/-])(?=[a-z]{1,3}\b|[
                        r"yearly|every\s+(?:day|week|month|year|morning|evening|night))\b", re.I)
 
 
-PASSAGE_CHARS = 8_000  # coverage and phrase read this much of a passage
+PASSAGE_CHARS = 8_000  # coverage and phrase read this much of a passage (its texts joined by a line break)
+Passage = tuple[str, ...]  # a candidate's best turns with their neighbours, or a page's title, summary and body
 
 
-# Coverage and phrase read one candidate's passage in a row, and the same pages and
-# turns come back as candidates search after search: a few hundred analysed passages are kept.
-@lru_cache(maxsize=256)
-def _analysed(text: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
-    """What the features look up in a passage: its terms, and the pairs of words standing side
-    by side, each word by its first term (a stem, or an identifier whole). Read line by line:
-    no word runs across a line break, and a passage is made of turns and page bodies whose
-    lines come back in passage after passage."""
-    found = [terms for line in text[:PASSAGE_CHARS].split("\n") for terms in _line_terms(line)]
+@dataclass(frozen=True)
+class _Read:
+    """What the features look up in one text: its terms, the pairs of words standing side by
+    side (each word by its first term: a stem, or an identifier whole), and its first and last
+    word's, which pair with the texts around it."""
+
+    terms: frozenset[str]
+    pairs: frozenset[tuple[str, str]]
+    first: str | None
+    last: str | None
+
+
+# The same turns and pages come back as candidates search after search, in other passages:
+# each text is read once (a few thousand kept), a passage is their union.
+@lru_cache(maxsize=4096)
+def _read(text: str) -> _Read:
+    """Read line by line: no word runs across a line break, and the lines of turns and page
+    bodies come back in text after text."""
+    found = [terms for line in text.split("\n") for terms in _line_terms(line)]
     heads = tuple(map(itemgetter(0), found))
-    return frozenset(chain.from_iterable(found)), frozenset(zip(heads, heads[1:]))
+    return _Read(frozenset(chain.from_iterable(found)), frozenset(zip(heads, heads[1:])),
+                 heads[0] if heads else None, heads[-1] if heads else None)
+
+
+@lru_cache(maxsize=64)  # coverage and phrase read the same candidate's passage in a row
+def _analysed(passage: Passage, chars: int = PASSAGE_CHARS) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
+    """The terms and side-by-side pairs of the passage's first ``chars`` characters, its texts
+    joined by line breaks: a pair also joins one text's last word to the next one's first."""
+    terms: set[str] = set()
+    pairs: set[tuple[str, str]] = set()
+    room, last = chars, None
+    for text in passage:
+        if room <= 0:
+            break
+        read = _read(text if len(text) <= room else text[:room])
+        room -= len(text) + 1
+        terms |= read.terms
+        pairs |= read.pairs
+        if last is not None and read.first is not None:
+            pairs.add((last, read.first))
+        last = read.last if read.last is not None else last
+    return frozenset(terms), frozenset(pairs)
 
 
 @lru_cache(maxsize=16384)
@@ -52,23 +85,23 @@ def _line_terms(line: str) -> tuple[tuple[str, ...], ...]:
     return tuple(map(token_terms, words(line)))
 
 
-def coverage(query: list[str], text: str, idf: dict[str, float] | None = None) -> float:
-    """Share of the query's terms present in the text, each weighted by its rarity (IDF)."""
+def coverage(query: list[str], passage: Passage, idf: dict[str, float] | None = None) -> float:
+    """Share of the query's terms present in the passage, each weighted by its rarity (IDF)."""
     if not query:
         return 0.0
-    found = _analysed(text)[0]
+    found = _analysed(passage)[0]
     weights = [(idf or {}).get(t, 1.0) for t in query]
     total = sum(weights) or 1.0
     return sum(w for t, w in zip(query, weights) if t in found) / total
 
 
-def phrase(query_words: list[str], text: str) -> float:
-    """Share of the query's consecutive word pairs that stand side by side in the text (words
+def phrase(query_words: list[str], passage: Passage) -> float:
+    """Share of the query's consecutive word pairs that stand side by side in the passage (words
     compared by their first term: a stem, or an identifier whole)."""
     heads = [token_terms(w)[0] for w in query_words]
     if len(heads) < 2:
         return 0.0
-    pairs = _analysed(text)[1]
+    pairs = _analysed(passage)[1]
     wanted = list(zip(heads, heads[1:]))
     return sum(1 for p in wanted if p in pairs) / len(wanted)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
 
-from ai_memory.core.events import SESSION_MARKERS
+from ai_memory.core.events import SESSION_MARKERS, is_markdown_event
 from ai_memory.core.names import project_name
 from ai_memory.core.page import GLOBAL_PROJECT, MEMORY_KINDS
 from ai_memory.core.timeexpr import parse_ranges, without_dates
@@ -33,7 +33,7 @@ from ai_memory.retrieval.streams import (
     Stream, entity_stream, fts_stream, graph_stream, turn_streams, turn_text_hits, vector_stream,
 )
 from ai_memory.retrieval.turns import (
-    answer_text_of, best_of_turns, best_turns_of, evidence_of, most_wanted_first, passage_of, passage_parts,
+    answer_text_of, best_of_turns, best_turns_of, evidence_of, most_wanted_first, passage_of, passage_sources,
     reached_turns, turn_texts,
 )
 from ai_memory.retrieval.session_map import SessionMap
@@ -231,7 +231,7 @@ class Retriever:
             }
             if query.explain:
                 hit["explain"] = _explained(cand, values, weight, by_name, imputed, self._features)
-            out.append((hit, passage_parts(row, turns, texts) if turns else [row["body"]], turns, texts))
+            out.append((hit, passage_sources(row, turns, texts) if turns else [(row["body"], True)], turns, texts))
         out.sort(key=lambda h: -h[0]["score"])
         return out
 
@@ -273,7 +273,7 @@ class Retriever:
                 continue
             facts = Candidate(
                 row=row, rrf=1.0 / (rank + 1), streams={"fts": max(0.0, row["score"]) / best}, late={},
-                passage=f"{row['title']}\n{row['summary']}\n{row['body'][:50_000]}", terms=terms, words=words,
+                passage=(row["title"] or "", row["summary"] or "", row["body"][:50_000]), terms=terms, words=words,
                 idf={t: 1.0 for t in terms}, ranges=[], question=query.q)
             values = rerank.as_its_own_turn(
                 {f.name: f.value(facts) for f in self._features if f.name in _TEXT_FEATURES}, ["turn_text"])
@@ -298,14 +298,16 @@ class Retriever:
         return answer
 
 
-def presented(hit: dict[str, Any], parts: list[str], turns: list[int], texts: dict[int, Any],
+def presented(hit: dict[str, Any], parts: list[tuple[str, bool]], turns: list[int], texts: dict[int, Any],
               q: str) -> dict[str, Any]:
     """A returned hit's snippet, highlights and evidence: made for the k hits returned, not for
     every candidate the reranker scored (reading a long page's markdown for its snippet cost
     more than the ranking itself). ``parts``: the page's body, or a session's title and turns,
-    each read on its own (the turns shown as evidence are then read once)."""
+    each read on its own (the turns shown as evidence are then read once), with whether it is
+    markdown (a tool call's code and output are shown as they are)."""
     words = query_words(q)
-    hit.update(snippet_of(parts[0], words) if len(parts) == 1 else parts_snippet(parts, words))
+    hit.update(snippet_of(parts[0][0], words, markdown=parts[0][1]) if len(parts) == 1
+               else parts_snippet([text for text, _ in parts], words, markdown=[md for _, md in parts]))
     hit["evidence"] = evidence_of(turns, texts, words)
     return hit
 
@@ -415,7 +417,8 @@ def raw_hits(conn: sqlite3.Connection, query: Query) -> list[dict[str, Any]]:
             continue
         item = dict(r)
         body = item.pop("body")
-        out.append({**item, "score": round(hit.score, 4), **snippet_of(body, words)})
+        out.append({**item, "score": round(hit.score, 4),
+                    **snippet_of(body, words, markdown=is_markdown_event(item["event"]))})
         if len(out) >= query.k:
             break
     return out

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ai_memory.core.events import SESSION_MARKERS
+from ai_memory.core.events import SESSION_MARKERS, is_markdown_event
 from ai_memory.retrieval import rerank
 from ai_memory.retrieval.fts import snippet_of
 from ai_memory.retrieval.streams import Stream
@@ -91,6 +91,10 @@ class Turn:
     body: str
     event: str = ""
 
+    @property
+    def markdown(self) -> bool:
+        return is_markdown_event(self.event)
+
 
 def turn_texts(conn: sqlite3.Connection, rowids: Collection[int]) -> dict[int, Turn]:
     """These observations and their neighbours (rowid ± 1), read in one query: every turn a
@@ -101,18 +105,25 @@ def turn_texts(conn: sqlite3.Connection, rowids: Collection[int]) -> dict[int, T
         " JOIN observations o ON o.rowid = w.value", (json.dumps(wanted),))}
 
 
-def passage_of(row: dict[str, Any], turns: list[int], texts: dict[int, Turn]) -> str:
-    """The best turns with their neighbours (a question and its answer sit side by side)."""
+def passage_of(row: dict[str, Any], turns: list[int], texts: dict[int, Turn]) -> rerank.Passage:
+    """The best turns with their neighbours (a question and its answer sit side by side), or a
+    page's title, summary and body."""
     if not turns:
-        return f"{row['title']}\n{row['summary']}\n{row['body'][:50_000]}"
-    return "\n".join(passage_parts(row, turns, texts))
+        return (row["title"] or "", row["summary"] or "", row["body"][:50_000])
+    return tuple(passage_parts(row, turns, texts))
 
 
 def passage_parts(row: dict[str, Any], turns: list[int], texts: dict[int, Turn]) -> list[str]:
     """The texts a session's passage is made of: the page's title, then each best turn with its
-    neighbours (``passage_of`` joins them)."""
-    return [row["title"], *(texts[n].body for rowid in turns if rowid in texts for n in (rowid - 1, rowid, rowid + 1)
-                            if n in texts and texts[n].session_id == texts[rowid].session_id)]
+    neighbours."""
+    return [text for text, _ in passage_sources(row, turns, texts)]
+
+
+def passage_sources(row: dict[str, Any], turns: list[int], texts: dict[int, Turn]) -> list[tuple[str, bool]]:
+    """``passage_parts``, each with whether it is markdown (a turn said, not a tool call)."""
+    return [(row["title"], True), *((texts[n].body, texts[n].markdown) for rowid in turns if rowid in texts
+                                    for n in (rowid - 1, rowid, rowid + 1)
+                                    if n in texts and texts[n].session_id == texts[rowid].session_id)]
 
 
 def answer_text_of(row: dict[str, Any], turns: list[int], texts: dict[int, Turn]) -> str:
@@ -126,7 +137,7 @@ def answer_text_of(row: dict[str, Any], turns: list[int], texts: dict[int, Turn]
 
 
 def evidence_of(turns: list[int], texts: dict[int, Turn], words: list[str]) -> list[dict[str, Any]]:
-    return [{"observation_id": texts[r].id, **snippet_of(texts[r].body, words, width=200)}
+    return [{"observation_id": texts[r].id, **snippet_of(texts[r].body, words, width=200, markdown=texts[r].markdown)}
             for r in shown_turns(turns, texts)]
 
 
