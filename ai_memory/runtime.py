@@ -517,11 +517,16 @@ def _llm_parts(config: Config, wiki: Wiki, reader: Reader, memories: Memories) -
 def _model_worker(config: Config) -> ModelWorker | None:
     threads = config.server.query_workers
     embed = config.embed
+    from ai_memory.embed.model import PRECISIONS  # numpy only: the daemon never imports torch
+
+    if embed.enabled and embed.precision not in PRECISIONS:
+        raise ConfigError(f"embed.precision must be one of {', '.join(PRECISIONS)}", detail=f"got {embed.precision!r}")
     if threads <= 0:
         return None
     return ModelWorker(WorkerSpec(
         config.db_path, embed.enabled, Path(embed.model_dir) if embed.model_dir else None,
-        embed_threads=embed.threads, search_threads=threads, embed_nice=config.server.ingest_nice))
+        embed_threads=embed.threads, search_threads=threads, embed_nice=config.server.ingest_nice,
+        embed_precision=embed.precision))
 
 
 def _embedding_and_retriever(config: Config, reader: Reader, writer: Writer, worker: ModelWorker | None):
@@ -538,7 +543,7 @@ def _embedding_and_retriever(config: Config, reader: Reader, writer: Writer, wor
             Retriever(None, None, ready=lambda: False), queries
     single_threaded_blas()  # this process searches with vectors itself
     model_dir = config.embed.model_dir
-    batches = MiniLM(Path(model_dir) if model_dir else None, config.embed.threads)
+    batches = MiniLM(Path(model_dir) if model_dir else None, config.embed.threads, config.embed.precision)
     embedding = EmbeddingJob(batches, reader, writer, query_embedder=batches.sibling())
     retriever = Retriever(embedding.query_embedder, VectorIndex(MODEL_ID, DIM), ready=lambda: embedding.ready)
     return embedding, retriever, embedding.query_embedder

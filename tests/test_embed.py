@@ -1,4 +1,5 @@
-"""Our BERT encoder reads all-MiniLM-L6-v2 exactly as sentence-transformers does."""
+"""Our BERT encoder reads all-MiniLM-L6-v2 exactly as sentence-transformers does (in float32),
+and in bfloat16 near enough that vectors of either precision compare with the other's."""
 
 from __future__ import annotations
 
@@ -19,11 +20,11 @@ def reference():
 
 def test_pooled_vectors_match_sentence_transformers(reference) -> None:
     expected = reference.encode(TEXTS, batch_size=32, convert_to_numpy=True, normalize_embeddings=True)
-    assert np.abs(MiniLM().encode(TEXTS) - expected).max() < 1e-5
+    assert np.abs(MiniLM(precision="float32").encode(TEXTS) - expected).max() < 1e-5
 
 
 def test_pieces_and_their_vectors_match_sentence_transformers(reference) -> None:
-    model = MiniLM()
+    model = MiniLM(precision="float32")
     outputs = reference.encode(TEXTS, output_value=None, convert_to_numpy=True)
     for text, out, ours in zip(TEXTS, outputs, model.encode_tokens(TEXTS)):
         ids = [int(i) for i, m in zip(out["input_ids"], out["attention_mask"]) if int(m)]
@@ -41,3 +42,22 @@ def test_a_sibling_shares_the_weights_and_answers_alike() -> None:
     sibling = model.sibling()
     assert np.array_equal(model.encode(TEXTS[:3]), sibling.encode(TEXTS[:3]))
     assert sibling._weights is model._weights
+
+
+def test_bfloat16_weights_give_the_float32_vectors_within_a_cosine_of_0_9995() -> None:
+    exact, half = MiniLM(precision="float32"), MiniLM(precision="bfloat16")
+    assert half.encode(TEXTS[:1]) is not None and half.precision == "bfloat16"
+    cosines = np.sum(exact.encode(TEXTS) * half.encode(TEXTS), axis=1)
+    assert cosines.min() > 0.9995, cosines
+    for a, b in zip(exact.encode_tokens(TEXTS), half.encode_tokens(TEXTS)):
+        assert a.pieces == b.pieces and b.vectors.dtype == np.float32
+        assert not a.pieces or np.sum(a.vectors * b.vectors, axis=1).min() > 0.999
+
+
+def test_auto_precision_is_one_the_weights_can_be_held_in_and_a_wrong_one_is_refused() -> None:
+    from ai_memory.embed.model import ModelError, precision_for
+
+    assert precision_for("auto") in ("float32", "bfloat16")
+    assert precision_for("float32") == "float32"
+    with pytest.raises(ModelError, match="unknown embedding precision"):
+        precision_for("int4")

@@ -582,12 +582,16 @@ def test_a_session_on_the_named_day_beats_one_months_away(wiki: Daemon) -> None:
 
 
 def test_torch_and_the_model_are_resident_once(wiki: Daemon) -> None:
-    """The model worker holds torch and the weights; the daemon, which embeds through it, none."""
+    """The model worker holds torch and the weights; the daemon, which embeds through it, none
+    (without torch it cannot hold them: the weights are the file mapped, in float32, or torch's
+    own memory, in bfloat16)."""
     def mapped(pid: int) -> str:
         return Path(f"/proc/{pid}/maps").read_text()
 
-    [worker] = wiki.request("GET", "/status")[1]["query_workers"]["pids"]
-    assert "libtorch" in mapped(worker) and "model.safetensors" in mapped(worker)
+    status = wiki.request("GET", "/status")[1]
+    [worker] = status["query_workers"]["pids"]
+    assert status["embeddings"]["ready"] and "libtorch" in mapped(worker)
+    assert status["embeddings"]["precision"] in ("float32", "bfloat16")
     assert "libtorch" not in mapped(wiki.proc.pid) and "model.safetensors" not in mapped(wiki.proc.pid)
 
 

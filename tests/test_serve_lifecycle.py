@@ -60,6 +60,14 @@ def test_wrong_config_type_stops_startup_with_exit_2(data_dir: Path) -> None:
     assert "server.port" in result.stderr and "int" in result.stderr
 
 
+def test_an_unknown_embedding_precision_stops_startup_with_exit_2(data_dir: Path) -> None:
+    data_dir.mkdir(parents=True)
+    result = run_cli(data_dir, "serve", "--port", str(free_port()), AI_MEMORY_EMBED_ENABLED="1",
+                     AI_MEMORY_EMBED_PRECISION="int4")
+    assert result.returncode == 2, result.stderr
+    assert "embed.precision must be one of auto, float32, bfloat16" in result.stderr and "int4" in result.stderr
+
+
 def test_unknown_config_key_is_a_warning(data_dir: Path) -> None:
     data_dir.mkdir(parents=True)
     (data_dir / "config.toml").write_text('[server]\ncolour = "blue"\n')

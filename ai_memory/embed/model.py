@@ -88,6 +88,27 @@ def verify(model_dir: Path) -> None:
             )
 
 
+PRECISIONS = ("auto", "float32", "bfloat16")
+
+
+def precision_for(asked: str) -> str:
+    """The precision the weights are held in: ``auto`` is bfloat16 where the CPU multiplies
+    bfloat16 matrices natively (AMX or AVX-512 BF16), where it is faster than float32 and
+    takes half the memory; elsewhere emulated bfloat16 would be slower, so float32."""
+    if asked not in PRECISIONS:
+        raise ModelError(f"unknown embedding precision {asked!r}", detail=f"one of {', '.join(PRECISIONS)}")
+    if asked != "auto":
+        return asked
+    import torch
+
+    cpu = getattr(torch, "cpu", None)
+    native = [getattr(cpu, name, None) for name in ("_is_amx_tile_supported", "_is_avx512_bf16_supported")]
+    try:
+        return "bfloat16" if any(check() for check in native if check is not None) else "float32"
+    except RuntimeError:  # a build that cannot tell: the safe choice
+        return "float32"
+
+
 class MiniLM:
     """The real model, loaded lazily once (thread-safe). ``sibling`` gives a second caller its
     own tokenizer and lock over the same weights: one resident copy of the model however many
@@ -96,13 +117,19 @@ class MiniLM:
     model_id = MODEL_ID
     dim = DIM
 
-    def __init__(self, model_dir: Path | None = None, threads: int = 1, _shared: "_Weights | None" = None) -> None:
-        self._weights = _shared or _Weights(model_dir or packaged_model_dir(), threads)
+    def __init__(self, model_dir: Path | None = None, threads: int = 1, precision: str = "auto",
+                 _shared: "_Weights | None" = None) -> None:
+        self._weights = _shared or _Weights(model_dir or packaged_model_dir(), threads, precision)
         self._tokenizer = None
         self._lock = threading.Lock()
 
     def sibling(self) -> "MiniLM":
         return MiniLM(_shared=self._weights)
+
+    @property
+    def precision(self) -> str:
+        """What the weights are held in (``float32`` or ``bfloat16``), known once loaded."""
+        return self._weights.precision
 
     def load(self) -> None:
         bert = self._weights.load()
@@ -139,9 +166,11 @@ SPECIAL_PIECES = frozenset({"[CLS]", "[SEP]", "[PAD]", "[UNK]", "[MASK]"})
 class _Weights:
     """The checked model folder and the encoder built from it, once."""
 
-    def __init__(self, model_dir: Path, threads: int) -> None:
+    def __init__(self, model_dir: Path, threads: int, precision: str) -> None:
         self.dir = model_dir
         self.threads = threads
+        self.asked = precision
+        self.precision = precision
         self.bert = None
         self._lock = threading.Lock()
 
@@ -154,5 +183,6 @@ class _Weights:
                 from ai_memory.embed.bert import Bert
 
                 torch.set_num_threads(max(1, self.threads))
-                self.bert = Bert(self.dir)
+                self.precision = precision_for(self.asked)
+                self.bert = Bert(self.dir, getattr(torch, self.precision))
         return self.bert

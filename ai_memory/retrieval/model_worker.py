@@ -56,6 +56,7 @@ class WorkerSpec:
     embed_threads: int = 1
     search_threads: int = 1
     embed_nice: int = 5
+    embed_precision: str = "auto"
 
 
 class _Serving:
@@ -70,7 +71,7 @@ class _Serving:
             from ai_memory.embed.model import MiniLM
 
             try:
-                batch = MiniLM(spec.model_dir, spec.embed_threads)
+                batch = MiniLM(spec.model_dir, spec.embed_threads, spec.embed_precision)
                 batch.load()
                 query = batch.sibling()  # its own tokenizer, the same weights
                 query.load()
@@ -144,7 +145,8 @@ def _serve(conn: Connection, spec: WorkerSpec) -> None:
     single_threaded_blas()
     serving = _Serving(conn, spec)
     _long_lived_heap()
-    conn.send((0, "ready", serving.model_error))
+    precision = serving.batch_model.precision if serving.batch_model is not None else None
+    conn.send((0, "ready", (serving.model_error, precision)))
     serving.loop()
     os._exit(0)  # the pools' threads hold nothing worth a clean interpreter exit
 
@@ -183,15 +185,16 @@ class _Process:
         self._waiting: dict[int, Future[Any]] = {}
         self._lost = False
 
-    def wait_ready(self) -> str | None:
-        """Wait for the worker to load; what went wrong loading the model, if anything."""
+    def wait_ready(self) -> tuple[str | None, str | None]:
+        """Wait for the worker to load; what went wrong loading the model, if anything, and the
+        precision its weights are held in."""
         if not self.conn.poll(READY_TIMEOUT_S):
             raise TimeoutError("the model worker did not start")
-        _, status, model_error = self.conn.recv()
+        _, status, (model_error, precision) = self.conn.recv()
         if status != "ready":
             raise RuntimeError(f"the model worker said {status}")
         threading.Thread(target=self._receive, name="model-worker-answers", daemon=True).start()
-        return model_error
+        return model_error, precision
 
     def _receive(self) -> None:
         while True:
@@ -241,6 +244,7 @@ class ModelWorker:
         self._current: _Process | None = None  # ready to answer
         self._starting: _Process | None = None
         self.model_error: str | None = None
+        self.precision: str | None = None  # of the model's weights, once loaded
         self._launches: queue.Queue[bool] = queue.Queue()
         self._ready = threading.Event()
         self._stopping = False
@@ -266,7 +270,7 @@ class ModelWorker:
                 log.error("cannot start the model worker, searches stay in process: %s", exc)
                 continue
             try:
-                self.model_error = process.wait_ready()
+                self.model_error, self.precision = process.wait_ready()
             except (OSError, RuntimeError, TimeoutError, EOFError) as exc:
                 log.error("model worker unavailable, searches stay in process: %s", exc)
                 process.stop()
@@ -353,6 +357,10 @@ class RemoteModel:
             log.warning("still waiting for the model worker")
         if self._worker.model_error:
             raise ModelError(self._worker.model_error)
+
+    @property
+    def precision(self) -> str | None:
+        return self._worker.precision
 
     def encode(self, texts: list[str]):
         return self._worker.call("encode_query" if self._queries else "encode", texts, ENCODE_TIMEOUT_S)
