@@ -91,4 +91,9 @@ def test_a_passage_read_text_by_text_has_the_terms_of_the_whole(texts: list[str]
 
     whole = [token_terms(w) for w in words("\n".join(texts)[:chars])]
     heads = [ts[0] for ts in whole]
-    assert rerank._analysed.__wrapped__(tuple(texts), chars) == ({t for ts in whole for t in ts}, set(zip(heads, heads[1:])))
+    terms, pairs = {t for ts in whole for t in ts}, set(zip(heads, heads[1:]))
+    everywhere = [token_terms(w) for w in words("\n".join(texts))] + whole  # past the bound too
+    asked = {t for ts in everywhere for t in ts} | {"absent"}
+    read = rerank._analysed.__wrapped__(tuple(texts), chars)
+    assert {t for t in asked if read.has(t)} == terms
+    assert {(a[0], b[0]) for a in everywhere for b in everywhere if read.side_by_side((a[0], b[0]))} == pairs

@@ -48,7 +48,7 @@ class _Read:
 
 
 # The same turns and pages come back as candidates search after search, in other passages:
-# each text is read once (a few thousand kept), a passage is their union.
+# each text is read once (a few thousand kept), a passage is made of their readings.
 @lru_cache(maxsize=4096)
 def _read(text: str) -> _Read:
     """Read line by line: no word runs across a line break, and the lines of turns and page
@@ -59,24 +59,37 @@ def _read(text: str) -> _Read:
                  heads[0] if heads else None, heads[-1] if heads else None)
 
 
+@dataclass(frozen=True)
+class _PassageRead:
+    """A passage's first ``chars`` characters as its texts read them (joined by line breaks),
+    never merged into one set: a search asks of each candidate only a few dozen terms and pairs,
+    and the union of a coding passage's terms cost more than every question asked of it."""
+
+    reads: tuple[_Read, ...]
+    joins: frozenset[tuple[str, str]]  # one text's last word beside the next one's first
+
+    def has(self, term: str) -> bool:
+        return any(term in read.terms for read in self.reads)
+
+    def side_by_side(self, pair: tuple[str, str]) -> bool:
+        return pair in self.joins or any(pair in read.pairs for read in self.reads)
+
+
 @lru_cache(maxsize=64)  # coverage and phrase read the same candidate's passage in a row
-def _analysed(passage: Passage, chars: int = PASSAGE_CHARS) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
-    """The terms and side-by-side pairs of the passage's first ``chars`` characters, its texts
-    joined by line breaks: a pair also joins one text's last word to the next one's first."""
-    terms: set[str] = set()
-    pairs: set[tuple[str, str]] = set()
+def _analysed(passage: Passage, chars: int = PASSAGE_CHARS) -> _PassageRead:
+    reads: list[_Read] = []
+    joins: set[tuple[str, str]] = set()
     room, last = chars, None
     for text in passage:
         if room <= 0:
             break
         read = _read(text if len(text) <= room else text[:room])
         room -= len(text) + 1
-        terms |= read.terms
-        pairs |= read.pairs
+        reads.append(read)
         if last is not None and read.first is not None:
-            pairs.add((last, read.first))
+            joins.add((last, read.first))
         last = read.last if read.last is not None else last
-    return frozenset(terms), frozenset(pairs)
+    return _PassageRead(tuple(reads), frozenset(joins))
 
 
 @lru_cache(maxsize=16384)
@@ -89,10 +102,10 @@ def coverage(query: list[str], passage: Passage, idf: dict[str, float] | None = 
     """Share of the query's terms present in the passage, each weighted by its rarity (IDF)."""
     if not query:
         return 0.0
-    found = _analysed(passage)[0]
+    read = _analysed(passage)
     weights = [(idf or {}).get(t, 1.0) for t in query]
     total = sum(weights) or 1.0
-    return sum(w for t, w in zip(query, weights) if t in found) / total
+    return sum(w for t, w in zip(query, weights) if read.has(t)) / total
 
 
 def phrase(query_words: list[str], passage: Passage) -> float:
@@ -101,9 +114,9 @@ def phrase(query_words: list[str], passage: Passage) -> float:
     heads = [token_terms(w)[0] for w in query_words]
     if len(heads) < 2:
         return 0.0
-    pairs = _analysed(passage)[1]
+    read = _analysed(passage)
     wanted = list(zip(heads, heads[1:]))
-    return sum(1 for p in wanted if p in pairs) / len(wanted)
+    return sum(1 for p in wanted if read.side_by_side(p)) / len(wanted)
 
 
 def answer_type(question: str, text: Callable[[], str]) -> float:
