@@ -205,16 +205,16 @@ def measure(d: Daemon, data: dict[str, Any], baselines: Baselines) -> dict[str, 
     # Ours first, each question after the other, the baselines after: the baseline model's
     # threads keep spinning on both cores for a while after each of its encodings, and between
     # our searches they had doubled the full-text stages.
-    found = []
+    answers = []
     for qa in data["questions"]:
         ranked, ms, profile = ask(d, project, qa["q"])
-        found.append(ranked)
+        answers.append(ranked)
         latencies.append(ms)
         for name, value in profile.items():
             stages[name].append(float(value))
         stages["(all stages)"].append(sum(profile.values()))
         stages["(outside: HTTP, worker)"].append(ms - sum(profile.values()))
-    for qa, ranked in zip(data["questions"], found):
+    for qa, ranked in zip(data["questions"], answers):
         kind = str(qa.get("kind") or "-")
         for system, found in (("ours", ranked), ("fts5", baselines.bm25(qa["q"])),
                               ("minilm", baselines.minilm(qa["q"]))):

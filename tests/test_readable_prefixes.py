@@ -82,12 +82,14 @@ def _whole_word(term: str) -> re.Pattern[str]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(texts, st.lists(st.sampled_from(["retry", "worker", "snake_case_name", "ref", "a.b", "b.c", "a.b.c", "RETRY", ""]),
-                       min_size=0, max_size=4))
+@given(texts, st.lists(st.sampled_from(["retry", "worker", "snake_case_name", "ref", "a.b", "b.c", "a.b.c", "RETRY",
+                                        "a.a", "1.1", ""]), min_size=0, max_size=4))
 def test_highlights_cover_every_whole_word_occurrence_of_each_term(text: str, terms: list[str]) -> None:
-    """One pass over the snippet marks what each term's own search would, overlaps merged."""
-    head = readable(text) + " a.b.c"
-    covered = sorted({i for t in terms if t for m in _whole_word(t).finditer(head) for i in range(*m.span())})
+    """One pass over the snippet marks every place where a term stands as a whole word, those
+    that overlap ("1.1" twice in "1.1.1") too, merged."""
+    head = readable(text) + " a.b.c 1.1.1 a.a.a"
+    covered = sorted({i for t in terms if t for start in range(len(head))  # the lookbehind sees before start
+                      if (m := _whole_word(t).match(head, start)) for i in range(*m.span())})
     marked = highlights(head, terms)
     assert [i for start, end in marked for i in range(start, end)] == covered
     assert all(a[1] < b[0] for a, b in zip(marked, marked[1:]))
@@ -123,3 +125,12 @@ def test_a_text_left_unparsed_reads_as_the_parser_reads_it(text: str) -> None:
 
     parsed_before = _MARKUP.search(text) is not None
     assert _words(text, _is_markdown(text)) == _words(text, parsed_before)
+
+
+def test_a_tool_call_is_shown_as_written_and_one_recorded_as_json_by_its_values() -> None:
+    code = "tool: Edit\n--- new\n# retries: *args and **kwargs\ndef wrap(fn, *args, **kwargs):\n    [x] = fn()"
+    assert readable(code, markdown=False) == "tool: Edit --- new # retries: *args and **kwargs def wrap(fn, *args," \
+                                             " **kwargs): [x] = fn()"
+    assert "# retries" not in readable(code)  # read as markdown, the same text loses its code
+    recorded = '{"stdout": "Created pod zephyrmoth", "noOutputExpected": false}'
+    assert readable(recorded, markdown=False) == "Created pod zephyrmoth"

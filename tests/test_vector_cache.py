@@ -339,3 +339,29 @@ def test_a_narrow_scope_finds_what_masking_the_whole_matrix_finds() -> None:
         order = np.argsort(-every, kind="stable")[:50]
         kept = every[order] > -1.0
         assert list(rows[:int(kept.sum())]) == list(order[kept]) and np.allclose(sims[:int(kept.sum())], every[order][kept])
+
+
+def test_the_embedding_job_looks_for_chunks_only_above_those_it_found_embedded(db) -> None:
+    """A batch takes the first chunks without a vector; once they are stored, the next batch
+    looks only above the last one read, and a batch that finds every chunk embedded moves the
+    mark to the newest chunk. Chunks with the same text are one text to embed."""
+    from ai_memory.retrieval.embedding_job import find_pending
+
+    writer, reader = db
+    page = add_page(writer, "acme/a.md")
+    for i in range(40):
+        add_chunk(writer, page, f"h{i % 38}")  # the last two repeat the first two texts
+    add_vector(writer, "h5", unit(1, 0, 0, 0))
+    ids = [r[0] for r in writer.execute("SELECT id FROM chunks ORDER BY id")]
+    first = find_pending(reader, MODEL, limit=32)
+    assert first.hashes == [f"h{i}" for i in range(33) if i != 5] and first.chunks_checked == ids[32]
+    for digest in first.hashes:  # what the writer stores for the batch
+        add_vector(writer, digest, unit(0, 1, 0, 0))
+    second = find_pending(reader, MODEL, limit=32, chunks_after=first.chunks_checked)
+    assert second.hashes == [f"h{i}" for i in range(33, 38)] and second.chunks_checked == ids[-1]
+    for digest in second.hashes:
+        add_vector(writer, digest, unit(0, 0, 1, 0))
+    assert find_pending(reader, MODEL, limit=32, chunks_after=second.chunks_checked).hashes == []
+    add_chunk(writer, page, "later")
+    assert find_pending(reader, MODEL, limit=32, chunks_after=second.chunks_checked).hashes == ["later"]
+    assert find_pending(reader, MODEL, limit=32).hashes == ["later"]  # from the start (after a reindex): the same

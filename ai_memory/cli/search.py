@@ -1,6 +1,7 @@
 """``ai-memory search "..."``: ask memory a question from the terminal.
 
-Output for people: readable snippets (the daemon strips markdown and JSON syntax), the query's
+Output for people: readable snippets (the daemon strips markdown and JSON syntax; code is shown
+as written), the query's
 words marked where they are whole words (bold and coloured on a terminal, unmarked otherwise or
 with NO_COLOR), and every line cut to the terminal's width.
 """

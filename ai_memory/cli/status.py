@@ -77,8 +77,9 @@ def _embeddings(found: dict) -> str:
         return f"failed: {found['error']}"
     backlog = found.get("backlog", {})
     waiting = f"{plural(backlog.get('chunks', 0), 'chunk')} and {plural(backlog.get('observations', 0), 'event')}"
-    state = f"ready ({found['precision']})" if found.get("ready") and found.get("precision") else \
-        "ready" if found.get("ready") else "loading the model"
+    state = "loading the model"
+    if found.get("ready"):
+        state = f"ready ({found['precision']})" if found.get("precision") else "ready"
     return f"{state}; {waiting} waiting" if any(backlog.values()) else f"{state}; nothing waiting"
 
 

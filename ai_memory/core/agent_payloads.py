@@ -13,10 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ai_memory.core.events import EventKind
+from ai_memory.core.events import TOOL_CALL_KINDS, EventKind
 from ai_memory.core.own_tools import own_tool, without_evidence
 
-_TOOL_KINDS = (EventKind.PRE_TOOL_USE, EventKind.POST_TOOL_USE, EventKind.TOOL_FAILURE)
 _HOOK_CONTEXT = re.compile(r"\A\s*<hook_context>.*?</hook_context>\s*", re.DOTALL)
 
 
@@ -27,7 +26,7 @@ def typed_prompt(prompt: str) -> str:
 
 def as_meant(kind: EventKind, payload: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     """(the payload to store, whether it may be searched)."""
-    if kind in _TOOL_KINDS and (tool := own_tool(payload)) is not None:
+    if kind in TOOL_CALL_KINDS and (tool := own_tool(payload)) is not None:
         return without_evidence(payload, tool), False
     prompt = payload.get("prompt")
     if kind is EventKind.USER_PROMPT and isinstance(prompt, str) and (typed := typed_prompt(prompt)) != prompt:

@@ -31,8 +31,8 @@ class EventKind(str, enum.Enum):
 SESSION_MARKERS = frozenset({EventKind.SESSION_START.value, EventKind.SESSION_END.value})
 # A tool call's body is what ``core.tool_text`` made of its input and output: code, commands
 # and their output as lines, never markdown (``*args`` is not emphasis, ``# x`` no heading).
-TOOL_CALL_EVENTS = frozenset({EventKind.PRE_TOOL_USE.value, EventKind.POST_TOOL_USE.value,
-                              EventKind.TOOL_FAILURE.value})
+TOOL_CALL_KINDS = (EventKind.PRE_TOOL_USE, EventKind.POST_TOOL_USE, EventKind.TOOL_FAILURE)
+TOOL_CALL_EVENTS = frozenset(kind.value for kind in TOOL_CALL_KINDS)  # as observations store them
 
 
 def is_markdown_event(event: str) -> bool:

@@ -1,6 +1,6 @@
 """Text for people: a page or an observation as the words it says, for search snippets.
 
-Code and tool output are shown as they are; only markdown is read as markdown.
+Code and tool output (a tool call's body) are shown as they are; only markdown is read as markdown.
 
 Markdown is read with the parser (``core.links``'s, so wikilinks are known): headings, list
 and quote markers, emphasis, link syntax and fences go, their words stay (a wikilink shows its
@@ -39,10 +39,12 @@ PREFIX_CHARS = (500, 4_000)  # where ``readable_prefixes`` tries to stop
 
 
 def readable(text: str, markdown: bool = True) -> str:
-    """The words of ``text``, one space between them, without markup or JSON syntax; a text
-    that is not ``markdown`` (code, a command's output) as it is, but for the spaces."""
+    """The words of ``text``, one space between them, without markup or JSON syntax. A text
+    that is not ``markdown`` (a tool call: code, a command's output, as ``core.tool_text`` wrote
+    it) is shown as it is, but for the spaces, unless it is JSON as a whole, as tool calls
+    recorded before that were: then its string values."""
     if not markdown:
-        return " ".join(text.split())
+        return " ".join((_converted(text) if _JSONISH.match(text) else text).split())
     return _remembered(text) if len(text) <= CACHED_CHARS else _readable(text)
 
 

@@ -24,7 +24,7 @@ import yaml
 
 from ai_memory.core import reply_items
 from ai_memory.core.entities import extract_entities, normalize_entity
-from ai_memory.core.events import EventKind, normalize_event
+from ai_memory.core.events import TOOL_CALL_KINDS, EventKind, normalize_event
 from ai_memory.core.names import UNSORTED, project_name, safe_name
 from ai_memory.core.own_tools import own_tool
 from ai_memory.core.payload_text import as_dict, clip, code_span, collapsed, first_of, one_line, text_of
@@ -41,7 +41,6 @@ PAGE_ENTITIES = 30
 # Body list lengths before the page has to shrink (then all of them halve until it fits).
 _LIST_CAPS = {"prompts": 100, "files": 200, "commands": 150, "errors": 60, "questions": 20, "steps": 20}
 
-_TOOL_KINDS = (EventKind.PRE_TOOL_USE, EventKind.POST_TOOL_USE, EventKind.TOOL_FAILURE)
 _REPLY_KEYS = ("last_assistant_message", "lastAssistantMessage", "prompt_response", "last-assistant-message")
 
 _STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
@@ -164,9 +163,9 @@ def _digest(observations: list[Any]) -> _Digest:
         cwd = text_of(ob.get("cwd"), 4096)
         if kind is EventKind.USER_PROMPT and (text := _prompt_text(payload, ob)):
             d.prompts.append((seq, at, text))
-        elif kind in _TOOL_KINDS and (tool := payload.get("ai_memory_tool") or own_tool(payload)):
+        elif kind in TOOL_CALL_KINDS and (tool := payload.get("ai_memory_tool") or own_tool(payload)):
             _used_memory(d, str(tool), kind, payload, seq)
-        elif kind in _TOOL_KINDS:
+        elif kind in TOOL_CALL_KINDS:
             batch = payload.get("tool_calls")
             items = [x for x in batch if isinstance(x, dict)] if isinstance(batch, list) and batch else [payload]
             for item in items[:200]:

@@ -59,7 +59,10 @@ class Pending:
     sentences: list[tuple[int, int, str]] = field(default_factory=list)  # (observation rowid, ord, hash)
     split: list[int] = field(default_factory=list)  # observations that only needed their sentences
     tokens: list[tuple[str, str]] = field(default_factory=list)  # (hash, text) of turns needing piece vectors
-    chunks_checked: int = 0  # every chunk with an id up to this one has a vector once the batch is stored
+    # Every chunk with an id up to this one has a vector once the batch is stored. That stays
+    # true because vectors are never deleted and only the writer adds chunks to the live file;
+    # whatever breaks either (a vector prune, another model) must ``EmbeddingJob.reset`` too.
+    chunks_checked: int = 0
 
     def is_empty(self) -> bool:
         return not (self.hashes or self.obs or self.skip_obs or self.split)
@@ -193,7 +196,7 @@ class EmbeddingJob:
         self.embedded = 0
         self.ready = False
         self._chunks_checked = 0  # see find_pending; kept for one database file
-        self._file = 0  # which database file: a reset counts one more
+        self._generation = 0  # of the database file: a reset counts one more
         self.error: str | None = None
 
     def wake(self) -> None:
@@ -202,24 +205,24 @@ class EmbeddingJob:
     def reset(self) -> None:
         """The database file was replaced (a reindex): its chunks are looked at anew."""
         self._chunks_checked = 0
-        self._file += 1
+        self._generation += 1
         self._wake.set()
 
     async def run_once(self) -> int:
         model = self.embedder.model_id
-        checked, file = self._chunks_checked, self._file
+        checked, generation = self._chunks_checked, self._generation
         pending = await self._reader.run(lambda c: find_pending(c, model, chunks_after=checked))
         if pending.is_empty():
-            self._advance(file, pending.chunks_checked)
+            self._advance(generation, pending.chunks_checked)
             return 0
         vectors, tokens = await asyncio.to_thread(self._encode, pending)
         await self._writer.submit_wait(store_vectors(model, self.embedder.dim, pending, vectors, tokens))
-        self._advance(file, pending.chunks_checked)
+        self._advance(generation, pending.chunks_checked)
         self.embedded += len(pending.hashes)
         return len(pending.hashes) + len(pending.obs) + len(pending.skip_obs) + len(pending.split)
 
-    def _advance(self, file: int, checked: int) -> None:
-        if file == self._file:  # else a reset came meanwhile: what was read was the old file
+    def _advance(self, generation: int, checked: int) -> None:
+        if generation == self._generation:  # else a reset came meanwhile: what was read was the old file
             self._chunks_checked = checked
 
     def _encode(self, pending: Pending) -> tuple[np.ndarray, list[late_interaction.Pieces]]:

@@ -37,8 +37,9 @@ class FtsHit:
 
 
 def make_snippet(text: str, terms: list[str], width: int = 160, markdown: bool = True) -> str:
-    """A window of ``text``'s words (``core.readable``: no markdown or JSON syntax) around the
-    first query term found as a whole word; ``highlights`` marks the terms in it. A long text
+    """A window of ``text``'s words (``core.readable``: no markdown or JSON syntax; code, not
+    ``markdown``, as written) around the first query term found as a whole word;
+    ``highlights`` marks the terms in it. A long text
     is read only as far as the window needs (``readable_prefixes``): the same window as if it
     had been read whole, at a fraction of the markdown parsing. A text short enough for
     ``readable``'s memory is read whole once, there: the turns a search shows come back as
@@ -117,7 +118,7 @@ def _any_word_pattern(terms: tuple[str, ...]) -> re.Pattern[str] | None:
 
 def highlights(snippet: str, terms: list[str]) -> list[list[int]]:
     """[start, end] of each whole-word occurrence of a query term in ``snippet`` ("CA" marks
-    no part of "replica"), in order."""
+    no part of "replica"; overlapping ones, as "1.1" twice in "1.1.1", merged), in order."""
     pattern = _every_word_pattern(tuple(sorted({t for t in terms if t}, key=lambda t: (-len(t), t))))
     spans = [m.span(1) for m in pattern.finditer(snippet)] if pattern is not None else []
     merged: list[list[int]] = []

@@ -48,8 +48,9 @@ class _Read:
 
 
 # The same turns and pages come back as candidates search after search, in other passages:
-# each text is read once (a few thousand kept), a passage is made of their readings.
-@lru_cache(maxsize=4096)
+# each text is read once, a passage is made of their readings. A reading of a long edit holds
+# ~100 KB of terms and pairs, so a few hundred are kept (at most ~50 MB).
+@lru_cache(maxsize=512)
 def _read(text: str) -> _Read:
     """Read line by line: no word runs across a line break, and the lines of turns and page
     bodies come back in text after text."""

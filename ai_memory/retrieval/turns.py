@@ -110,17 +110,12 @@ def passage_of(row: dict[str, Any], turns: list[int], texts: dict[int, Turn]) ->
     page's title, summary and body."""
     if not turns:
         return (row["title"] or "", row["summary"] or "", row["body"][:50_000])
-    return tuple(passage_parts(row, turns, texts))
-
-
-def passage_parts(row: dict[str, Any], turns: list[int], texts: dict[int, Turn]) -> list[str]:
-    """The texts a session's passage is made of: the page's title, then each best turn with its
-    neighbours."""
-    return [text for text, _ in passage_sources(row, turns, texts)]
+    return tuple(text for text, _ in passage_sources(row, turns, texts))
 
 
 def passage_sources(row: dict[str, Any], turns: list[int], texts: dict[int, Turn]) -> list[tuple[str, bool]]:
-    """``passage_parts``, each with whether it is markdown (a turn said, not a tool call)."""
+    """The texts a session's passage is made of: the page's title, then each best turn with its
+    neighbours, each with whether it is markdown (a turn said, not a tool call)."""
     return [(row["title"], True), *((texts[n].body, texts[n].markdown) for rowid in turns if rowid in texts
                                     for n in (rowid - 1, rowid, rowid + 1)
                                     if n in texts and texts[n].session_id == texts[rowid].session_id)]
