@@ -97,3 +97,17 @@ def test_a_passage_read_text_by_text_has_the_terms_of_the_whole(texts: list[str]
     read = rerank._analysed.__wrapped__(tuple(texts), chars)
     assert {t for t in asked if read.has(t)} == terms
     assert {(a[0], b[0]) for a in everywhere for b in everywhere if read.side_by_side((a[0], b[0]))} == pairs
+
+
+def test_a_word_common_as_it_is_is_not_also_matched_by_prefix_on_a_large_memory() -> None:
+    """The prefix of a word on many pages costs FTS5 the doclist of every longer form, for
+    little weight; a rare word, an identifier and any word of a small memory keep theirs."""
+    from ai_memory.retrieval.fts import TermStats, match_expression
+
+    large = TermStats(pages=10_000, df={"model": 500, "auth": 3, "handler_models.py": 900})
+    assert large.found_whole() == {"model", "handler_models.py"}
+    expr = match_expression("auth model in handler_models.py", whole_only=large.found_whole())
+    assert expr is not None and '"auth"*' in expr and '"model"' in expr and '"model"*' not in expr
+    assert '"handler_models.py"*' not in expr and '"handler"*' in expr
+    small = TermStats(pages=40, df={"model": 30})
+    assert small.found_whole() == frozenset()

@@ -28,6 +28,7 @@ _IDENTIFIER = re.compile(r"[_.-]")  # an analysed term that is an identifier or 
 # for scoping, never for the words.
 PAGE_WEIGHTS = (4.0, 2.0, 1.0, 0.0)
 _PAGE_TEXT = "{title summary body}"
+PREFIX_SHARE, PREFIX_PAGES = 0.02, 50  # see TermStats.found_whole
 
 
 @dataclass(frozen=True)
@@ -159,11 +160,12 @@ def is_content_word(word: str) -> bool:
     return any(ch.isalnum() for ch in word) and not is_stopword(word) and (len(word) > 1 or word.isdigit())
 
 
-def match_expression(text: str, skip: frozenset[str] = frozenset(), word_prefixes: bool = True) -> str | None:
+def match_expression(text: str, skip: frozenset[str] = frozenset(), word_prefixes: bool = True,
+                     whole_only: frozenset[str] = frozenset()) -> str | None:
     """An FTS5 MATCH expression: quoted terms OR-joined; identifiers, and with ``word_prefixes``
     words of four letters or more, also by prefix, so the short forms people type find the long
     ones ("config" finds "configuration", "auth" finds "authentication"), which stemming does
-    not. Terms in ``skip`` are left out.
+    not. Terms in ``skip`` are left out, those in ``whole_only`` are not matched by prefix.
     """
     parts = []
     for term in query_terms(text):
@@ -171,7 +173,7 @@ def match_expression(text: str, skip: frozenset[str] = frozenset(), word_prefixe
             continue
         quoted = _quoted(term)
         parts.append(quoted)
-        if _IDENTIFIER.search(term) or (word_prefixes and len(term) >= 4):
+        if term not in whole_only and (_IDENTIFIER.search(term) or (word_prefixes and len(term) >= 4)):
             parts.append(quoted + "*")
     return " OR ".join(parts) if parts else None
 
@@ -193,6 +195,15 @@ class TermStats:
         if self.pages < 20:
             return frozenset()
         return frozenset(t for t, n in self.df.items() if n > self.pages / 2)
+
+    def found_whole(self) -> frozenset[str]:
+        """Terms on more than PREFIX_SHARE of the pages, and on more than PREFIX_PAGES, as they
+        are. Their prefix would add the pages with a longer form, at a weight BM25 makes small
+        (a prefix is as common as its most common form), and it costs the most: FTS5 reads the
+        doclist of every term the prefix begins, so on a large memory the prefixes of common
+        words were most of a search's full-text time. A small memory keeps every prefix."""
+        least = max(PREFIX_PAGES, self.pages * PREFIX_SHARE)
+        return frozenset(t for t, n in self.df.items() if n > least)
 
 
 def page_term_stats(conn: sqlite3.Connection, text: str) -> TermStats:
@@ -230,7 +241,7 @@ def search_pages(conn: sqlite3.Connection, text: str, limit: int = 50,
                  stats: TermStats | None = None, projects: Collection[str] | None = None) -> list[FtsHit]:
     """Pages by BM25 over title, summary and body, within ``projects`` (None: all)."""
     stats = stats or page_term_stats(conn, text)
-    words = match_expression(text, stats.common()) or match_expression(text)
+    words = match_expression(text, stats.common(), whole_only=stats.found_whole()) or match_expression(text)
     expr = _scoped(f"{_PAGE_TEXT} : ({words})", projects) if words else None
     if expr is None:
         return []
