@@ -109,6 +109,7 @@ class _Serving:
                     self.warm = True
                     gc.collect()  # its garbage is not frozen with it
                     gc.freeze()
+                    trim_heap()  # the vector matrices were read as one small buffer a row: ~30 MB at 10k pages
             elif kind in ("encode", "encode_tokens", "encode_query"):
                 if self.batch_model is None or self.query_model is None:
                     raise RuntimeError("embeddings are disabled")
