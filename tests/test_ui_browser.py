@@ -120,6 +120,7 @@ def test_sessions_handoffs_and_live_status(world: dict) -> None:
     assert entry.is_visible() and "claude" in entry.inner_text()
     _shot(world, page, "06-sessions")
     entry.locator("a", has_text="observations").click()
+    page.locator("ol.observations li").nth(4).wait_for()  # the session's page loads after the click
     assert page.locator("ol.observations li").count() >= 5
     _shot(world, page, "07-session")
     daemon, alice = world["daemon"], world["alice"]
