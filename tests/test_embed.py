@@ -66,3 +66,13 @@ def test_auto_precision_is_one_the_weights_can_be_held_in_and_a_wrong_one_is_ref
     assert precision_for("float32") == "float32"
     with pytest.raises(ModelError, match="unknown embedding precision"):
         precision_for("int4")
+
+
+
+def test_the_config_allows_the_precisions_the_model_knows() -> None:
+    from ai_memory.config import KEYS
+    from ai_memory.embed.model import PRECISIONS
+
+    [key] = [k for k in KEYS if k.dotted == "embed.precision"]
+    assert key.choices == PRECISIONS and key.default in PRECISIONS
+    assert MiniLM(precision="float32").precision is None  # not known before the weights load

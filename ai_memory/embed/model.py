@@ -88,7 +88,7 @@ def verify(model_dir: Path) -> None:
             )
 
 
-PRECISIONS = ("auto", "float32", "bfloat16")
+PRECISIONS = ("auto", "float32", "bfloat16")  # config's embed.precision allows these (tests/test_embed.py)
 
 
 def precision_for(asked: str) -> str:
@@ -127,8 +127,8 @@ class MiniLM:
         return MiniLM(_shared=self._weights)
 
     @property
-    def precision(self) -> str:
-        """What the weights are held in (``float32`` or ``bfloat16``), known once loaded."""
+    def precision(self) -> str | None:
+        """What the weights are held in (``float32`` or ``bfloat16``); None until loaded."""
         return self._weights.precision
 
     def load(self) -> None:
@@ -170,7 +170,7 @@ class _Weights:
         self.dir = model_dir
         self.threads = threads
         self.asked = precision
-        self.precision = precision
+        self.precision: str | None = None  # float32 or bfloat16, once loaded
         self.bert = None
         self._lock = threading.Lock()
 

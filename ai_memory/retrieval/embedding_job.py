@@ -270,7 +270,7 @@ class EmbeddingJob:
     async def describe(self) -> dict[str, Any]:
         """What ``status`` shows of the job: its model, whether it is ready, and what waits."""
         return {"enabled": True, "model": self.embedder.model_id, "ready": self.ready, "error": self.error,
-                "precision": getattr(self.embedder, "precision", None) if self.ready else None,
+                "precision": getattr(self.embedder, "precision", None),
                 "embedded": self.embedded, "backlog": await self.backlog()}
 
     async def backlog(self) -> dict[str, int]:
