@@ -30,7 +30,7 @@ from ai_memory.retrieval.fts import (
 )
 from ai_memory.retrieval.fusion import Fused, authority, fuse, top_ids
 from ai_memory.retrieval.streams import (
-    Stream, entity_stream, fts_stream, graph_stream, turn_streams, turn_text_hits, vector_stream,
+    Stream, entity_stream, fts_stream, graph_stream, turn_text_hits, turn_text_stream, turn_vector_stream, vector_stream,
 )
 from ai_memory.retrieval.turns import (
     answer_text_of, best_of_turns, best_turns_of, evidence_of, most_wanted_first, passage_of, passage_sources,
@@ -157,16 +157,15 @@ class Retriever:
         clock.done("page_fts")
         streams.append(entity_stream(conn, query.q, projects, stats=stats))
         clock.done("entities")
-        text_hits = turn_text_hits(conn, query.q, projects)
+        turns_text, context = turn_text_stream(conn, query.q, turn_text_hits(conn, query.q, projects), self._sessions)
         clock.done("turns_fts")
-        qtokens = encoding.result() if encoding is not None else None  # read the text streams meanwhile
+        qtokens = encoding.result() if encoding is not None else None  # the text streams were read meanwhile
         qvec = qtokens.pooled if qtokens is not None else None
         clock.done("encode")  # what is left of it after the text streams
         if qvec is not None:
             streams.append(vector_stream(conn, self._index, qvec, projects))  # type: ignore[arg-type]
         clock.done("page_vectors")
-        turns_text, turns_vec = turn_streams(conn, query.q, self._index, qvec, projects, text_hits, self._sessions)
-        streams += [turns_text, turns_vec]
+        streams += [turns_text, turn_vector_stream(conn, query.q, self._index, qvec, projects, context, self._sessions)]
         clock.done("turns")
         streams.append(graph_stream(conn, top_ids(streams, 5)))
         streams = [s for s in streams if s.ranked]

@@ -209,44 +209,66 @@ def turn_text_hits(conn: sqlite3.Connection, q: str, projects: Collection[str] |
     return {h.rowid: h.score for h in search_observations(conn, q, limit=400, projects=projects)}
 
 
-def turn_streams(conn: sqlite3.Connection, q: str, index: VectorIndex | None, qvec: np.ndarray | None,
-                 projects: Collection[str] | None = None,
-                 text_hits: dict[int, float] | None = None,
-                 sessions: SessionMap | None = None) -> tuple[Stream, Stream]:
-    """Observation-level text and vector matches in context, each session ranked by its best turn.
+@dataclass
+class TurnContext:
+    """What the turn streams have looked up so far: the session of each matched observation
+    and of its neighbours, and each of those sessions' page."""
 
-    Only observations of ``projects`` (None: all) are read: turns outside the query's scope
-    could only be dropped later, after taking the places of turns inside it.
-    ``detail`` holds the session's matching observations [(rowid, score), ...], best first, for
-    evidence and for late interaction. ``text_hits``: ``turn_text_hits``, when already read;
-    ``sessions``: the searcher's map of observations to sessions (without, SQLite is asked).
-    """
-    sessions_of_rows = partial(sessions.sessions_of, conn) if sessions is not None else partial(_obs_sessions, conn)
-    text_hits = turn_text_hits(conn, q, projects) if text_hits is None else text_hits
+    sessions_of: dict[int, str] = field(default_factory=dict)
+    pages: dict[str, int] = field(default_factory=dict)
+
+    def extend(self, conn: sqlite3.Connection, rowids: list[int], sessions: SessionMap | None) -> None:
+        """Look up these observations, their neighbours (content only: a session's start or
+        end says nothing) and the pages of the sessions new among them."""
+        lookup = partial(sessions.sessions_of, conn) if sessions is not None else partial(_obs_sessions, conn)
+        self.sessions_of.update(lookup([r for r in rowids if r not in self.sessions_of]))
+        neighbours = {r + d for r in rowids for d in (-1, 1)} - self.sessions_of.keys()
+        self.sessions_of.update(lookup(sorted(neighbours), content_only=True))
+        self.pages.update(_session_pages(conn, set(self.sessions_of.values()) - self.pages.keys()))
+
+
+def turn_text_stream(conn: sqlite3.Connection, q: str, text_hits: dict[int, float],
+                     sessions: SessionMap | None = None) -> tuple[Stream, TurnContext]:
+    """The observations matching the query's words (``turn_text_hits``) in context, each
+    session ranked by its best turn; and what was looked up for it, for ``turn_vector_stream``.
+    A search builds it while the query is still being encoded.
+
+    Both turn streams read only observations of the query's projects: turns outside its scope
+    could only be dropped later, after taking the places of turns inside it. ``detail`` holds
+    a session's matching observations [(rowid, score), ...], best first, for evidence and for
+    late interaction. ``sessions``: the searcher's map of observations to sessions (without,
+    SQLite is asked)."""
+    context = TurnContext()
+    context.extend(conn, list(text_hits), sessions)
+    return _turn_stream("turns_fts", text_hits, context, named_authors(conn, q, list(context.sessions_of))), context
+
+
+def turn_vector_stream(conn: sqlite3.Connection, q: str, index: VectorIndex | None, qvec: np.ndarray | None,
+                       projects: Collection[str] | None, context: TurnContext,
+                       sessions: SessionMap | None = None) -> Stream:
+    """The observations nearest the query's vector in context, each session ranked by its best
+    turn; ``context`` is the text stream's, extended by the vector matches."""
     vec_hits = (index.search_observations(conn, qvec, limit=400, projects=projects)
                 if index is not None and qvec is not None else [])
-    vec_scores = {rowid: score for rowid, _, score in vec_hits}
-    sessions_of = {rowid: sid for rowid, sid, _ in vec_hits}
-    sessions_of.update(sessions_of_rows([r for r in text_hits if r not in sessions_of]))
-    neighbours = {r + d for r in sessions_of for d in (-1, 1)} - sessions_of.keys()
-    sessions_of.update(sessions_of_rows(sorted(neighbours), content_only=True))
-    pages = _session_pages(conn, set(sessions_of.values()))
-    by_named = named_authors(conn, q, list(sessions_of))
-    streams = []
-    for name, hits in (("turns_fts", text_hits), ("turns_vectors", vec_scores)):
-        stream = Stream(name)
-        per_page: dict[int, list[tuple[int, float]]] = defaultdict(list)
-        for rowid, score in in_context(hits, sessions_of).items():
-            page_id = pages.get(sessions_of.get(rowid, ""))
-            if page_id is not None:
-                per_page[page_id].append((rowid, score))
-        for page_id, turns in sorted(per_page.items(), key=lambda kv: -max(s for _, s in kv[1])):
-            best = max(s for _, s in turns)
-            turns = [(r, s * (AUTHOR_BOOST if r in by_named else 1.0)) for r, s in turns]
-            turns.sort(key=lambda t: -t[1])
-            stream.add(page_id, best, turns)
-        streams.append(stream)
-    return streams[0], streams[1]
+    context.sessions_of.update((rowid, sid) for rowid, sid, _ in vec_hits)
+    context.extend(conn, [rowid for rowid, _, _ in vec_hits], sessions)
+    by_named = named_authors(conn, q, list(context.sessions_of))
+    return _turn_stream("turns_vectors", {rowid: score for rowid, _, score in vec_hits}, context, by_named)
+
+
+def _turn_stream(name: str, hits: dict[int, float], context: TurnContext, by_named: set[int]) -> Stream:
+    stream = Stream(name)
+    per_page: dict[int, list[tuple[int, float]]] = defaultdict(list)
+    for rowid, score in in_context(hits, context.sessions_of).items():
+        page_id = context.pages.get(context.sessions_of.get(rowid, ""))
+        if page_id is not None:
+            per_page[page_id].append((rowid, score))
+    for page_id, turns in sorted(per_page.items(), key=lambda kv: -max(s for _, s in kv[1])):
+        best = max(s for _, s in turns)
+        turns = [(r, s * (AUTHOR_BOOST if r in by_named else 1.0)) for r, s in turns]
+        turns.sort(key=lambda t: -t[1])
+        stream.add(page_id, best, turns)
+    return stream
 
 
 # A question that names a person ("what did Alice paint?") is answered by what that person
