@@ -68,7 +68,6 @@ def test_auto_precision_is_one_the_weights_can_be_held_in_and_a_wrong_one_is_ref
         precision_for("int4")
 
 
-
 def test_the_config_allows_the_precisions_the_model_knows() -> None:
     from ai_memory.config import KEYS
     from ai_memory.embed.model import PRECISIONS

@@ -221,9 +221,12 @@ class TurnContext:
         """Look up these observations, their neighbours (content only: a session's start or
         end says nothing) and the pages of the sessions new among them."""
         lookup = partial(sessions.sessions_of, conn) if sessions is not None else partial(_obs_sessions, conn)
-        self.sessions_of.update(lookup([r for r in rowids if r not in self.sessions_of]))
+        unknown = [r for r in rowids if r not in self.sessions_of]
+        if unknown:
+            self.sessions_of.update(lookup(unknown))
         neighbours = {r + d for r in rowids for d in (-1, 1)} - self.sessions_of.keys()
-        self.sessions_of.update(lookup(sorted(neighbours), content_only=True))
+        if neighbours:
+            self.sessions_of.update(lookup(sorted(neighbours), content_only=True))
         self.pages.update(_session_pages(conn, set(self.sessions_of.values()) - self.pages.keys()))
 
 
@@ -240,7 +243,7 @@ def turn_text_stream(conn: sqlite3.Connection, q: str, text_hits: dict[int, floa
     SQLite is asked)."""
     context = TurnContext()
     context.extend(conn, list(text_hits), sessions)
-    return _turn_stream("turns_fts", text_hits, context, named_authors(conn, q, list(context.sessions_of))), context
+    return _turn_stream(conn, q, "turns_fts", text_hits, context), context
 
 
 def turn_vector_stream(conn: sqlite3.Connection, q: str, index: VectorIndex | None, qvec: np.ndarray | None,
@@ -250,19 +253,19 @@ def turn_vector_stream(conn: sqlite3.Connection, q: str, index: VectorIndex | No
     turn; ``context`` is the text stream's, extended by the vector matches."""
     vec_hits = (index.search_observations(conn, qvec, limit=400, projects=projects)
                 if index is not None and qvec is not None else [])
-    context.sessions_of.update((rowid, sid) for rowid, sid, _ in vec_hits)
+    context.sessions_of.update((rowid, sid) for rowid, sid, _ in vec_hits)  # the index knows their sessions
     context.extend(conn, [rowid for rowid, _, _ in vec_hits], sessions)
-    by_named = named_authors(conn, q, list(context.sessions_of))
-    return _turn_stream("turns_vectors", {rowid: score for rowid, _, score in vec_hits}, context, by_named)
+    return _turn_stream(conn, q, "turns_vectors", {rowid: score for rowid, _, score in vec_hits}, context)
 
 
-def _turn_stream(name: str, hits: dict[int, float], context: TurnContext, by_named: set[int]) -> Stream:
+def _turn_stream(conn: sqlite3.Connection, q: str, name: str, hits: dict[int, float], context: TurnContext) -> Stream:
     stream = Stream(name)
     per_page: dict[int, list[tuple[int, float]]] = defaultdict(list)
     for rowid, score in in_context(hits, context.sessions_of).items():
         page_id = context.pages.get(context.sessions_of.get(rowid, ""))
         if page_id is not None:
             per_page[page_id].append((rowid, score))
+    by_named = named_authors(conn, q, [rowid for turns in per_page.values() for rowid, _ in turns])
     for page_id, turns in sorted(per_page.items(), key=lambda kv: -max(s for _, s in kv[1])):
         best = max(s for _, s in turns)
         turns = [(r, s * (AUTHOR_BOOST if r in by_named else 1.0)) for r, s in turns]
