@@ -393,7 +393,7 @@ def test_a_dotted_path_in_a_query_is_looked_for_by_the_names_it_is_made_of() -> 
     assert query_terms("yarl.URL.is_default_port") == ["yarl.url.is_default_port", "is_default_port", "yarl",
                                                        "url", "is", "default", "port"]
     assert query_terms("URL.joinPath") == ["url.joinpath", "joinpath", "url", "join", "path"]
-    assert query_terms("yarl/_url.py") == ["yarl", "_url.py", "url", "py"]  # a path stays a path
+    assert query_terms("yarl/_url.py") == ["yarl", "_url.py", "_url", "url", "py"]  # a path stays a path
     assert query_terms("version 1.7.1") == ["version", "1.7.1"]
     assert query_terms("upside-down") == ["upside-down", "upsid", "down"]  # prose keeps its words
 

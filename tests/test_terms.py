@@ -19,8 +19,15 @@ def test_identifiers_are_kept_whole_and_split_into_stemmed_parts() -> None:
     assert terms("yarl.URL.build") == ["yarl.url.build", "yarl", "url", "build"]
 
 
+def test_a_dotted_path_holds_the_names_it_is_made_of_whole() -> None:
+    # A changelog writes URL.with_name; the edit that changed it holds "def with_name(".
+    assert terms("URL.with_name") == ["url.with_name", "with_name", "url", "with", "name"]
+    indexed = set(index_text("Improve performance of URL.with_name").split())
+    assert set(index_text("def with_name(self, name): ...").split()) & indexed >= {"with_name", "name"}
+
+
 def test_a_path_gives_its_segments_and_their_parts() -> None:
-    assert terms("yarl/_url.py") == ["yarl", "_url.py", "url", "py"]
+    assert terms("yarl/_url.py") == ["yarl", "_url.py", "_url", "url", "py"]
 
 
 def test_words_share_one_stemmer_and_numbers_stay_as_written() -> None:

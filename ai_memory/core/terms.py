@@ -6,7 +6,9 @@ A plain word is lower-cased and stemmed (the Snowball English stemmer, one for e
 of its shapes (``snake_case``, ``camelCase``, ``PascalCase``, ``__dunder__``, ``kebab-case``,
 ``dotted.names``) is kept whole, in lower case and unstemmed, and also split into its parts,
 each stemmed: ``update_query`` is found by "update query", by "updating the query" and by
-``update_query``, and the whole name, rarer than its parts, weighs the most. A file path gives
+``update_query``, and the whole name, rarer than its parts, weighs the most. A dotted path
+also gives the names inside it, whole: ``yarl.URL.with_name`` holds ``with_name``, the name the
+code defines and calls, so the path a sentence writes meets the ``def`` an edit holds. A file path gives
 its segments, each read like an identifier (``yarl/_url.py``: ``yarl``, ``_url.py``, ``url``,
 ``py``). Numbers and versions stay as written (``1.7.1``, ``3.11``).
 
@@ -85,7 +87,7 @@ def token_terms(token: str) -> tuple[str, ...]:
         return (lowered,)
     if not _is_identifier(token):
         return (stem(lowered),)
-    found = [lowered] + [stem(p) for p in _parts(token)]
+    found = [lowered, *named_segments(token)] + [stem(p) for p in _parts(token)]
     return tuple(dict.fromkeys(t for t in found if t))
 
 

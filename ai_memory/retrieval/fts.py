@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from ai_memory.core.readable import CACHED_CHARS, readable, readable_prefixes
-from ai_memory.core.terms import STOPWORDS, is_stopword, named_segments, query_words, token_terms
+from ai_memory.core.terms import STOPWORDS, is_stopword, query_words, token_terms
 
 __all__ = ["STOPWORDS", "FtsHit", "TermStats", "is_content_word", "make_snippet", "match_expression",
            "page_term_stats", "parts_snippet", "query_terms", "query_words", "search_observations", "search_pages",
@@ -143,15 +143,11 @@ def _highlighted(snippet: str, words: list[str]) -> dict[str, Any]:
 def query_terms(text: str) -> list[str]:
     """The query's distinct search terms, analysed as the index is: stopwords and lone letters
     dropped unless nothing else is left (a possessive's "s" too: it matches nearly every
-    text and only adds noise to BM25); a dotted path also gives the names it is made of,
-    whole; digits stay ("1 May")."""
+    text and only adds noise to BM25); digits stay ("1 May"). (A name's stopword parts stay:
+    the "with" of with_name tells it from the other methods on names.)"""
     out: dict[str, None] = {}
     for word in query_words(text):
-        whole, *parts = token_terms(word)
-        # A dotted path names what the code defines and calls: yarl.URL.is_default_port is
-        # looked for as is_default_port too, the way the code writes it. (A name's stopword
-        # parts stay: the "with" of with_name tells it from the other methods on names.)
-        out.update(dict.fromkeys([whole, *named_segments(word), *parts]))
+        out.update(dict.fromkeys(token_terms(word)))
     return list(out)[:32]
 
 

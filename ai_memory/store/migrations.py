@@ -476,6 +476,11 @@ MIGRATIONS: tuple[tuple[int, str, str | Callable[[sqlite3.Connection], None]], .
             WHERE sentences_done = 0 AND embed_hash IS NOT NULL;
         """,
     ),
+    (
+        21,
+        "a dotted name's own names are terms of the full-text indexes (URL.with_name holds with_name)",
+        fts_rows.rebuild,
+    ),
 )
 
 
