@@ -115,10 +115,11 @@ def passage_of(row: dict[str, Any], turns: list[int], texts: dict[int, Turn]) ->
 
 def passage_sources(row: dict[str, Any], turns: list[int], texts: dict[int, Turn]) -> list[tuple[str, bool]]:
     """The texts a session's passage is made of: the page's title, then each best turn with its
-    neighbours, each with whether it is markdown (a turn said, not a tool call)."""
-    return [(row["title"], True), *((texts[n].body, texts[n].markdown) for rowid in turns if rowid in texts
-                                    for n in (rowid - 1, rowid, rowid + 1)
-                                    if n in texts and texts[n].session_id == texts[rowid].session_id)]
+    neighbours, each turn once (best turns often stand side by side), each with whether it is
+    markdown (a turn said, not a tool call)."""
+    shown = dict.fromkeys(n for rowid in turns if rowid in texts for n in (rowid - 1, rowid, rowid + 1)
+                          if n in texts and texts[n].session_id == texts[rowid].session_id)
+    return [(row["title"], True), *((texts[n].body, texts[n].markdown) for n in shown)]
 
 
 def answer_text_of(row: dict[str, Any], turns: list[int], texts: dict[int, Turn]) -> str:
