@@ -217,12 +217,12 @@ def encode_cached(embedder: Any, texts: list[str], cache: Path | None) -> np.nda
 
 # ---- ablation ---------------------------------------------------------------------------------
 
-ABLATION_DEPTH = 40  # every candidate the reranker scores (search.RERANK_DEPTH)
-
 
 def explained_hits(d: Daemon, body: dict[str, Any]) -> list[dict[str, Any]]:
     """Every candidate the daemon's reranker scored for one query, with its features."""
-    status, answer = d.call("POST", "/v1/query", {**body, "k": ABLATION_DEPTH, "explain": True})
+    from ai_memory.retrieval.search import RERANK_DEPTH
+
+    status, answer = d.call("POST", "/v1/query", {**body, "k": RERANK_DEPTH, "explain": True})
     if status != 200:
         raise RuntimeError(f"query refused ({status}): {answer}")
     return list(answer["hits"])

@@ -41,7 +41,10 @@ from ai_memory.retrieval.vectors import VectorIndex
 
 # The kinds a search can filter on: every structured-memory kind, plus compiled sessions.
 KIND_TYPES = {kind: page_type for kind, (page_type, _) in MEMORY_KINDS.items()} | {"session": "Session Summary"}
-RERANK_DEPTH = 40
+# The reranker reads this many fused candidates (more when a query asks for more hits). Its cost
+# grows with them, and past the 30th in fused order a candidate hardly ever came out first: on
+# both development sets 30 ranked as well as 40 or better.
+RERANK_DEPTH = 30
 
 
 @dataclass(frozen=True)
@@ -348,23 +351,25 @@ def _recorded_sessions(conn: sqlite3.Connection, session_ids: list[str]) -> set[
 
 def candidates_of(conn: sqlite3.Connection, fused: list[Fused], query: Query, projects: frozenset[str] | None,
                   now: datetime) -> tuple[list[Fused], dict[int, dict[str, Any]]]:
-    """The first RERANK_DEPTH fused pages (of the first 3 x RERANK_DEPTH) that pass the query's
-    filters, and their rows. Rows are read a slice at a time, best fused first: most pages
-    pass, and reading every row of the 3 x RERANK_DEPTH cost more than fusing the streams."""
+    """The first RERANK_DEPTH fused pages, or the query's k if more, (of the first three times
+    as many) that pass the query's filters, and their rows. Rows are read a slice at a time,
+    best fused first: most pages pass, and reading every row of the three times as many cost
+    more than fusing the streams."""
     stamp = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    depth = max(RERANK_DEPTH, query.k)
     rows: dict[int, dict[str, Any]] = {}
     found: list[Fused] = []
-    considered = fused[: RERANK_DEPTH * 3]
-    for start in range(0, len(considered), _ROW_SLICE):
-        part = considered[start:start + _ROW_SLICE]
+    considered = fused[: depth * 3]
+    for start in range(0, len(considered), depth + _ROW_SPARE):
+        part = considered[start:start + depth + _ROW_SPARE]
         rows.update(_page_rows(conn, [f.page_id for f in part]))
         found += [f for f in part if f.page_id in rows and in_scope(rows[f.page_id], query, projects, stamp)]
-        if len(found) >= RERANK_DEPTH:
+        if len(found) >= depth:
             break
-    return found[:RERANK_DEPTH], rows
+    return found[:depth], rows
 
 
-_ROW_SLICE = RERANK_DEPTH + 8  # a few spare for the pages a filter leaves out
+_ROW_SPARE = 8  # rows read beyond the depth, for the pages a filter leaves out
 
 
 def _page_rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, dict[str, Any]]:

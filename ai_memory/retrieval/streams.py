@@ -204,9 +204,15 @@ def _session_pages(conn: sqlite3.Connection, session_ids: set[str]) -> dict[str,
 CONTEXT_WEIGHT = 0.3
 
 
+# The turns the text stream reads: each is looked up with its neighbours, so the cost of what
+# follows grows with them; the 200 best by BM25 ranked both development sets as the 400 best did
+# (the vector stream keeps 400: cosines are closer together, and 200 of them lost sessions).
+TURN_TEXT_HITS = 200
+
+
 def turn_text_hits(conn: sqlite3.Connection, q: str, projects: Collection[str] | None = None) -> dict[int, float]:
     """Observations matching the query's words, within ``projects`` (None: all): rowid -> BM25."""
-    return {h.rowid: h.score for h in search_observations(conn, q, limit=400, projects=projects)}
+    return {h.rowid: h.score for h in search_observations(conn, q, limit=TURN_TEXT_HITS, projects=projects)}
 
 
 @dataclass
