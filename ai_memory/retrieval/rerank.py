@@ -8,6 +8,8 @@ and how much is the registry's (``features``).
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -47,10 +49,45 @@ class _Read:
     last: str | None
 
 
-# The same turns and pages come back as candidates search after search, in other passages:
-# each text is read once, a passage is made of their readings. A reading of a long edit holds
-# ~100 KB of terms and pairs, so a few hundred are kept (at most ~50 MB).
-@lru_cache(maxsize=512)
+class _Readings:
+    """The readings of the texts read last, up to a budget of characters, least recently used
+    out first. The same turns and pages come back as candidates search after search, in other
+    passages: each text is read once, a passage is made of their readings. A reading takes
+    about 16 bytes a character of its text, and most texts are a few hundred characters, so the
+    budget is in characters (a count of entries would hold either too few short turns or too
+    many long edits)."""
+
+    def __init__(self, chars: int) -> None:
+        self._budget, self._chars = chars, 0
+        self._found: OrderedDict[str, _Read] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def read(self, text: str) -> _Read:
+        with self._lock:
+            found = self._found.get(text)
+            if found is not None:
+                self._found.move_to_end(text)
+                return found
+        found = _read(text)
+        with self._lock:
+            if text not in self._found:
+                self._found[text] = found
+                self._chars += len(text)
+                while self._chars > self._budget and len(self._found) > 1:
+                    old, _ = self._found.popitem(last=False)
+                    self._chars -= len(old)
+        return found
+
+    def clear(self) -> None:
+        with self._lock:
+            self._found.clear()
+            self._chars = 0
+
+
+READ_CACHE_CHARS = 1_000_000  # about 16 MB of readings
+_READINGS = _Readings(READ_CACHE_CHARS)
+
+
 def _read(text: str) -> _Read:
     """Read line by line: no word runs across a line break, and the lines of turns and page
     bodies come back in text after text."""
@@ -84,7 +121,7 @@ def _analysed(passage: Passage, chars: int = PASSAGE_CHARS) -> _PassageRead:
     for text in passage:
         if room <= 0:
             break
-        read = _read(text if len(text) <= room else text[:room])
+        read = _READINGS.read(text if len(text) <= room else text[:room])
         room -= len(text) + 1
         reads.append(read)
         if last is not None and read.first is not None:
