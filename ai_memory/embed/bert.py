@@ -41,21 +41,23 @@ class Encoded:
 
 
 class _Layer(torch.nn.Module):
+    """One encoder layer. The query, key and value projections are one matrix product (their
+    weights stacked at load): a short text's forward pass is mostly the dispatch of each
+    operation, which holds the GIL that a search's other stages need meanwhile."""
+
     def __init__(self, w: dict[str, torch.Tensor], prefix: str, heads: int, eps: float) -> None:
         super().__init__()
-        self.w = {k.removeprefix(prefix): v for k, v in w.items() if k.startswith(prefix)}
-        self.heads, self.eps = heads, eps
+        own = {k.removeprefix(prefix): v for k, v in w.items() if k.startswith(prefix)}
+        projections = [f"attention.self.{name}" for name in ("query", "key", "value")]
+        self.qkv_weight = torch.cat([own.pop(f"{p}.weight") for p in projections])
+        self.qkv_bias = torch.cat([own.pop(f"{p}.bias") for p in projections])
+        self.w, self.heads, self.eps = own, heads, eps
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         w, (batch, length, hidden) = self.w, x.shape
-        size = hidden // self.heads
-
-        def split(name: str) -> torch.Tensor:
-            y = torch.nn.functional.linear(x, w[f"attention.self.{name}.weight"], w[f"attention.self.{name}.bias"])
-            return y.view(batch, length, self.heads, size).transpose(1, 2)
-
-        context = torch.nn.functional.scaled_dot_product_attention(split("query"), split("key"), split("value"),
-                                                                   attn_mask=mask)
+        qkv = torch.nn.functional.linear(x, self.qkv_weight, self.qkv_bias)
+        query, key, value = qkv.view(batch, length, 3, self.heads, hidden // self.heads).permute(2, 0, 3, 1, 4)
+        context = torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=mask)
         context = context.transpose(1, 2).reshape(batch, length, hidden)
         attended = torch.nn.functional.linear(context, w["attention.output.dense.weight"],
                                               w["attention.output.dense.bias"])
@@ -100,7 +102,8 @@ class Bert:
         x = e["word_embeddings.weight"][ids] + e["token_type_embeddings.weight"][types] \
             + e["position_embeddings.weight"][positions]
         x = torch.nn.functional.layer_norm(x, (self._hidden,), e["LayerNorm.weight"], e["LayerNorm.bias"], self._eps)
-        additive = (1.0 - mask[:, None, None, :].to(x.dtype)) * torch.finfo(x.dtype).min
+        # No padding (a query, or texts of one length): attention needs no mask at all.
+        additive = None if bool(mask.all()) else (1.0 - mask[:, None, None, :].to(x.dtype)) * torch.finfo(x.dtype).min
         for layer in self._layers:
             x = layer(x, additive)
         return x.float()  # pooled and compared in float32 whatever the weights are held in
