@@ -81,3 +81,22 @@ def test_aliases_come_as_a_list_or_one_name() -> None:
     assert aliases_of({"aliases": ["AI", "ML"]}) == ["AI", "ML"]
     assert aliases_of({"aliases": "AI"}) == ["AI"] and aliases_of({"alias": "K8s"}) == ["K8s"]
     assert aliases_of({"aliases": None}) == [] and aliases_of({"aliases": [{"x": 1}, " "]}) == []
+
+
+def test_frontmatter_reads_the_same_whichever_parser_reads_it() -> None:
+    """libyaml reads a text that cannot hold an alias, the guarded parser one with a "*" in it:
+    the same page either way, and an alias is still refused."""
+    plain = parse_page("a/p.md", b"---\ntype: Decision\ntitle: Use a*b\ntags: [x, y]\n---\nbody\n")
+    starred = parse_page("a/p.md", b"---\ntype: Decision\ntitle: 'Use a*b'\ntags: [x, y]\n---\nbody\n")
+    assert plain.title == starred.title == "Use a*b" and plain.tags == starred.tags == ["x", "y"]
+    assert plain.problems == starred.problems == []
+    aliased = parse_page("a/q.md", b"---\ntype: Note\na: &x [1]\nb: *x\n---\nbody\n")
+    assert any("aliases" in problem for problem in aliased.problems)
+
+
+def test_a_past_version_is_read_without_its_body_links() -> None:
+    raw = b"---\ntype: Decision\ntitle: TTL\nrelations: {fixes: [acme/gotchas/stale]}\n---\nSee [[Retry budget]].\n"
+    whole, version = parse_page("acme/decisions/ttl.md", raw), parse_page("acme/decisions/ttl.md", raw, body_links=False)
+    assert ("Retry budget", "link") in whole.links and ("Retry budget", "link") not in version.links
+    assert version.links == [("acme/gotchas/stale", "fixes")]  # the frontmatter's relations stay
+    assert (whole.title, whole.body, whole.content_hash) == (version.title, version.body, version.content_hash)

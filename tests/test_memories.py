@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ai_memory.core.memory import normalized_hash
 from conftest import Daemon
 from wiki_helpers import git, wait_until
 
@@ -212,3 +213,9 @@ def test_a_private_memory_stays_out_of_the_project_index(daemon: Daemon) -> None
     remember(daemon, text="My private note about the salary sheet.", scope="private", owner="alice")
     index = (daemon.data_dir / "wiki" / "acme-api" / "index.md").read_text()
     assert "build cache" in index and "salary" not in index
+
+
+def test_the_duplicate_test_folds_case_accents_punctuation_and_spacing() -> None:
+    assert normalized_hash("Café, CRÈME!") == normalized_hash("cafe creme")
+    assert normalized_hash("Hello,  World.") == normalized_hash("hello world")
+    assert normalized_hash("retry budget") != normalized_hash("retry budgets")

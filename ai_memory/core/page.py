@@ -83,6 +83,16 @@ class _NoAliasLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
+# libyaml's parser where PyYAML was built with it: eight times faster on a page's frontmatter,
+# which a reindex reads for every page. It expands aliases, so it reads only a text that cannot
+# hold one (every alias begins with "*"); the rest goes through the guard above.
+_FAST_LOADER: type | None = getattr(yaml, "CSafeLoader", None)
+
+
+def _loader_for(source: str) -> type:
+    return _FAST_LOADER if _FAST_LOADER is not None and "*" not in source else _NoAliasLoader
+
+
 def split_frontmatter(text: str) -> tuple[dict[str, Any], str, list[str]]:
     """(frontmatter, body, problems); a page without frontmatter has an empty dict."""
     match = _FRONTMATTER.match(text)
@@ -93,7 +103,7 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str, list[str]]:
     if len(source.encode("utf-8", "surrogatepass")) > MAX_FRONTMATTER_BYTES:
         return {}, body, [f"bad frontmatter: larger than {MAX_FRONTMATTER_BYTES} bytes (not read)"]
     try:
-        meta = yaml.load(source, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader, without aliases
+        meta = yaml.load(source, Loader=_loader_for(source))  # noqa: S506 - a safe loader, without aliases
     except yaml.YAMLError as exc:
         return {}, body, [f"bad frontmatter: {str(exc).splitlines()[0]}"]
     except RecursionError:  # [[[[... nested past the parser's stack
@@ -152,11 +162,14 @@ def is_generated(raw: bytes) -> bool:
     return meta.get("generated") is True
 
 
-def parse_page(path: str, raw: bytes) -> ParsedPage:
+def parse_page(path: str, raw: bytes, body_links: bool = True) -> ParsedPage:
     """Parse a page file; never raises. ``path`` is relative to the wiki, with '/' separators.
 
     A file without frontmatter, or whose frontmatter names no type, is a plain note: a Note
-    titled by its first heading (else its file name), with no problem to report."""
+    titled by its first heading (else its file name), with no problem to report. Without
+    ``body_links`` the links written in the body are not read (``links`` holds the
+    frontmatter's relations only): a past version in the page history keeps no links, and
+    reading them was most of the time a rebuild spent on each version."""
     problems: list[str] = []
     text = decode(raw, problems)
     meta, body, fm_problems = split_frontmatter(text)
@@ -165,7 +178,7 @@ def parse_page(path: str, raw: bytes) -> ParsedPage:
     if page_type not in PAGE_TYPES:
         problems.append(f"unknown type {page_type!r}")
     # the parser only runs where it can find something: links need a "[", a title a heading
-    parsed = parse_body(body) if "[" in body or not meta.get("title") else Body([], None)
+    parsed = parse_body(body) if (body_links and "[" in body) or not meta.get("title") else Body([], None)
     stem = path.rsplit("/", 1)[-1].removesuffix(".md")
     title = str(meta.get("title") or parsed.first_heading or stem)[:200]
     tier = str(meta.get("tier") or DEFAULT_TIER.get(page_type, "semantic"))

@@ -63,7 +63,7 @@ def versions(wiki_dir: Path, commits: list[pygit2.Commit]) -> Iterator[Version]:
                 if removed:
                     yield Version(path, None, when)
                     continue
-                page = parse_page(path, repo[delta.new_file.id].data)
+                page = parse_page(path, repo[delta.new_file.id].data, body_links=False)  # history keeps none
                 yield Version(path, None if page.generated else page, when)
 
 
