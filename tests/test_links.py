@@ -96,7 +96,8 @@ def test_frontmatter_reads_the_same_whichever_parser_reads_it() -> None:
 
 def test_a_past_version_is_read_without_its_body_links() -> None:
     raw = b"---\ntype: Decision\ntitle: TTL\nrelations: {fixes: [acme/gotchas/stale]}\n---\nSee [[Retry budget]].\n"
-    whole, version = parse_page("acme/decisions/ttl.md", raw), parse_page("acme/decisions/ttl.md", raw, body_links=False)
+    path = "acme/decisions/ttl.md"
+    whole, version = parse_page(path, raw), parse_page(path, raw, body_links=False)
     assert ("Retry budget", "link") in whole.links and ("Retry budget", "link") not in version.links
     assert version.links == [("acme/gotchas/stale", "fixes")]  # the frontmatter's relations stay
     assert (whole.title, whole.body, whole.content_hash) == (version.title, version.body, version.content_hash)

@@ -8,9 +8,9 @@ of its shapes (``snake_case``, ``camelCase``, ``PascalCase``, ``__dunder__``, ``
 each stemmed: ``update_query`` is found by "update query", by "updating the query" and by
 ``update_query``, and the whole name, rarer than its parts, weighs the most. A dotted path
 also gives the names inside it, whole: ``yarl.URL.with_name`` holds ``with_name``, the name the
-code defines and calls, so the path a sentence writes meets the ``def`` an edit holds. A file path gives
-its segments, each read like an identifier (``yarl/_url.py``: ``yarl``, ``_url.py``, ``url``,
-``py``). Numbers and versions stay as written (``1.7.1``, ``3.11``).
+code defines and calls, so the path a sentence writes meets the ``def`` an edit holds. A file
+path gives its segments, each read like an identifier (``yarl/_url.py``: ``yarl``, ``_url.py``,
+``_url``, ``url``, ``py``). Numbers and versions stay as written (``1.7.1``, ``3.11``).
 
 Analysis is pure and cached per token: a page's words repeat across pages and queries.
 """

@@ -42,8 +42,8 @@ class Encoded:
 
 class _Layer(torch.nn.Module):
     """One encoder layer. The query, key and value projections are one matrix product (their
-    weights stacked at load): a short text's forward pass is mostly the dispatch of each
-    operation, which holds the GIL that a search's other stages need meanwhile."""
+    weights stacked at load): the same vectors, in fewer operations, each dispatched from
+    Python under the GIL that a search's other stages need while the query is encoded."""
 
     def __init__(self, w: dict[str, torch.Tensor], prefix: str, heads: int, eps: float) -> None:
         super().__init__()

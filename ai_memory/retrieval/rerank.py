@@ -78,11 +78,6 @@ class _Readings:
                     self._chars -= len(old)
         return found
 
-    def clear(self) -> None:
-        with self._lock:
-            self._found.clear()
-            self._chars = 0
-
 
 READ_CACHE_CHARS = 1_000_000  # about 16 MB of readings
 _READINGS = _Readings(READ_CACHE_CHARS)
