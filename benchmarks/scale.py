@@ -1,7 +1,7 @@
 """Scale: how ingest, search, briefing, reindex and sizes grow with the number of pages.
 
     python benchmarks/scale.py --pages 10000 [--pages 100000] [--observations-per-page 10]
-        [--hook-sessions 40] [--queries 200] [--burst-seconds 30] [--json out.json]
+        [--hook-sessions 40] [--queries 200] [--burst-seconds 30] [--json out.json] [--keep DIR]
 
 For each ``--pages`` N, on a fresh data dir and the daemon of this checkout:
 
@@ -363,13 +363,18 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--burst-seconds", type=float, default=30.0)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--keep", type=Path, help="build the data dirs under KEEP/p<N> and leave them there"
+                        " (to profile searches at that size afterwards; a 100k build takes 15-40 minutes)")
     args = parser.parse_args()
     results = []
     with tempfile.TemporaryDirectory() as tmp:
+        work = args.keep or Path(tmp)
         for pages in sorted(args.pages or [10000]):
+            if (work / f"p{pages}").exists():
+                sys.exit(f"{work / f'p{pages}'} exists: give --keep a new directory")
             print(f"{pages:,} pages, {args.observations_per_page:g} observations a page", flush=True)
             results.append(run_size(pages, args.observations_per_page, args.hook_sessions, args.queries,
-                                    args.burst_seconds, Path(tmp)))
+                                    args.burst_seconds, work))
             if args.json:
                 args.json.write_text(json.dumps(results, indent=2))
     print("\n=== scale " + "=" * 70)
