@@ -101,3 +101,11 @@ def test_a_past_version_is_read_without_its_body_links() -> None:
     assert ("Retry budget", "link") in whole.links and ("Retry budget", "link") not in version.links
     assert version.links == [("acme/gotchas/stale", "fixes")]  # the frontmatter's relations stay
     assert (whole.title, whole.body, whole.content_hash) == (version.title, version.body, version.content_hash)
+
+
+@pytest.mark.parametrize("nested", ["[" * 999 + "]" * 999, "{a: " * 300 + "1" + "}" * 300])
+def test_frontmatter_nested_past_any_use_is_a_broken_page(nested: str) -> None:
+    # libyaml reads a thousand levels; storing them as JSON would recurse past Python's stack
+    page = parse_page("a/deep.md", f"---\ntype: Note\nx: {nested}\n---\nbody\n".encode())
+    assert page.problems == ["bad frontmatter: nested too deeply"] and page.meta == {}
+    assert parse_page("a/ok.md", b"---\ntype: Note\nx: {a: [1, {b: [2]}]}\n---\nbody\n").problems == []

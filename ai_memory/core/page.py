@@ -93,6 +93,29 @@ def _loader_for(source: str) -> type:
     return _FAST_LOADER if _FAST_LOADER is not None and "*" not in source else _NoAliasLoader
 
 
+# Frontmatter nests a list or a mapping a level or two. libyaml reads a thousand levels, and what
+# is stored (JSON in the index, YAML when a page is rewritten) recurses once a level: a page nested
+# deeper than this is broken, not a RecursionError in the middle of a reindex.
+MAX_FRONTMATTER_DEPTH = 64
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and mappings nest in a parsed value (read without recursion)."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, level = todo.pop()
+        if isinstance(item, dict):
+            todo += [(v, level + 1) for v in item.values()]
+        elif isinstance(item, list):
+            todo += [(v, level + 1) for v in item]
+        else:
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_FRONTMATTER_DEPTH:
+            break
+    return deepest
+
+
 def split_frontmatter(text: str) -> tuple[dict[str, Any], str, list[str]]:
     """(frontmatter, body, problems); a page without frontmatter has an empty dict."""
     match = _FRONTMATTER.match(text)
@@ -107,6 +130,10 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str, list[str]]:
     except yaml.YAMLError as exc:
         return {}, body, [f"bad frontmatter: {str(exc).splitlines()[0]}"]
     except RecursionError:  # [[[[... nested past the parser's stack
+        return {}, body, ["bad frontmatter: nested too deeply"]
+    except UnicodeError:  # a lone surrogate the parser cannot read
+        return {}, body, ["bad frontmatter: not valid text"]
+    if _depth(meta) > MAX_FRONTMATTER_DEPTH:
         return {}, body, ["bad frontmatter: nested too deeply"]
     if meta is None:
         return {}, body, []
@@ -187,7 +214,7 @@ def parse_page(path: str, raw: bytes, body_links: bool = True) -> ParsedPage:
         path=path, meta=meta, body=body, type=page_type, title=title, tier=tier, project=project,
         summary=str(meta.get("summary") or "")[:2000], tags=_str_list(meta.get("tags")),
         entities=_str_list(meta.get("entities")),
-        links=_relations(meta, problems) + [(target, "link") for target in parsed.links],
+        links=_relations(meta, problems) + ([(target, "link") for target in parsed.links] if body_links else []),
         content_hash=content_hash(raw), problems=problems,
     )
 

@@ -351,10 +351,10 @@ def _recorded_sessions(conn: sqlite3.Connection, session_ids: list[str]) -> set[
 
 def candidates_of(conn: sqlite3.Connection, fused: list[Fused], query: Query, projects: frozenset[str] | None,
                   now: datetime) -> tuple[list[Fused], dict[int, dict[str, Any]]]:
-    """The first RERANK_DEPTH fused pages, or the query's k if more, (of the first three times
-    as many) that pass the query's filters, and their rows. Rows are read a slice at a time,
-    best fused first: most pages pass, and reading every row of the three times as many cost
-    more than fusing the streams."""
+    """The first max(RERANK_DEPTH, k) fused pages that pass the query's filters, looked for among
+    the first three times that many, and their rows. Rows are read a slice at a time, best fused
+    first: most pages pass, and reading every row of the three times as many cost more than
+    fusing the streams."""
     stamp = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     depth = max(RERANK_DEPTH, query.k)
     rows: dict[int, dict[str, Any]] = {}

@@ -10,6 +10,7 @@ of the text (contentless); a page's row is replaced with the page.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 
 from ai_memory.core.terms import index_text
 
@@ -46,10 +47,17 @@ def rebuild(conn: sqlite3.Connection) -> None:
     for statement in SCHEMA.strip().splitlines():
         conn.execute(statement)
     # ai-memory's own tool calls are kept for the record only, never indexed (core.own_tools).
-    for r in conn.execute("SELECT rowid, title, body, project FROM observations"
-                          " WHERE json_extract(payload, '$.ai_memory_tool') IS NULL").fetchall():
+    for r in _batches(conn, "SELECT rowid, title, body, project FROM observations"
+                            " WHERE json_extract(payload, '$.ai_memory_tool') IS NULL"):
         index_observation(conn, r[0], r[1], r[2], r[3])
-    for r in conn.execute("SELECT id, title, summary, body, project FROM pages").fetchall():
+    for r in _batches(conn, "SELECT id, title, summary, body, project FROM pages"):
         index_page(conn, r[0], r[1], r[2], r[3], r[4])
-    for r in conn.execute("SELECT id, title, summary, body FROM page_history").fetchall():
+    for r in _batches(conn, "SELECT id, title, summary, body FROM page_history"):
         index_page_version(conn, r[0], r[1], r[2], r[3])
+
+
+def _batches(conn: sqlite3.Connection, sql: str, size: int = 1000) -> Iterator[sqlite3.Row]:
+    """The query's rows a thousand at a time: a million observations' texts are never all in memory."""
+    cursor = conn.execute(sql)
+    while rows := cursor.fetchmany(size):
+        yield from rows
