@@ -168,7 +168,7 @@ class Retriever:
         if qvec is not None:
             streams.append(vector_stream(conn, self._index, qvec, projects))  # type: ignore[arg-type]
         clock.done("page_vectors")
-        streams += [turns_text, turn_vector_stream(conn, query.q, self._index, qvec, projects, context, self._sessions)]
+        streams += [turns_text, turn_vector_stream(conn, self._index, qvec, projects, context, self._sessions)]
         clock.done("turns")
         streams.append(graph_stream(conn, top_ids(streams, 5)))
         streams = [s for s in streams if s.ranked]

@@ -222,6 +222,7 @@ class TurnContext:
 
     sessions_of: dict[int, str] = field(default_factory=dict)
     pages: dict[str, int] = field(default_factory=dict)
+    named_users: frozenset[str] = frozenset()  # the team users the query names (read once a search)
 
     def extend(self, conn: sqlite3.Connection, rowids: list[int], sessions: SessionMap | None) -> None:
         """Look up these observations, their neighbours (content only: a session's start or
@@ -247,12 +248,12 @@ def turn_text_stream(conn: sqlite3.Connection, q: str, text_hits: dict[int, floa
     a session's matching observations [(rowid, score), ...], best first, for evidence and for
     late interaction. ``sessions``: the searcher's map of observations to sessions (without,
     SQLite is asked)."""
-    context = TurnContext()
+    context = TurnContext(named_users=named_users(conn, q))
     context.extend(conn, list(text_hits), sessions)
-    return _turn_stream(conn, q, "turns_fts", text_hits, context), context
+    return _turn_stream(conn, "turns_fts", text_hits, context), context
 
 
-def turn_vector_stream(conn: sqlite3.Connection, q: str, index: VectorIndex | None, qvec: np.ndarray | None,
+def turn_vector_stream(conn: sqlite3.Connection, index: VectorIndex | None, qvec: np.ndarray | None,
                        projects: Collection[str] | None, context: TurnContext,
                        sessions: SessionMap | None = None) -> Stream:
     """The observations nearest the query's vector in context, each session ranked by its best
@@ -261,17 +262,17 @@ def turn_vector_stream(conn: sqlite3.Connection, q: str, index: VectorIndex | No
                 if index is not None and qvec is not None else [])
     context.sessions_of.update((rowid, sid) for rowid, sid, _ in vec_hits)  # the index knows their sessions
     context.extend(conn, [rowid for rowid, _, _ in vec_hits], sessions)
-    return _turn_stream(conn, q, "turns_vectors", {rowid: score for rowid, _, score in vec_hits}, context)
+    return _turn_stream(conn, "turns_vectors", {rowid: score for rowid, _, score in vec_hits}, context)
 
 
-def _turn_stream(conn: sqlite3.Connection, q: str, name: str, hits: dict[int, float], context: TurnContext) -> Stream:
+def _turn_stream(conn: sqlite3.Connection, name: str, hits: dict[int, float], context: TurnContext) -> Stream:
     stream = Stream(name)
     per_page: dict[int, list[tuple[int, float]]] = defaultdict(list)
     for rowid, score in in_context(hits, context.sessions_of).items():
         page_id = context.pages.get(context.sessions_of.get(rowid, ""))
         if page_id is not None:
             per_page[page_id].append((rowid, score))
-    by_named = named_authors(conn, q, [rowid for turns in per_page.values() for rowid, _ in turns])
+    by_named = recorded_by(conn, context.named_users, [rowid for turns in per_page.values() for rowid, _ in turns])
     for page_id, turns in sorted(per_page.items(), key=lambda kv: -max(s for _, s in kv[1])):
         best = max(s for _, s in turns)
         turns = [(r, s * (AUTHOR_BOOST if r in by_named else 1.0)) for r, s in turns]
@@ -287,18 +288,22 @@ def _turn_stream(conn: sqlite3.Connection, q: str, name: str, hits: dict[int, fl
 AUTHOR_BOOST = 1.5
 
 
-def named_authors(conn: sqlite3.Connection, q: str, rowids: list[int]) -> set[int]:
-    """The observations recorded by a team user the query names (never the admin, ``local``)."""
+def named_users(conn: sqlite3.Connection, q: str) -> frozenset[str]:
+    """The team users the query names (never the admin, ``local``)."""
     words = {t.lower() for t in query_words(q)} - {ADMIN}
     users = [str(r[0]) for r in conn.execute("SELECT name FROM users")] if words else []
-    named = {name for name in users if name.lower() in words}
+    return frozenset(name for name in users if name.lower() in words)
+
+
+def recorded_by(conn: sqlite3.Connection, users: frozenset[str], rowids: list[int]) -> set[int]:
+    """The observations among ``rowids`` that one of ``users`` recorded."""
     out: set[int] = set()
-    for i in range(0, len(rowids), 500) if named else ():
+    for i in range(0, len(rowids), 500) if users else ():
         part = rowids[i:i + 500]
         marks = ",".join("?" * len(part))
         out |= {int(r[0]) for r in conn.execute(
-            f"SELECT rowid FROM observations WHERE rowid IN ({marks}) AND owner IN ({','.join('?' * len(named))})",
-            (*part, *sorted(named)))}
+            f"SELECT rowid FROM observations WHERE rowid IN ({marks}) AND owner IN ({','.join('?' * len(users))})",
+            (*part, *sorted(users)))}
     return out
 
 
