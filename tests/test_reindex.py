@@ -228,3 +228,60 @@ def test_pages_written_after_a_live_reindex_get_their_vectors(data_dir: Path) ->
         wait_until(lambda: unembedded_chunks() == 0, timeout=60, step=0.2)
     finally:
         daemon.stop()
+
+
+def _rows(db: str) -> dict[str, list[str]]:
+    """Every row of every table but the moments a row was written, in a comparable form."""
+    conn = sqlite3.connect(db)
+    out = {}
+    for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '%_config'"):
+        cursor = conn.execute(f"SELECT * FROM {table}")
+        names = [d[0] for d in cursor.description]
+        kept = [i for i, n in enumerate(names) if n not in ("indexed_at", "applied_at")]
+        out[table] = sorted(repr([row[i] for i in kept]) for row in cursor)
+    conn.close()
+    return out
+
+
+def test_a_rebuild_with_helper_processes_makes_the_same_database(daemon: Daemon) -> None:
+    """Pages, past versions and journal records read and analysed in a helper process: the
+    same rows as a rebuild that reads everything itself, broken pages, a link out of the vault,
+    a generated index and a torn journal line included."""
+    from ai_memory.wiki.reindex import rebuild
+
+    seed(daemon, 12)
+    wiki = daemon.data_dir / "wiki"
+    (wiki / "acme-api" / "notes" / "broken.md").write_text("---\ntitle: [unclosed\n---\nBody of a broken page.\n")
+    (wiki / "acme-api" / "notes" / "outside.md").symlink_to("/etc/hostname")
+    (wiki / "acme-api" / "notes" / "note-3.md").write_text(page_text("Note 3", "Edited: zircon3 moved to basalt."))
+    wait_until(lambda: "acme-api/notes/broken.md" in search_paths(daemon, "broken"), timeout=10)
+    daemon.stop()
+    git(wiki, "add", "-A")
+    git(wiki, "commit", "-qm", "by hand")
+    journal = sorted((daemon.data_dir / "raw").glob("*.jsonl"))[-1]
+    with journal.open("ab") as fh:
+        fh.write(b'{"id": "torn", "title": "half a li')
+    db = daemon.data_dir / "db" / "memory.sqlite"
+    alone = rebuild(wiki, daemon.data_dir / "raw", db, helpers=0)
+    expected = _rows(alone.path)
+    helped = rebuild(wiki, daemon.data_dir / "raw", db, helpers=1)
+    assert (helped.pages, helped.broken_pages, helped.observations) == (alone.pages, alone.broken_pages,
+                                                                        alone.observations) == (13, 1, 15)
+    assert _rows(helped.path) == expected
+    assert len(expected["page_history"]) > 13  # note 3 has two versions
+
+
+def _squares_unless_a_helper_meets_3(batch: list[int]) -> list[int]:
+    import multiprocessing
+    import os
+
+    if 3 in batch and multiprocessing.parent_process() is not None:
+        os._exit(1)  # a helper killed in the middle of a batch
+    return [n * n for n in batch]
+
+
+def test_a_helper_that_dies_leaves_its_work_to_the_rebuild() -> None:
+    from ai_memory.wiki import read_ahead
+
+    numbers = list(range(read_ahead.BATCH * 12))
+    assert list(read_ahead.in_order(_squares_unless_a_helper_meets_3, numbers, helpers=1)) == [n * n for n in numbers]

@@ -25,19 +25,36 @@ CREATE VIRTUAL TABLE page_history_fts USING fts5(title, summary, body, tokenize=
 """
 
 
-def index_observation(conn: sqlite3.Connection, rowid: int, title: str, body: str, project: str | None) -> None:
+def index_observation(conn: sqlite3.Connection, rowid: int, title: str, body: str, project: str | None,
+                      terms: tuple[str, str] | None = None) -> None:
+    """The observation's row; ``terms``: its title and body already analysed (``observation_terms``)."""
     conn.execute("INSERT INTO observations_fts(rowid, title, body, project) VALUES (?, ?, ?, ?)",
-                 (rowid, index_text(title), index_text(body), project))
+                 (rowid, *(terms or observation_terms(title, body)), project))
+
+
+def observation_terms(title: str, body: str) -> tuple[str, str]:
+    return index_text(title), index_text(body)
 
 
 def index_page(conn: sqlite3.Connection, page_id: int, title: str, summary: str, body: str, project: str) -> None:
+    insert_page_terms(conn, page_id, page_terms(title, summary, body), project)
+
+
+def page_terms(title: str, summary: str, body: str) -> tuple[str, str, str]:
+    """A page's columns as its full-text row stores them."""
+    return index_text(title), index_text(summary), index_text(body)
+
+
+def insert_page_terms(conn: sqlite3.Connection, page_id: int, terms: tuple[str, str, str], project: str) -> None:
     conn.execute("INSERT INTO pages_fts(rowid, title, summary, body, project) VALUES (?,?,?,?,?)",
-                 (page_id, index_text(title), index_text(summary), index_text(body), project))
+                 (page_id, *terms, project))
 
 
-def index_page_version(conn: sqlite3.Connection, version_id: int, title: str, summary: str, body: str) -> None:
+def index_page_version(conn: sqlite3.Connection, version_id: int, title: str, summary: str, body: str,
+                       terms: tuple[str, str, str] | None = None) -> None:
+    """The version's row; ``terms``: its columns already analysed (``page_terms``)."""
     conn.execute("INSERT INTO page_history_fts(rowid, title, summary, body) VALUES (?,?,?,?)",
-                 (version_id, index_text(title), index_text(summary), index_text(body)))
+                 (version_id, *(terms or page_terms(title, summary, body))))
 
 
 def rebuild(conn: sqlite3.Connection) -> None:

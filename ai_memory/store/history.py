@@ -23,6 +23,7 @@ class Version:
     path: str
     page: ParsedPage | None
     when: str
+    terms: tuple[str, str, str] | None = None  # the page's columns analysed, when worked out beforehand
 
 
 def history_cursor(conn: sqlite3.Connection) -> str | None:
@@ -46,14 +47,14 @@ def record_versions(conn: sqlite3.Connection, versions: Iterable[Version], curso
         if current is not None:
             conn.execute("UPDATE page_history SET valid_to = ? WHERE id = ?", (version.when, current[0]))
         if page is not None:
-            _insert(conn, page, version.when)
+            _insert(conn, page, version.when, version.terms)
             added += 1
     conn.execute("INSERT INTO history_cursor(id, commit_id) VALUES (1, ?)"
                  " ON CONFLICT(id) DO UPDATE SET commit_id = excluded.commit_id", (cursor,))
     return added
 
 
-def _insert(conn: sqlite3.Connection, page: ParsedPage, when: str) -> None:
+def _insert(conn: sqlite3.Connection, page: ParsedPage, when: str, terms: tuple[str, str, str] | None) -> None:
     meta = page.meta
     text = {key: None if meta.get(key) is None else str(meta.get(key)) for key in ("superseded_by", "scope", "owner")}
     cur = conn.execute(
@@ -62,7 +63,7 @@ def _insert(conn: sqlite3.Connection, page: ParsedPage, when: str) -> None:
         (page.path, page.project, page.type, page.title, page.summary, page.body, page.content_hash,
          text["superseded_by"], when, text["scope"], text["owner"]),
     )
-    index_page_version(conn, int(cur.lastrowid), page.title, page.summary, page.body)
+    index_page_version(conn, int(cur.lastrowid), page.title, page.summary, page.body, terms)
 
 
 def history_rows(conn: sqlite3.Connection) -> set[tuple[str, str, str, str | None]]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from ai_memory.core.events import EventKind
 from ai_memory.core.observation import Observation
-from ai_memory.store.fts_rows import index_observation
+from ai_memory.store.fts_rows import index_observation, observation_terms
 from ai_memory.store.projects import project_for
 from ai_memory.store.writer import WriteTx
 
@@ -41,6 +41,24 @@ def insert_observation(obs: Observation) -> Any:
     return job
 
 
+@dataclass(frozen=True)
+class PreparedRecord:
+    """A journal record decoded, with what storing it computes from it alone: its payload as
+    JSON and its title and body analysed. Picklable, so a rebuild prepares records in a helper
+    process while it stores the ones before."""
+
+    record: dict[str, Any]  # without its payload
+    payload_json: str
+    terms: tuple[str, str]
+
+
+def prepared_record(record: dict[str, Any]) -> PreparedRecord:
+    """Raises KeyError for a record without a title or body (as ``store_record`` would)."""
+    rest = {k: v for k, v in record.items() if k != "payload"}
+    return PreparedRecord(rest, json.dumps(record.get("payload"), ensure_ascii=False),
+                          observation_terms(record["title"], record["body"]))
+
+
 def scoped_key(key: str | None, owner: str | None) -> str | None:
     """An event's idempotency key within its owner's: bob's key K says nothing about alice's
     events. The admin's (``local``) keys stay bare, as every key was before users existed; the
@@ -50,8 +68,11 @@ def scoped_key(key: str | None, owner: str | None) -> str | None:
     return key if (owner or "local") == "local" else f"{owner}\x1f{key}"
 
 
-def store_record(conn: sqlite3.Connection, r: dict[str, Any], payload_json: str | None = None) -> str | None:
+def store_record(conn: sqlite3.Connection, r: dict[str, Any], payload_json: str | None = None,
+                 terms: tuple[str, str] | None = None) -> str | None:
     """Insert one journal record; return the original id instead when it is a duplicate.
+    ``payload_json`` and ``terms`` (its title and body analysed), when given, are those of the
+    record, worked out beforehand (``prepared_record``).
 
     Used by the live path and by reindex alike, so a rebuilt database equals the live one.
     """
@@ -79,7 +100,7 @@ def store_record(conn: sqlite3.Connection, r: dict[str, Any], payload_json: str 
         ),
     )
     if r.get("searchable", True):
-        index_observation(conn, int(cur.lastrowid), r["title"], r["body"], r.get("project"))
+        index_observation(conn, int(cur.lastrowid), r["title"], r["body"], r.get("project"), terms)
     else:  # kept for the record only: no FTS row, and nothing for the embedding job to do
         conn.execute("UPDATE observations SET embed_hash = '', sentences_done = 1 WHERE rowid = ?", (cur.lastrowid,))
     if key:

@@ -16,7 +16,7 @@ from ai_memory.core.clock import now_iso
 from ai_memory.core.entities import extract_entities, normalize_entity
 from ai_memory.core.memory import correction_hides, normalized_hash
 from ai_memory.core.page import GLOBAL_PROJECT, ParsedPage
-from ai_memory.store.fts_rows import index_page
+from ai_memory.store.fts_rows import insert_page_terms, page_terms
 from ai_memory.store.writer import WriteTx
 
 ENTITY_LIMIT = 80
@@ -35,8 +35,35 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+@dataclass(frozen=True)
+class PageRows:
+    """Every index row of one page, worked out from the page alone (no database): its
+    frontmatter as JSON, its analysed full-text columns, entities, chunks. Pure and picklable,
+    so a rebuild computes them in a helper process while it writes the ones before."""
+
+    page: ParsedPage
+    frontmatter: str
+    norm_hash: str
+    fts: tuple[str, str, str]  # title, summary and body as the index stores them (``core.terms``)
+    entities: list[tuple[str, str, str]]  # (key, display, source)
+    chunks: list[tuple[str, str]]  # (text, content hash)
+
+
+def page_rows(page: ParsedPage) -> PageRows:
+    chunks = chunk_text(page.title, page.body)
+    return PageRows(page, json.dumps(page.meta, default=str, ensure_ascii=False), normalized_hash(page.body),
+                    page_terms(page.title, page.summary, page.body), _entities(page),
+                    [(c, text_hash(c)) for c in chunks])
+
+
 def index_page_rows(conn: sqlite3.Connection, page: ParsedPage, mtime_ns: int, size: int) -> int:
     """Replace every index row of ``page.path`` with rows for this version; return the page id."""
+    return store_page_rows(conn, page_rows(page), mtime_ns, size)
+
+
+def store_page_rows(conn: sqlite3.Connection, rows: PageRows, mtime_ns: int, size: int) -> int:
+    """``index_page_rows`` with the rows already worked out (``page_rows``)."""
+    page = rows.page
     _drop_current_rows(conn, page.path)
     meta = page.meta
     cur = conn.execute(
@@ -45,7 +72,7 @@ def index_page_rows(conn: sqlite3.Connection, page: ParsedPage, mtime_ns: int, s
         " superseded_by, problems, indexed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             page.path, page.project, page.type, page.title, page.tier, page.summary, page.body,
-            json.dumps(meta, default=str, ensure_ascii=False), page.content_hash, mtime_ns, size,
+            rows.frontmatter, page.content_hash, mtime_ns, size,
             _text(meta.get("created")), _text(meta.get("updated")), _text(meta.get("session_id")),
             _text(meta.get("agent")), 1 if meta.get("pinned") else 0, _text(meta.get("expires_at")),
             _text(meta.get("supersedes")), _text(meta.get("superseded_by")),
@@ -53,18 +80,18 @@ def index_page_rows(conn: sqlite3.Connection, page: ParsedPage, mtime_ns: int, s
         ),
     )
     page_id = int(cur.lastrowid)
-    _set_memory_columns(conn, page_id, page)
-    index_page(conn, page_id, page.title, page.summary, page.body, page.project)
-    _insert_entities(conn, page_id, page)
-    chunks = chunk_text(page.title, page.body)
+    _set_memory_columns(conn, page_id, page, rows.norm_hash)
+    insert_page_terms(conn, page_id, rows.fts, page.project)
+    conn.executemany("INSERT INTO page_entities(page_id, entity, display, source) VALUES (?,?,?,?)",
+                     [(page_id, *entity) for entity in rows.entities])
     conn.executemany("INSERT INTO chunks(page_id, ord, text, content_hash) VALUES (?,?,?,?)",
-                     [(page_id, i, c, text_hash(c)) for i, c in enumerate(chunks)])
+                     [(page_id, i, text, digest) for i, (text, digest) in enumerate(rows.chunks)])
     conn.executemany("INSERT OR IGNORE INTO links(src_id, target, kind) VALUES (?,?,?)",
                      [(page_id, target, kind) for target, kind in page.links])
     return page_id
 
 
-def _set_memory_columns(conn: sqlite3.Connection, page_id: int, page: ParsedPage) -> None:
+def _set_memory_columns(conn: sqlite3.Connection, page_id: int, page: ParsedPage, norm_hash: str) -> None:
     """Columns of structured memories; supersession is read from both ends of the link, so a
     correction whose second file write was interrupted still hides the page it corrects."""
     meta = page.meta
@@ -74,8 +101,7 @@ def _set_memory_columns(conn: sqlite3.Connection, page_id: int, page: ParsedPage
     conn.execute(
         "UPDATE pages SET stem = ?, uid = ?, scope = ?, owner = ?, norm_hash = ?, idempotency_key = ?"
         " WHERE id = ?",
-        (stem, uid, scope, _text(meta.get("owner")), normalized_hash(page.body),
-         _text(meta.get("idempotency_key")), page_id),
+        (stem, uid, scope, _text(meta.get("owner")), norm_hash, _text(meta.get("idempotency_key")), page_id),
     )
     owner = _text(meta.get("owner"))
     if not meta.get("superseded_by"):
@@ -94,9 +120,9 @@ def _set_memory_columns(conn: sqlite3.Connection, page_id: int, page: ParsedPage
                 conn.execute("UPDATE pages SET superseded_by = ? WHERE id = ?", (uid or page.path, old_id))
 
 
-def _insert_entities(conn: sqlite3.Connection, page_id: int, page: ParsedPage) -> None:
-    """The page's entities: those its frontmatter declares, its tags, and the names in its
-    text. A compiled session page declares the names of its prompts, replies, files and
+def _entities(page: ParsedPage) -> list[tuple[str, str, str]]:
+    """The page's entities (key, display, source): those its frontmatter declares, its tags,
+    and the names in its text. A compiled session page declares the names of its prompts, replies, files and
     commands; its body is rendered from the same events, with headings and labels around them
     ("Tool calls", "_None._") that are no names, so it is not read again."""
     seen: dict[str, tuple[str, str]] = {}
@@ -108,10 +134,7 @@ def _insert_entities(conn: sqlite3.Connection, page_id: int, page: ParsedPage) -
         key = normalize_entity(display)
         if key and key not in seen and len(seen) < ENTITY_LIMIT:
             seen[key] = (display[:200], source)
-    conn.executemany(
-        "INSERT INTO page_entities(page_id, entity, display, source) VALUES (?,?,?,?)",
-        [(page_id, key, display, source) for key, (display, source) in seen.items()],
-    )
+    return [(key, display, source) for key, (display, source) in seen.items()]
 
 
 def remove_page_rows(conn: sqlite3.Connection, path: str) -> bool:

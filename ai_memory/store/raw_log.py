@@ -115,12 +115,23 @@ def fsync_dir(path: Path) -> None:
 
 def iter_records(directory: Path) -> Iterator[dict[str, Any]]:
     """Every intact record of every segment, oldest segment first; torn lines are skipped."""
+    for line in iter_lines(directory):
+        record = decode_line(line)
+        if record is not None:
+            yield record
+
+
+def iter_lines(directory: Path) -> Iterator[bytes]:
+    """Every line of every segment as stored, oldest segment first (``decode_line`` reads one)."""
     for path in sorted(directory.glob("*.jsonl")):
         with path.open("rb") as fh:
-            for line in fh:
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(record, dict):
-                    yield record
+            yield from fh
+
+
+def decode_line(line: bytes) -> dict[str, Any] | None:
+    """The record a line holds; None for a torn or foreign line."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None

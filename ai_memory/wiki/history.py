@@ -51,6 +51,15 @@ def new_commits(wiki_dir: Path, since: str | None) -> tuple[list[pygit2.Commit],
 
 def versions(wiki_dir: Path, commits: list[pygit2.Commit]) -> Iterator[Version]:
     """The page versions these commits made, in order (a generated index is no page)."""
+    for change in changes(wiki_dir, commits):
+        yield version_of(change)
+
+
+Change = tuple[str, bytes | None, str]  # (path, its bytes at the commit or None when removed, when)
+
+
+def changes(wiki_dir: Path, commits: list[pygit2.Commit]) -> Iterator[Change]:
+    """What these commits did to pages, in order: each page path a commit wrote or removed."""
     repo = ensure_repo(wiki_dir)
     for commit in commits:
         when = commit_time(commit)
@@ -58,13 +67,16 @@ def versions(wiki_dir: Path, commits: list[pygit2.Commit]) -> Iterator[Version]:
         diff = repo.diff(before, commit.tree) if before is not None else commit.tree.diff_to_tree(swap=True)
         for delta in diff.deltas:
             for path, removed in _paths(delta):
-                if not is_page_path(path):
-                    continue
-                if removed:
-                    yield Version(path, None, when)
-                    continue
-                page = parse_page(path, repo[delta.new_file.id].data, body_links=False)  # history keeps none
-                yield Version(path, None if page.generated else page, when)
+                if is_page_path(path):
+                    yield path, None if removed else repo[delta.new_file.id].data, when
+
+
+def version_of(change: Change) -> Version:
+    path, data, when = change
+    if data is None:
+        return Version(path, None, when)
+    page = parse_page(path, data, body_links=False)  # history keeps none
+    return Version(path, None if page.generated else page, when)
 
 
 def _paths(delta: pygit2.DiffDelta) -> list[tuple[str, bool]]:

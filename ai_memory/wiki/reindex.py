@@ -22,12 +22,13 @@ from ai_memory.store import ledger
 from ai_memory.store.history import history_rows, record_versions, replay
 from ai_memory.store.migrations import current_version, migrate
 from ai_memory.store.observations import scoped_key, store_record
-from ai_memory.store.pages import index_page_rows
+from ai_memory.store.pages import store_page_rows
 from ai_memory.store.projects import apply_map
-from ai_memory.store.raw_log import iter_records
+from ai_memory.store.raw_log import iter_lines, iter_records
 from ai_memory.wiki.files import fsync_dir, iter_pages, read_file
-from ai_memory.wiki.history import all_versions, new_commits, versions
+from ai_memory.wiki.history import all_versions, changes, new_commits
 from ai_memory.wiki.project_moves import read_map
+from ai_memory.wiki.read_ahead import in_order, read_pages, read_records, read_versions
 
 log = logging.getLogger(__name__)
 
@@ -44,15 +45,16 @@ class RebuildReport:
     path: str = ""
 
 
-def _progress(iterable, desc: str, show: bool):
+def _progress(iterable, desc: str, show: bool, total: int | None = None):
     return tqdm(iterable, desc=desc, unit=" files" if "page" in desc else " events", file=sys.stderr,
-                disable=not show, leave=False)
+                disable=not show, leave=False, total=total)
 
 
 def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool = False,
-            carry_from: Path | None = None) -> RebuildReport:
+            carry_from: Path | None = None, helpers: int | None = None) -> RebuildReport:
     """Build ``<db>.rebuild`` from files and journal; the live database (or ``carry_from``, a
-    damaged one moved aside) is only read, for the state that is in no file."""
+    damaged one moved aside) is only read, for the state that is in no file. ``helpers``: the
+    processes that read and analyse while this one inserts (``read_ahead.in_order``)."""
     new = db_path.with_name(db_path.name + ".rebuild")
     for stale in (new, new.with_name(new.name + "-wal"), new.with_name(new.name + "-shm")):
         stale.unlink(missing_ok=True)
@@ -61,24 +63,22 @@ def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool
     try:
         migrate(conn)
         conn.execute("BEGIN IMMEDIATE")
-        for rel, path in _progress(list(iter_pages(wiki_dir)), "pages", show_progress):
-            try:
-                data, st = read_file(wiki_dir, rel)
-                page = parse_page(rel, data)
-            except OSError as exc:
-                log.warning("reindex: cannot read %s: %s", rel, exc)
+        files = [(wiki_dir, rel) for rel, _ in iter_pages(wiki_dir)]
+        for read in _progress(in_order(read_pages, files, helpers), "pages", show_progress, total=len(files)):
+            if read.error:
+                log.warning("reindex: cannot read %s: %s", read.rel, read.error)
+            if read.rows is None:  # unreadable, or a generated index.md: derived, not a page
                 continue
-            if page.generated:  # a generated index.md is derived, not a page
-                continue
-            index_page_rows(conn, page, st.st_mtime_ns, st.st_size)
+            store_page_rows(conn, read.rows, read.mtime_ns, read.size)
             report.pages += 1
-            report.broken_pages += bool(page.problems)
+            report.broken_pages += bool(read.rows.page.problems)
         commits, head, _ = new_commits(wiki_dir, None)
         if head is not None:  # page history, from git: what as_of searches
-            record_versions(conn, versions(wiki_dir, commits), head, from_scratch=True)
+            record_versions(conn, in_order(read_versions, changes(wiki_dir, commits), helpers), head,
+                            from_scratch=True)
         projects = read_map(wiki_dir)[0]
         apply_map(conn, projects)  # first: each replayed event lands under its project's name now
-        replay_journal(conn, raw_dir, report, show_progress)
+        replay_journal(conn, raw_dir, report, show_progress, helpers)
         conn.execute(
             "UPDATE sessions SET page_path = (SELECT p.path FROM pages p WHERE p.session_id = sessions.id"
             " AND p.type = 'Session Summary' LIMIT 1)")
@@ -95,16 +95,22 @@ def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool
     return report
 
 
-def replay_journal(conn: sqlite3.Connection, raw_dir: Path, report: RebuildReport, show: bool = False) -> None:
+def replay_journal(conn: sqlite3.Connection, raw_dir: Path, report: RebuildReport, show: bool = False,
+                   helpers: int | None = None) -> None:
     """Insert every journaled observation not yet present (ids and idempotency keys dedupe), and
     replay the ledger of users and audit rows in order."""
-    for record in _progress(iter_records(raw_dir), "observations", show):
+    for read in _progress(in_order(read_records, iter_lines(raw_dir), helpers), "observations", show):
         try:
-            if ledger.is_ledger(record):
-                ledger.replay(conn, record)
+            if read.ledger is not None:
+                ledger.replay(conn, read.ledger)
                 report.ledger += 1
                 continue
-            duplicate = store_record(conn, record)
+            if read.observation is None:
+                if read.error:
+                    raise KeyError(read.error)
+                continue  # a torn line
+            prepared = read.observation
+            duplicate = store_record(conn, prepared.record, prepared.payload_json, prepared.terms)
         except (KeyError, sqlite3.Error) as exc:
             log.warning("reindex: skipped a journal record: %s", exc)
             continue
