@@ -19,9 +19,9 @@ from typing import Any
 from ai_memory.core.readable import CACHED_CHARS, readable, readable_prefixes
 from ai_memory.core.terms import STOPWORDS, is_stopword, query_words, token_terms
 
-__all__ = ["STOPWORDS", "FtsHit", "TermStats", "is_content_word", "make_snippet", "match_expression",
-           "page_term_stats", "parts_snippet", "query_terms", "query_words", "search_observations", "search_pages",
-           "snippet_of"]
+__all__ = ["STOPWORDS", "FtsHit", "TermStats", "common_turn_terms", "is_content_word", "make_snippet",
+           "match_expression", "page_count", "page_term_stats", "parts_snippet", "query_terms", "query_words",
+           "search_observations", "search_pages", "snippet_of"]
 
 _IDENTIFIER = re.compile(r"[_.-]")  # an analysed term that is an identifier or a path segment kept whole
 # Weights for the columns of pages_fts(title, summary, body, project): the project column is
@@ -202,19 +202,48 @@ class TermStats:
         return frozenset(t for t, n in self.df.items() if n > least)
 
 
-def page_term_stats(conn: sqlite3.Connection, text: str) -> TermStats:
-    """How many pages hold each query term, counted by FTS itself (same tokenizer, same stems;
-    each count reads one term's doclist, well under a millisecond)."""
-    pages = int(conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0] or 0)
+# A memory of up to this many pages has each term's pages counted exactly. On a larger one a
+# common term is counted among its newest PAGE_WINDOW pages and scaled to the whole.
+PAGE_WINDOW = 20_000
+EXACT_SHARE = 0.01  # a term on fewer of the window's pages than this share is counted over every page
+
+
+def page_term_stats(conn: sqlite3.Connection, text: str, window: int = PAGE_WINDOW) -> TermStats:
+    """How many pages hold each query term, counted by FTS itself (same tokenizer, same stems).
+    Counting reads the term's doclist: well under a millisecond for a rare term, but 5-10 ms
+    for one on most of 100,000 pages, and a question holds several. So past PAGE_WINDOW pages a
+    common term's count is its share of the newest pages times the number of pages (a rare
+    one, which costs little, is still counted exactly). BM25 computes its own counts; these
+    weigh the reranker's coverage and say which terms are too common to match by prefix."""
+    pages = page_count(conn)
+    newest = int(conn.execute("SELECT MAX(id) FROM pages").fetchone()[0] or 0)
+    since = newest - window if pages > window else None
+    in_window = page_count(conn, since) if since is not None else 0
     df: dict[str, int] = {}
     for term in query_terms(text)[:24]:
+        expr = f"{_PAGE_TEXT} : {_quoted(term)}"
         try:
-            df[term] = int(conn.execute(
-                "SELECT COUNT(*) FROM pages_fts WHERE pages_fts MATCH ?", (f"{_PAGE_TEXT} : {_quoted(term)}",)
-            ).fetchone()[0])
+            held = _count_pages(conn, expr, since) if since is not None and in_window else None
+            df[term] = (round(held * pages / in_window) if held is not None and held >= window * EXACT_SHARE
+                        else _count_pages(conn, expr, None))
         except sqlite3.OperationalError:
             df[term] = 0
     return TermStats(pages, df)
+
+
+def page_count(conn: sqlite3.Connection, since: int | None = None) -> int:
+    """How many pages there are (with an id above ``since``), read from the full-text index's
+    own row sizes, a row per page: counting the pages table reads its rows, bodies and all
+    (2 ms at 100,000 pages; 25 ms for the newest 20,000)."""
+    sql = "SELECT COUNT(*) FROM pages_fts_docsize" + (" WHERE id > ?" if since is not None else "")
+    return int(conn.execute(sql, () if since is None else (since,)).fetchone()[0] or 0)
+
+
+def _count_pages(conn: sqlite3.Connection, expr: str, since: int | None) -> int:
+    if since is None:
+        return int(conn.execute("SELECT COUNT(*) FROM pages_fts WHERE pages_fts MATCH ?", (expr,)).fetchone()[0])
+    return int(conn.execute("SELECT COUNT(*) FROM pages_fts WHERE pages_fts MATCH ? AND rowid > ?",
+                            (expr, since)).fetchone()[0])
 
 
 def _quoted(term: str) -> str:
@@ -258,8 +287,9 @@ def search_observations(conn: sqlite3.Connection, text: str, limit: int = 20,
     those projects' observations inside FTS5 itself, so its cost follows the scope, not the
     size of the whole memory. Plain words are not matched by prefix here: over 100,000s of
     observations that pass costs more than the rest of a search, and the session pages, which
-    hold the same prompts, are (the short form still finds the session)."""
-    words = match_expression(text, word_prefixes=False)
+    hold the same prompts, are (the short form still finds the session). On a large memory the
+    terms that most observations hold are left out (``common_turn_terms``)."""
+    words = match_expression(text, skip=common_turn_terms(conn, text), word_prefixes=False)
     # The project column is for scoping, never for the words.
     expr = _scoped(f"{{title body}} : ({words})", projects) if words else None
     if expr is None:
@@ -271,3 +301,35 @@ def search_observations(conn: sqlite3.Connection, text: str, limit: int = 20,
     except sqlite3.OperationalError:
         return []
     return [FtsHit(int(r[0]), float(r[1])) for r in rows]
+
+
+# Among this many newest observations, a term held by COMMON_SHARE of them is common. A memory
+# with fewer observations keeps every term: its whole index costs less than the counting.
+TURN_WINDOW, COMMON_SHARE = 50_000, 0.05
+
+
+def common_turn_terms(conn: sqlite3.Connection, text: str, window: int = TURN_WINDOW) -> frozenset[str]:
+    """The query's terms that a large share of observations hold (``src``, ``py``, ``service``
+    across a million tool calls), when some rarer term is left. FTS5 scores every row that
+    matches any term of an OR, so over a million observations such terms were nearly all of a
+    search's time (134 ms of a path's search, against ~1 ms without), while BM25 gives them
+    almost no weight: a term on 20% of the rows is worth a sixth of one on 0.02%, and the reranker
+    still reads every query term in the passages it scores. Each term is counted among the
+    newest TURN_WINDOW observations only, and only up to the share (a range of rowids in its
+    doclist, about a millisecond), so the counting stays small whatever the memory's size."""
+    newest = conn.execute("SELECT MAX(rowid) FROM observations").fetchone()[0] or 0
+    if newest <= window:
+        return frozenset()
+    enough = max(1, int(window * COMMON_SHARE))
+    common = set()
+    found = query_terms(text)
+    for term in found:
+        try:
+            held = conn.execute(
+                "SELECT COUNT(*) FROM (SELECT 1 FROM observations_fts WHERE observations_fts MATCH ? AND rowid > ?"
+                " LIMIT ?)", (f"{{title body}} : {_quoted(term)}", newest - window, enough)).fetchone()[0]
+        except sqlite3.OperationalError:
+            continue
+        if held >= enough:
+            common.add(term)
+    return frozenset(common) if len(common) < len(found) else frozenset()

@@ -23,7 +23,7 @@ from ai_memory.core.entities import extract_entities, normalize_entity
 from ai_memory.core.events import SESSION_MARKERS
 from ai_memory.core.users import ADMIN
 from ai_memory.core.terms import token_terms
-from ai_memory.retrieval.fts import TermStats, query_words, search_observations, search_pages
+from ai_memory.retrieval.fts import TermStats, page_count, query_words, search_observations, search_pages
 from ai_memory.retrieval.session_map import SessionMap
 from ai_memory.retrieval.vectors import VectorIndex
 
@@ -82,7 +82,7 @@ def entity_stream(conn: sqlite3.Connection, q: str, projects: Collection[str] | 
     if not wanted:
         return stream
     marks = ",".join("?" * len(wanted))
-    total = max(1, conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0])
+    total = max(1, stats.pages if stats is not None else page_count(conn))
     df = dict(conn.execute(f"SELECT entity, COUNT(*) FROM page_entities WHERE entity IN ({marks}) GROUP BY entity",
                            wanted).fetchall())
     used = {w: (stats.df.get(token_terms(w)[0], 0) if stats is not None else 0) for w in words}
