@@ -166,6 +166,14 @@ def session_ids() -> list[tuple[str, str]]:
 def generate(wiki: Path, n: int, seed: int = 7) -> list[dict[str, Any]]:
     """Write n pages; return what each is about (for building queries)."""
     rng = random.Random(seed)
+    specs = page_specs(rng, n)
+    _write_pages(wiki, rng, specs)
+    return specs
+
+
+def page_specs(rng: random.Random, n: int) -> list[dict[str, Any]]:
+    """What each of n pages is about: the same for the same generator state (``generate``
+    writes them; ``scale.py --reuse`` only needs them for its queries)."""
     specs = []
     for i in range(n):
         project = PROJECTS[i % len(PROJECTS)]
@@ -173,6 +181,10 @@ def generate(wiki: Path, n: int, seed: int = 7) -> list[dict[str, Any]]:
         t = topic(rng)
         specs.append({"i": i, "project": project, "family": family, "kind": kind, "topic": t,
                       "rel": f"{project}/{family}/{t['comp']}-{t['noun']}-{i}.md"})
+    return specs
+
+
+def _write_pages(wiki: Path, rng: random.Random, specs: list[dict[str, Any]]) -> None:
     by_project: dict[str, list[int]] = {}
     for s in specs:
         by_project.setdefault(s["project"], []).append(s["i"])
@@ -196,7 +208,6 @@ def generate(wiki: Path, n: int, seed: int = 7) -> list[dict[str, Any]]:
         path = wiki / s["rel"]
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    return specs
 
 
 def make_queries(specs: list[dict[str, Any]], n: int, seed: int = 11) -> list[dict[str, Any]]:

@@ -1,7 +1,7 @@
 """Scale: how ingest, search, briefing, reindex and sizes grow with the number of pages.
 
     python benchmarks/scale.py --pages 10000 [--pages 100000] [--observations-per-page 10]
-        [--hook-sessions 40] [--queries 200] [--burst-seconds 30] [--json out.json] [--keep DIR]
+        [--hook-sessions 40] [--queries 200] [--burst-seconds 30] [--json out.json] [--keep DIR | --reuse DIR]
 
 For each ``--pages`` N, on a fresh data dir and the daemon of this checkout:
 
@@ -55,7 +55,8 @@ import numpy as np  # noqa: E402
 
 from footprint import DIM, MODEL_ID, snapshot, tree  # noqa: E402
 from query import (  # noqa: E402
-    HOOK_CLIENTS, PROJECTS, Client, free_port, generate, hook_load, make_queries, post_hooks, topic, wait_up,
+    HOOK_CLIENTS, PROJECTS, Client, free_port, generate, hook_load, make_queries, page_specs, post_hooks, topic,
+    wait_up,
 )
 from scale_build import CachedVectors, WordVectors, fill_page_vectors, write_pages, write_sessions  # noqa: E402
 
@@ -140,18 +141,24 @@ def peak_rss_during(pid: int, stop: threading.Event, out: dict[str, float]) -> N
 
 
 def run_size(pages: int, per_page: float, hook_sessions: int, n_queries: int, burst_s: float,
-             work: Path) -> dict[str, Any]:
+             work: Path, reuse: bool = False) -> dict[str, Any]:
     data, port = work / f"p{pages}" / "data", free_port()
     db = data / "db" / "memory.sqlite"
     out: dict[str, Any] = {"pages": pages}
-    t0 = time.monotonic()
-    specs, out["build"] = write_pages(data, pages, generate)
     words = WordVectors()
-    out["build"]["page_vectors"] = fill_page_vectors(data, words)
-    sessions = max(1, int(pages * per_page / EVENTS_PER_SESSION))
-    out["build"].update(write_sessions(data, sessions, session_events, words))
-    out["build"]["build_s"] = round(time.monotonic() - t0, 1)
-    print(f"  [{pages:,}] built offline in {out['build']['build_s']} s: {out['build']}", flush=True)
+    if reuse:  # built by an earlier run with --keep (and grown by its /hook sample): no build
+        specs = page_specs(random.Random(7), pages)
+        with sqlite3.connect(db) as conn:
+            sessions = int(conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0])
+        out["build"] = {"reused": str(data)}
+    else:
+        t0 = time.monotonic()
+        specs, out["build"] = write_pages(data, pages, generate)
+        out["build"]["page_vectors"] = fill_page_vectors(data, words)
+        sessions = max(1, int(pages * per_page / EVENTS_PER_SESSION))
+        out["build"].update(write_sessions(data, sessions, session_events, words))
+        out["build"]["build_s"] = round(time.monotonic() - t0, 1)
+        print(f"  [{pages:,}] built offline in {out['build']['build_s']} s: {out['build']}", flush=True)
     env = {**os.environ, "AI_MEMORY_DATA_DIR": str(data), "AI_MEMORY_SESSIONS_IDLE_MINUTES": "600"}
     t0 = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-m", "ai_memory.cli", "serve", "--port", str(port)], env=env,
@@ -329,8 +336,8 @@ def briefings(client: Client, work: Path, calls: int) -> dict[str, float]:
 ROWS = (
     ("pages", lambda r: r["pages"]),
     ("observations", lambda r: r["sizes"]["observations"]),
-    ("offline: observations stored /s", lambda r: r["build"]["observations_per_s"]),
-    ("offline: build s", lambda r: r["build"]["build_s"]),
+    ("offline: observations stored /s", lambda r: r["build"].get("observations_per_s", 0)),
+    ("offline: build s", lambda r: r["build"].get("build_s", 0)),
     ("daemon start until settled s", lambda r: r["start_s"]),
     ("/hook: events/s while searching", lambda r: r["ingest"]["per_s"]),
     ("/hook: query p95 meanwhile ms", lambda r: r["ingest"]["query_while_ingesting_ms"]["p95"]),
@@ -363,18 +370,23 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--burst-seconds", type=float, default=30.0)
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--keep", type=Path, help="build the data dirs under KEEP/p<N> and leave them there"
-                        " (to profile searches at that size afterwards; a 100k build takes 15-40 minutes)")
+    kept = parser.add_mutually_exclusive_group()
+    kept.add_argument("--keep", type=Path, help="build the data dirs under KEEP/p<N> and leave them there"
+                      " (to profile searches at that size afterwards; a 100k build takes 15-40 minutes)")
+    kept.add_argument("--reuse", type=Path, help="measure the data dirs an earlier --keep left in REUSE/p<N>"
+                      " (no build: its figures print as 0)")
     args = parser.parse_args()
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        work = args.keep or Path(tmp)
+        work = args.keep or args.reuse or Path(tmp)
         for pages in sorted(args.pages or [10000]):
-            if (work / f"p{pages}").exists():
+            if args.reuse and not (work / f"p{pages}" / "data").is_dir():
+                sys.exit(f"{work / f'p{pages}' / 'data'} is not a data dir an earlier --keep left")
+            if not args.reuse and (work / f"p{pages}").exists():
                 sys.exit(f"{work / f'p{pages}'} exists: give --keep a new directory")
             print(f"{pages:,} pages, {args.observations_per_page:g} observations a page", flush=True)
             results.append(run_size(pages, args.observations_per_page, args.hook_sessions, args.queries,
-                                    args.burst_seconds, work))
+                                    args.burst_seconds, work, reuse=bool(args.reuse)))
             if args.json:
                 args.json.write_text(json.dumps(results, indent=2))
     print("\n=== scale " + "=" * 70)
