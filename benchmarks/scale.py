@@ -44,6 +44,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -148,7 +149,7 @@ def run_size(pages: int, per_page: float, hook_sessions: int, n_queries: int, bu
     words = WordVectors()
     if reuse:  # built by an earlier run with --keep (and grown by its /hook sample): no build
         specs = page_specs(random.Random(7), pages)
-        with sqlite3.connect(db) as conn:
+        with closing(sqlite3.connect(db)) as conn:
             sessions = int(conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0])
         out["build"] = {"reused": str(data)}
     else:

@@ -29,7 +29,7 @@ def conn(tmp_path: Path):
                             "body": f"Read src/billing/handler_{i}.py in the billing service.{rare}", "payload": {}})
     for i in range(300):
         extra = "The ledger is sharded." if i % 2 else ""
-        rare = "Zircon keys rotate weekly." if i in (5, 150, 290) else ""
+        rare = "Zircon keys rotate weekly." if i in (5, 150, 180) else ""  # none among the newest 100
         page = parse_page(f"acme-api/notes/n{i}.md", f"---\ntitle: Note {i}\n---\nAbout invoices. {extra} {rare}\n".encode())
         index_page_rows(conn, page, 0, 1)
     conn.execute("COMMIT")
@@ -43,8 +43,29 @@ def test_terms_most_observations_hold_are_left_out_of_the_turn_query(conn) -> No
     assert "zircontimeout" not in common and "zircon" not in common
     assert common_turn_terms(conn, "billing handler ZirconTimeout in src") == frozenset()  # a small memory: all kept
     assert common_turn_terms(conn, "billing service src", window=100) == frozenset()  # nothing rarer is left
-    hits = search_observations(conn, "billing handler ZirconTimeout in src", limit=5)
-    assert conn.execute("SELECT id FROM observations WHERE rowid = ?", (hits[0].rowid,)).fetchone()[0] == "o123"
+    hits = search_observations(conn, "billing handler ZirconTimeout in src", limit=5, window=100)
+    assert [_id(conn, h.rowid) for h in hits] == ["o123"]  # only the rare term was matched
+    assert len(search_observations(conn, "billing handler ZirconTimeout in src", limit=5)) == 5
+
+
+def test_common_terms_are_kept_when_no_other_term_occurs(conn) -> None:
+    assert common_turn_terms(conn, "src qwertyzzz", window=100) == frozenset()
+    hits = search_observations(conn, "src qwertyzzz", limit=5, window=100)
+    assert len(hits) == 5 and all("src/billing" in _body(conn, h.rowid) for h in hits)
+
+
+def test_only_the_first_24_terms_are_counted(conn) -> None:
+    filler = " ".join(f"qwerty{chr(97 + i)}" for i in range(24))  # 24 terms found nowhere
+    assert common_turn_terms(conn, f"{filler} ZirconTimeout src", window=100) == frozenset()
+    assert common_turn_terms(conn, f"ZirconTimeout src {filler}", window=100) == {"src"}
+
+
+def _id(conn, rowid: int) -> str:
+    return conn.execute("SELECT id FROM observations WHERE rowid = ?", (rowid,)).fetchone()[0]
+
+
+def _body(conn, rowid: int) -> str:
+    return conn.execute("SELECT body FROM observations WHERE rowid = ?", (rowid,)).fetchone()[0]
 
 
 def test_a_common_terms_page_count_is_read_from_the_newest_pages(conn) -> None:
@@ -54,4 +75,4 @@ def test_a_common_terms_page_count_is_read_from_the_newest_pages(conn) -> None:
     windowed = page_term_stats(conn, "ledger invoices zircon", window=100)
     assert windowed.pages == 300
     assert windowed.df["invoic"] == 300 and abs(windowed.df["ledger"] - 150) <= 3
-    assert windowed.df["zircon"] == 3  # rare in the window: counted over every page
+    assert windowed.df["zircon"] == 3  # on no page of the window: counted over every page

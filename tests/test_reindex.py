@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
+import multiprocessing
+import os
 import random
 import signal
 import sqlite3
@@ -243,10 +246,19 @@ def _rows(db: str) -> dict[str, list[str]]:
     return out
 
 
-def test_a_rebuild_with_helper_processes_makes_the_same_database(daemon: Daemon) -> None:
-    """Pages, past versions and journal records read and analysed in a helper process: the
-    same rows as a rebuild that reads everything itself, broken pages, a link out of the vault,
-    a generated index and a torn journal line included."""
+def _copy_of_first(journal: Path, **fields: object) -> bytes:
+    """A journal line: the journal's first observation with ``fields`` changed, under a new id."""
+    first = next(r for r in map(json.loads, journal.read_bytes().splitlines()) if "title" in r)
+    record = {k: v for k, v in first.items() if k != "idempotency_key"}
+    return json.dumps({**record, "id": "copy-" + "-".join(sorted(fields)), **fields}).encode() + b"\n"
+
+
+def test_a_rebuild_with_helper_processes_makes_the_same_database(daemon: Daemon, monkeypatch, caplog) -> None:
+    """Pages, past versions and journal records read and analysed in a helper process, two to
+    a batch so that many batches come back: the same rows as a rebuild that reads everything
+    itself, broken pages, a link out of the vault, a generated index, records whose title or
+    body is not text and a torn journal line included; no batch fell back to this process."""
+    from ai_memory.wiki import read_ahead
     from ai_memory.wiki.reindex import rebuild
 
     seed(daemon, 12)
@@ -260,8 +272,11 @@ def test_a_rebuild_with_helper_processes_makes_the_same_database(daemon: Daemon)
     git(wiki, "commit", "-qm", "by hand")
     journal = sorted((daemon.data_dir / "raw").glob("*.jsonl"))[-1]
     with journal.open("ab") as fh:
+        fh.write(_copy_of_first(journal, title=None) + _copy_of_first(journal, body=7))
         fh.write(b'{"id": "torn", "title": "half a li')
     db = daemon.data_dir / "db" / "memory.sqlite"
+    monkeypatch.setattr(read_ahead, "BATCH", 2)
+    caplog.set_level(logging.WARNING)
     alone = rebuild(wiki, daemon.data_dir / "raw", db, helpers=0)
     expected = _rows(alone.path)
     helped = rebuild(wiki, daemon.data_dir / "raw", db, helpers=1)
@@ -269,19 +284,50 @@ def test_a_rebuild_with_helper_processes_makes_the_same_database(daemon: Daemon)
                                                                         alone.observations) == (13, 1, 15)
     assert _rows(helped.path) == expected
     assert len(expected["page_history"]) > 13  # note 3 has two versions
+    assert not [r.getMessage() for r in caplog.records if r.name == read_ahead.__name__]
+    skipped = [r.getMessage() for r in caplog.records if "skipped a journal record" in r.getMessage()]
+    assert len(skipped) == 4 and "its title is NoneType, not text" in skipped[0]  # two, in each rebuild
 
 
-def _squares_unless_a_helper_meets_3(batch: list[int]) -> list[int]:
-    import multiprocessing
-    import os
+def test_a_record_without_text_is_skipped_by_catch_up_and_restore(daemon: Daemon, caplog) -> None:
+    """Journal lines appended after a rebuild (``catch_up``) or found in a restored archive
+    (``sync_index``): a null title and a body that is no text are skipped with a warning, the
+    good line after them is stored."""
+    from ai_memory.backup.restore import sync_index
+    from ai_memory.wiki.reindex import catch_up, rebuild
 
-    if 3 in batch and multiprocessing.parent_process() is not None:
-        os._exit(1)  # a helper killed in the middle of a batch
-    return [n * n for n in batch]
+    seed(daemon, 2)
+    daemon.stop()
+    raw, db = daemon.data_dir / "raw", daemon.data_dir / "db" / "memory.sqlite"
+    report = rebuild(daemon.data_dir / "wiki", raw, db)
+    journal = sorted(raw.glob("*.jsonl"))[-1]
+    with journal.open("ab") as fh:
+        fh.write(_copy_of_first(journal, title=None) + _copy_of_first(journal, body=["not", "text"])
+                 + _copy_of_first(journal, title="A prompt journaled late"))
+    assert catch_up(Path(report.path), raw).observations == 1
+    assert sync_index(daemon.data_dir) == (1, 0)
+    skipped = [r.getMessage() for r in caplog.records if "skipped a journal record" in r.getMessage()]
+    assert len(skipped) == 4 and "its body is list, not text" in skipped[1]
 
 
-def test_a_helper_that_dies_leaves_its_work_to_the_rebuild() -> None:
+def _squares_unless_a_helper_meets_the_sixth_batch(batch: list[int]) -> list[tuple[int, int]]:
+    from ai_memory.wiki.read_ahead import BATCH
+
+    if BATCH * 5 in batch and multiprocessing.parent_process() is not None:
+        os._exit(1)  # a helper killed in the middle of a batch, after five done
+    return [(n * n, os.getpid()) for n in batch]
+
+
+def test_a_helper_that_dies_leaves_its_work_to_the_rebuild(caplog) -> None:
+    """The batches a helper finished are its; the one it died in, and every one after, are done
+    here, in order, after one warning."""
     from ai_memory.wiki import read_ahead
 
     numbers = list(range(read_ahead.BATCH * 12))
-    assert list(read_ahead.in_order(_squares_unless_a_helper_meets_3, numbers, helpers=1)) == [n * n for n in numbers]
+    got = list(read_ahead.in_order(_squares_unless_a_helper_meets_the_sixth_batch, numbers, helpers=1))
+    assert [square for square, _ in got] == [n * n for n in numbers]
+    helper = got[0][1]
+    assert helper != os.getpid()
+    assert [pid for _, pid in got] == [helper] * (read_ahead.BATCH * 5) + [os.getpid()] * (read_ahead.BATCH * 7)
+    warned = [r.getMessage() for r in caplog.records if r.name == read_ahead.__name__]
+    assert len(warned) == 1 and "helper processes stopped" in warned[0]

@@ -233,8 +233,7 @@ def page_term_stats(conn: sqlite3.Connection, text: str, window: int = PAGE_WIND
 
 def page_count(conn: sqlite3.Connection, since: int | None = None) -> int:
     """How many pages there are (with an id above ``since``), read from the full-text index's
-    own row sizes, a row per page: counting the pages table reads its rows, bodies and all
-    (2 ms at 100,000 pages; 25 ms for the newest 20,000)."""
+    own row sizes, a row per page: counting the pages table would read its rows, bodies and all."""
     sql = "SELECT COUNT(*) FROM pages_fts_docsize" + (" WHERE id > ?" if since is not None else "")
     return int(conn.execute(sql, () if since is None else (since,)).fetchone()[0] or 0)
 
@@ -281,15 +280,21 @@ def search_pages(conn: sqlite3.Connection, text: str, limit: int = 50,
     return [FtsHit(int(r[0]), float(r[1])) for r in rows]
 
 
+# Among this many newest observations, a term held by COMMON_SHARE of them is common. A memory
+# with fewer observations keeps every term: its whole index costs less than the counting.
+TURN_WINDOW, COMMON_SHARE = 50_000, 0.05
+COUNTED_TERMS = 24  # a query's terms counted, as for pages; any after them are kept
+
+
 def search_observations(conn: sqlite3.Connection, text: str, limit: int = 20,
-                        projects: Collection[str] | None = None) -> list[FtsHit]:
+                        projects: Collection[str] | None = None, window: int = TURN_WINDOW) -> list[FtsHit]:
     """Observations by BM25 over title and body; ``projects`` (None: all) bounds the search to
     those projects' observations inside FTS5 itself, so its cost follows the scope, not the
     size of the whole memory. Plain words are not matched by prefix here: over 100,000s of
     observations that pass costs more than the rest of a search, and the session pages, which
     hold the same prompts, are (the short form still finds the session). On a large memory the
-    terms that most observations hold are left out (``common_turn_terms``)."""
-    words = match_expression(text, skip=common_turn_terms(conn, text), word_prefixes=False)
+    terms that most of the newest ``window`` observations hold are left out (``common_turn_terms``)."""
+    words = match_expression(text, skip=common_turn_terms(conn, text, window), word_prefixes=False)
     # The project column is for scoping, never for the words.
     expr = _scoped(f"{{title body}} : ({words})", projects) if words else None
     if expr is None:
@@ -303,34 +308,34 @@ def search_observations(conn: sqlite3.Connection, text: str, limit: int = 20,
     return [FtsHit(int(r[0]), float(r[1])) for r in rows]
 
 
-# Among this many newest observations, a term held by COMMON_SHARE of them is common. A memory
-# with fewer observations keeps every term: its whole index costs less than the counting.
-TURN_WINDOW, COMMON_SHARE = 50_000, 0.05
-
-
 def common_turn_terms(conn: sqlite3.Connection, text: str, window: int = TURN_WINDOW) -> frozenset[str]:
     """The query's terms that a large share of observations hold (``src``, ``py``, ``service``
-    across a million tool calls), when some rarer term is left. FTS5 scores every row that
-    matches any term of an OR, so over a million observations such terms were most of a
-    search's time (``src`` and ``py`` made a path's turn search 134 ms; the stage's p95 fell from
-    142 to 26 ms without them), while BM25 gives them little weight: a term on 20% of the rows is
-    worth a sixth of one on 0.02%, and the reranker
-    still reads every query term in the passages it scores. Each term is counted among the
-    newest TURN_WINDOW observations only, and only up to the share (a range of rowids in its
-    doclist, about a millisecond), so the counting stays small whatever the memory's size."""
+    across a million tool calls), to leave out of the turn search when a rarer term that some
+    observation holds is kept. FTS5 scores every row that matches any term of an OR, so on a
+    large memory such terms are most of a search's time, while BM25 gives them little weight
+    (a term on 20% of the rows is worth a sixth of one on 0.02%) and the reranker still reads
+    every query term in the passages it scores. When no kept term occurs anywhere, the common
+    terms are all the search can find, so none is left out. Each term is counted among the
+    newest ``window`` observations only, and only up to the share (a range of rowids in its
+    doclist), so the counting stays small whatever the memory's size."""
     newest = conn.execute("SELECT MAX(rowid) FROM observations").fetchone()[0] or 0
     if newest <= window:
         return frozenset()
     enough = max(1, int(window * COMMON_SHARE))
-    common = set()
-    found = query_terms(text)
-    for term in found:
-        try:
-            held = conn.execute(
-                "SELECT COUNT(*) FROM (SELECT 1 FROM observations_fts WHERE observations_fts MATCH ? AND rowid > ?"
-                " LIMIT ?)", (f"{{title body}} : {_quoted(term)}", newest - window, enough)).fetchone()[0]
-        except sqlite3.OperationalError:
-            continue
-        if held >= enough:
-            common.add(term)
-    return frozenset(common) if len(common) < len(found) else frozenset()
+    terms = query_terms(text)[:COUNTED_TERMS]
+    held = {term: _turns_holding(conn, term, newest - window, enough) for term in terms}
+    common = frozenset(term for term, n in held.items() if n >= enough)
+    # A kept term absent from the window may still be in an older observation: one row says so.
+    kept = [term for term, n in held.items() if 0 <= n < enough]
+    return common if any(held[t] > 0 or _turns_holding(conn, t, 0, 1) > 0 for t in kept) else frozenset()
+
+
+def _turns_holding(conn: sqlite3.Connection, term: str, after: int, most: int) -> int:
+    """How many observations with a rowid above ``after`` hold ``term``, counted up to ``most``;
+    -1 when FTS5 cannot read the term."""
+    try:
+        return int(conn.execute(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM observations_fts WHERE observations_fts MATCH ? AND rowid > ?"
+            " LIMIT ?)", (f"{{title body}} : {_quoted(term)}", after, most)).fetchone()[0])
+    except sqlite3.OperationalError:
+        return -1

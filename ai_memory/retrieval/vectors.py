@@ -181,9 +181,9 @@ class VectorIndex:
         if current is not None and current.data_version == version:
             return current
         # Vectors, observations and sentences are only ever added: their highest rowid says all,
-        # at no cost. Chunks are replaced when a page changes, so they are counted too: a COUNT(*)
-        # of its own, which SQLite answers from the b-tree's cell counts (2 ms at 300,000 chunks;
-        # asked beside MAX(rowid) it walked every row of an index, 20 ms, after every write).
+        # at no cost. Chunks are replaced when a page changes, so they are counted too, in a query
+        # of its own: alone, a COUNT(*) is answered from the b-tree's cell counts, while asked
+        # beside MAX(rowid) it walks every row of an index, and this runs after every write.
         emb = conn.execute("SELECT MAX(rowid) FROM embeddings").fetchone()
         newest = conn.execute(f"SELECT MAX(rowid) FROM {source.table}").fetchone()[0]
         size = conn.execute(f"SELECT COUNT(*) FROM {source.table}").fetchone()[0] if source.replaced else newest

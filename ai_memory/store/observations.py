@@ -52,8 +52,20 @@ class PreparedRecord:
     terms: tuple[str, str]
 
 
+def text_problem(record: dict[str, Any]) -> str:
+    """Why a journal record's title and body cannot be stored ('' when they can): each must be
+    there and be text. A journal line may come from a hand edit or from someone else's archive,
+    and one bad line must cost only itself, never the rebuild that reads it."""
+    for key in ("title", "body"):
+        if key not in record:
+            return f"no {key!r} in the record"
+        if not isinstance(record[key], str):
+            return f"its {key} is {type(record[key]).__name__}, not text"
+    return ""
+
+
 def prepared_record(record: dict[str, Any]) -> PreparedRecord:
-    """Raises KeyError for a record without a title or body (as ``store_record`` would)."""
+    """For a record ``text_problem`` passes (another raises KeyError or TypeError)."""
     rest = {k: v for k, v in record.items() if k != "payload"}
     return PreparedRecord(rest, json.dumps(record.get("payload"), ensure_ascii=False),
                           observation_terms(record["title"], record["body"]))

@@ -11,9 +11,11 @@ one a rebuild in one process makes.
 Helpers are started fresh (``spawn``: a daemon's threads and sockets are never forked), at a
 lower priority than the daemon's searches, and only for a rebuild large enough to repay their
 start (a few tenths of a second). At most ``AHEAD`` batches per helper wait, so what is read
-ahead stays small whatever the size of the memory. A helper that dies leaves its batches to the
-rebuild's own process. As with the model worker, a script that rebuilds must guard its main
-module (``if __name__ == "__main__":``): a spawned process imports it.
+ahead stays small whatever the size of the memory. Helpers that cannot start, cannot be handed
+a batch, or die leave their batches to the rebuild's own process: the rebuild still ends, only
+slower. A helper whose parent is gone (killed, so no shutdown reached it) ends itself rather
+than linger. As with the model worker, a script that rebuilds must guard its main module
+(``if __name__ == "__main__":``): a spawned process imports it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -34,7 +38,7 @@ from ai_memory.core.page import parse_page
 from ai_memory.store.fts_rows import page_terms
 from ai_memory.store.history import Version
 from ai_memory.store.ledger import is_ledger
-from ai_memory.store.observations import PreparedRecord, prepared_record
+from ai_memory.store.observations import PreparedRecord, prepared_record, text_problem
 from ai_memory.store.pages import PageRows, page_rows
 from ai_memory.store.raw_log import decode_line
 from ai_memory.wiki.files import read_file
@@ -49,6 +53,10 @@ AHEAD = 4         # batches waiting per helper
 HELPERS_FROM = 2_000  # fewer items than this are read in the rebuild's own process
 MAX_HELPERS = 3   # past this, the one connection that inserts is the limit
 HELPER_NICE = 5
+PARENT_POLL_S = 1.0  # how often a helper looks whether its parent is still there
+# What starting or feeding helpers raises where they cannot run: no executable to spawn, a pipe
+# to a child that died at once, no semaphores on this system, a helper gone.
+_HELPERS_FAILED = (OSError, ImportError, NotImplementedError, BrokenProcessPool)
 
 
 def helpers_here() -> int:
@@ -68,43 +76,82 @@ def in_order(work: Callable[[list[T]], list[R]], items: Iterable[T], helpers: in
         while batch := list(islice(items, BATCH)):
             yield from work(batch)
         return
-    pool = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority)
+    pool = _Helpers(count)
     pending: deque[tuple[list[T], Future[list[R]] | None]] = deque()
     try:
         while batch := list(islice(items, BATCH)):
-            pending.append((batch, _submitted(pool, work, batch)))
+            pending.append((batch, pool.submit(work, batch)))
             while len(pending) >= AHEAD * count:
-                yield from _result(work, *pending.popleft())
+                yield from pool.result(work, *pending.popleft())
         while pending:
-            yield from _result(work, *pending.popleft())
+            yield from pool.result(work, *pending.popleft())
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.close()
 
 
-def _submitted(pool: ProcessPoolExecutor, work: Callable[[list[T]], list[R]], batch: list[T]) -> Future | None:
-    """The batch handed to a helper; None once the helpers are gone."""
-    try:
-        return pool.submit(work, batch)
-    except BrokenProcessPool:
-        return None
+class _Helpers:
+    """The helper processes of one ``in_order``. Once they fail (they cannot start or be handed
+    a batch, ``_HELPERS_FAILED``, or one died: killed, out of memory), every batch not yet done
+    is left to this process, after one warning."""
 
-
-def _result(work: Callable[[list[T]], list[R]], batch: list[T], future: Future[list[R]] | None) -> list[R]:
-    """A helper's results. A helper that died (killed, out of memory) leaves its batches, and
-    every batch after them, to this process: the rebuild still ends, only slower."""
-    if future is not None:
+    def __init__(self, count: int) -> None:
+        self.pool: ProcessPoolExecutor | None = None
+        self.failed = False
         try:
-            return future.result()
-        except BrokenProcessPool:
-            log.warning("reindex: a helper process stopped; this batch is read without it")
-    return work(batch)
+            self.pool = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn"),
+                                            initializer=_start_helper, initargs=(os.getpid(),))
+        except _HELPERS_FAILED as exc:
+            self._fail(exc)
+
+    def submit(self, work: Callable[[list[T]], list[R]], batch: list[T]) -> Future[list[R]] | None:
+        """The batch handed to a helper; None: this process will do it."""
+        if self.failed or self.pool is None:
+            return None
+        try:
+            return self.pool.submit(work, batch)
+        except _HELPERS_FAILED as exc:
+            self._fail(exc)
+            return None
+
+    def result(self, work: Callable[[list[T]], list[R]], batch: list[T],
+               future: Future[list[R]] | None) -> list[R]:
+        """The batch's results, from its helper or, without one, worked out here."""
+        if future is not None:
+            try:
+                return future.result()
+            except BrokenProcessPool as exc:
+                self._fail(exc)
+        return work(batch)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def _fail(self, exc: BaseException) -> None:
+        if not self.failed:
+            log.warning("helper processes stopped (%s: %s); the rest of the work is done in this process",
+                        type(exc).__name__, exc)
+        self.failed = True
 
 
-def _lower_priority() -> None:
+def _start_helper(parent: int) -> None:
+    """A helper runs below the daemon's searches, and ends with the process that started it."""
     try:
         os.nice(HELPER_NICE)
     except OSError:
         pass
+    threading.Thread(target=_end_with, args=(parent,), name="read-ahead-parent", daemon=True).start()
+
+
+def _end_with(parent: int) -> None:
+    """Ends this helper once its parent is gone: a parent killed outright never shuts its pool
+    down, and a helper left waiting on the pool's queue would live on. A dead process's
+    children are handed to another, so the parent id changes. It is polled rather than asked of
+    Linux as a signal (PR_SET_PDEATHSIG), which exists nowhere else and fires when the thread
+    that started the helper ends, not its process."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_S)
+    os._exit(1)
 
 
 @dataclass(frozen=True)
@@ -146,7 +193,7 @@ def read_versions(batch: list[Change]) -> list[Version]:
 @dataclass(frozen=True)
 class ReadRecord:
     """One journal line: a ledger record, an observation prepared for storing, or neither
-    (a torn line, or a record without a title or body: ``error``)."""
+    (a torn line, or a record whose title or body is missing or not text: ``error``)."""
 
     ledger: dict | None = None
     observation: PreparedRecord | None = None
@@ -161,9 +208,8 @@ def read_records(batch: list[bytes]) -> list[ReadRecord]:
             out.append(ReadRecord())
         elif is_ledger(record):
             out.append(ReadRecord(ledger=record))
+        elif problem := text_problem(record):
+            out.append(ReadRecord(error=problem))
         else:
-            try:
-                out.append(ReadRecord(observation=prepared_record(record)))
-            except KeyError as exc:
-                out.append(ReadRecord(error=f"no {exc} in the record"))
+            out.append(ReadRecord(observation=prepared_record(record)))
     return out

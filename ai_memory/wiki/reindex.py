@@ -11,6 +11,7 @@ import logging
 import os
 import sqlite3
 import sys
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from ai_memory.store.raw_log import iter_lines, iter_records
 from ai_memory.wiki.files import fsync_dir, iter_pages, read_file
 from ai_memory.wiki.history import all_versions, changes, new_commits
 from ai_memory.wiki.project_moves import read_map
-from ai_memory.wiki.read_ahead import in_order, read_pages, read_records, read_versions
+from ai_memory.wiki.read_ahead import ReadRecord, in_order, read_pages, read_records, read_versions
 
 log = logging.getLogger(__name__)
 
@@ -63,19 +64,12 @@ def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool
     try:
         migrate(conn)
         conn.execute("BEGIN IMMEDIATE")
-        files = [(wiki_dir, rel) for rel, _ in iter_pages(wiki_dir)]
-        for read in _progress(in_order(read_pages, files, helpers), "pages", show_progress, total=len(files)):
-            if read.error:
-                log.warning("reindex: cannot read %s: %s", read.rel, read.error)
-            if read.rows is None:  # unreadable, or a generated index.md: derived, not a page
-                continue
-            store_page_rows(conn, read.rows, read.mtime_ns, read.size)
-            report.pages += 1
-            report.broken_pages += bool(read.rows.page.problems)
+        _store_pages(conn, wiki_dir, report, show_progress, helpers)
         commits, head, _ = new_commits(wiki_dir, None)
         if head is not None:  # page history, from git: what as_of searches
-            record_versions(conn, in_order(read_versions, changes(wiki_dir, commits), helpers), head,
-                            from_scratch=True)
+            # closed on an error too: its helpers stop then, not whenever the generator is collected
+            with closing(in_order(read_versions, changes(wiki_dir, commits), helpers)) as versions:
+                record_versions(conn, versions, head, from_scratch=True)
         projects = read_map(wiki_dir)[0]
         apply_map(conn, projects)  # first: each replayed event lands under its project's name now
         replay_journal(conn, raw_dir, report, show_progress, helpers)
@@ -95,26 +89,45 @@ def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool
     return report
 
 
+def _store_pages(conn: sqlite3.Connection, wiki_dir: Path, report: RebuildReport, show: bool,
+                 helpers: int | None) -> None:
+    """Every page file's rows; one that cannot be read is logged and left out."""
+    files = [(wiki_dir, rel) for rel, _ in iter_pages(wiki_dir)]
+    with closing(in_order(read_pages, files, helpers)) as reads:
+        for read in _progress(reads, "pages", show, total=len(files)):
+            if read.error:
+                log.warning("reindex: cannot read %s: %s", read.rel, read.error)
+            if read.rows is None:  # unreadable, or a generated index.md: derived, not a page
+                continue
+            store_page_rows(conn, read.rows, read.mtime_ns, read.size)
+            report.pages += 1
+            report.broken_pages += bool(read.rows.page.problems)
+
+
 def replay_journal(conn: sqlite3.Connection, raw_dir: Path, report: RebuildReport, show: bool = False,
                    helpers: int | None = None) -> None:
     """Insert every journaled observation not yet present (ids and idempotency keys dedupe), and
-    replay the ledger of users and audit rows in order."""
-    for read in _progress(in_order(read_records, iter_lines(raw_dir), helpers), "observations", show):
-        try:
-            if read.ledger is not None:
-                ledger.replay(conn, read.ledger)
-                report.ledger += 1
-                continue
-            if read.observation is None:
-                if read.error:
-                    raise KeyError(read.error)
-                continue  # a torn line
-            prepared = read.observation
-            duplicate = store_record(conn, prepared.record, prepared.payload_json, prepared.terms)
-        except (KeyError, sqlite3.Error) as exc:
-            log.warning("reindex: skipped a journal record: %s", exc)
-            continue
-        if duplicate is None:
+    replay the ledger of users and audit rows in order. A record that cannot be stored is
+    logged and skipped; a torn line is skipped."""
+    with closing(in_order(read_records, iter_lines(raw_dir), helpers)) as reads:
+        for read in _progress(reads, "observations", show):
+            try:
+                _replay_one(conn, read, report)
+            except (KeyError, sqlite3.Error) as exc:
+                log.warning("reindex: skipped a journal record: %s", exc)
+
+
+def _replay_one(conn: sqlite3.Connection, read: ReadRecord, report: RebuildReport) -> None:
+    """One journal line: a ledger record replayed, an observation stored (or counted as a
+    duplicate), a bad record logged; a torn line is nothing."""
+    if read.error:
+        log.warning("reindex: skipped a journal record: %s", read.error)
+    elif read.ledger is not None:
+        ledger.replay(conn, read.ledger)
+        report.ledger += 1
+    elif read.observation is not None:
+        prepared = read.observation
+        if store_record(conn, prepared.record, prepared.payload_json, prepared.terms) is None:
             report.observations += 1
         else:
             report.duplicates += 1
