@@ -345,6 +345,26 @@ def test_a_written_page_is_scored_as_its_own_best_turn() -> None:
     assert as_its_own_turn(features, []) == features
 
 
+def test_the_session_that_set_out_to_change_it_leads_on_its_title() -> None:
+    """Two sessions touched the query timeout; only one was asked to fix it. The title feature
+    tells them apart, and the rarer the words its title shares, the more."""
+    from ai_memory.retrieval.features import FEATURES, Candidate
+
+    title = next(f for f in FEATURES if f.name == "title")
+    terms = query_terms("fix the query timeout in the exporter")
+    idf = {t: 1.0 for t in terms} | {"timeout": 3.0, "export": 3.0}
+
+    def value(page_title: str) -> float:
+        return title.value(Candidate(row={"title": page_title}, rrf=1.0, streams={}, late={}, passage=(),
+                                     terms=terms, words=[], idf=idf, ranges=[], question=""))
+
+    asked = value("Fix the query timeout in the exporter")
+    in_passing = value("Fix flaky login test")
+    assert asked == pytest.approx(1.0) and 0 < in_passing < 0.2
+    assert value("Exporter timeout") > value("Fix query")  # rare words weigh more
+    assert value("") == 0.0
+
+
 def test_sentences_of_a_turn() -> None:
     text = "We shipped it. The rollout took two hours on Friday. Thanks! Next we migrate the ledger tables."
     assert sentences(text) == ["We shipped it.", "The rollout took two hours on Friday.",

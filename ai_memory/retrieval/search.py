@@ -113,7 +113,7 @@ def in_scope(row: dict[str, Any], query: Query, projects: frozenset[str] | None,
     return True
 
 # A past version is matched by its text only: the features that text gives (the others are 0).
-_TEXT_FEATURES = ("rrf", "page_text", "coverage", "phrase")
+_TEXT_FEATURES = ("rrf", "page_text", "coverage", "phrase", "title")
 
 
 class Retriever:
