@@ -64,6 +64,10 @@ def memory(tmp_path_factory) -> Daemon:
     post_session(d, "locks-code", "Add a Redis lock helper for the cache warmer",
                  [edit("urlkit/cache.py", "", "def redis_lock(name):\n    return client.lock(name, timeout=30)")],
                  "The cache warmer takes a Redis lock now.")
+    # Two sessions over the same lines, one putting them in, the other taking them out.
+    proxy = "TIMEOUT = 30\nLEGACY_PROXY = os.environ.get('URLKIT_PROXY')"
+    post_session(d, "proxy-in", "Change the proxy settings", [edit("urlkit/config.py", "TIMEOUT = 30", proxy)], "Done.")
+    post_session(d, "proxy-out", "Update the proxy settings", [edit("urlkit/config.py", proxy, "TIMEOUT = 30")], "Done.")
     status, _, _ = d.request("POST", "/v1/pages", {
         "kind": "decision", "project": "urlkit", "title": "Job queue locks use Postgres advisory locks",
         "text": "The job queue locks with Postgres advisory locks, not Redis: one service fewer to run, and a lock"
@@ -73,7 +77,7 @@ def memory(tmp_path_factory) -> Daemon:
     def settled() -> bool:
         status = d.request("GET", "/status")[1]
         backlog = status["embeddings"]["backlog"]
-        return status["wiki"]["sessions_compiled"] >= 5 and backlog == {"chunks": 0, "observations": 0}
+        return status["wiki"]["sessions_compiled"] >= 7 and backlog == {"chunks": 0, "observations": 0}
 
     wait_until(settled, timeout=120, step=0.3)
     yield d
@@ -108,3 +112,12 @@ def test_why_did_we_finds_the_reply_that_gave_the_reason(memory: Daemon) -> None
     talk = next(h for h in hits if h["session_id"] == "locks-talk")
     assert "because" in talk["evidence"][0]["snippet"], talk["evidence"]
     assert order.index("locks-talk") < order.index("locks-code"), order
+
+
+def test_where_did_we_remove_it_finds_the_edit_that_took_it_out(memory: Daemon) -> None:
+    """Both sessions hold the same lines; which one took them out, and which put them in, is
+    what tells them apart."""
+    removed = [h["session_id"] for h in ask(memory, "Where did we remove LEGACY_PROXY?")]
+    added = [h["session_id"] for h in ask(memory, "When did we add LEGACY_PROXY to the config?")]
+    assert removed.index("proxy-out") < removed.index("proxy-in"), removed
+    assert added.index("proxy-in") < added.index("proxy-out"), added

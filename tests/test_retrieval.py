@@ -365,6 +365,52 @@ def test_the_session_that_set_out_to_change_it_leads_on_its_title() -> None:
     assert value("") == 0.0
 
 
+def test_an_edit_is_read_as_what_it_took_out_and_put_in() -> None:
+    from ai_memory.core.tool_text import edit_sides, tool_body
+    from ai_memory.retrieval.rerank import changed_terms
+
+    edit = tool_body("Edit", {"file_path": "/r/ci.yml", "old_string": "python: [3.9, 3.10]",
+                              "new_string": "python: [3.10]"}, None, None)
+    assert changed_terms(edit) == (frozenset({"3.9"}), frozenset())  # python and 3.10 were kept
+    many = tool_body("MultiEdit", {"file_path": "/r/a.py", "edits": [
+        {"old_string": "retries = 3", "new_string": "retries = 5"},
+        {"old_string": "", "new_string": "def backoff(): ..."}]}, None, None)
+    assert edit_sides(many) == ("retries = 3", "retries = 5\ndef backoff(): ...")
+    patch = tool_body("apply_patch", {"input": "--- a/x.py\n+++ b/x.py\n-old_name = 1\n+new_name = 1\n"}, None, None)
+    assert "old_name" in changed_terms(patch)[0] and "new_name" in changed_terms(patch)[1]
+    written = tool_body("Write", {"file_path": "/r/NOTES.md", "content": "# Notes\n---\nall new"}, None, None)
+    assert edit_sides(written) == ("", "# Notes\n---\nall new")  # a file's own "---" is no mark
+    assert edit_sides(tool_body("Bash", {"command": "echo '--- old'"}, "--- new", None)) == ("", "")
+
+
+def test_a_query_about_what_was_removed_prefers_the_edit_that_removed_it() -> None:
+    from ai_memory.core.tool_text import tool_body
+    from ai_memory.retrieval.rerank import direction
+
+    def passage(old: str, new: str) -> tuple[str, ...]:
+        return ("CI matrix", tool_body("Edit", {"file_path": "/r/ci.yml", "old_string": old, "new_string": new},
+                                       None, None))
+
+    dropped, listed = passage("- 3.9\n- 3.10", "- 3.10"), passage("- 3.6\n- 3.9\n- 3.10", "- 3.9\n- 3.10")
+    words = ["Dropped", "Python", "3.9", "support"]
+    terms = query_terms(" ".join(words))
+    assert direction(terms, words, dropped) > 0 and direction(terms, words, listed) == 0.0
+    assert direction(terms, ["Python", "3.9", "support"], dropped) == 0.0  # no verb: not asked
+    added = ["Added", "Python", "3.10"]
+    assert direction(query_terms("Added Python 3.10"), added, passage("- 3.9", "- 3.9\n- 3.10")) > 0
+    assert direction(query_terms("Added Python 3.10"), added, ("a prompt", "a reply")) == 0.0
+
+
+def test_cosines_a_hair_apart_are_not_spread_over_the_whole_scale() -> None:
+    from ai_memory.retrieval.rerank import normalize
+    from ai_memory.retrieval.search import COSINE_SPREAD
+
+    close = normalize({1: 0.61, 2: 0.60}, COSINE_SPREAD)
+    assert close[1] == 1.0 and close[2] == pytest.approx(0.9)  # not 1 against 0
+    apart = normalize({1: 0.8, 2: 0.5, 3: 0.2}, COSINE_SPREAD)
+    assert apart == pytest.approx({1: 1.0, 2: 0.5, 3: 0.0})  # a real spread is scaled as before
+
+
 def test_sentences_of_a_turn() -> None:
     text = "We shipped it. The rollout took two hours on Friday. Thanks! Next we migrate the ledger tables."
     assert sentences(text) == ["We shipped it.", "The rollout took two hours on Friday.",

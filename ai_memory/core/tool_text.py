@@ -12,11 +12,12 @@ and holds the original file) is left out unless the call failed. Any other call 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ai_memory.core.tool_calls import EDIT_TOOLS, WRITE_TOOLS
 
-__all__ = ["EDIT_CHARS", "readable", "tool_body"]
+__all__ = ["EDIT_CHARS", "edit_sides", "readable", "tool_body"]
 
 EDIT_CHARS = 14_000
 INPUT_CHARS = 2_000
@@ -90,3 +91,30 @@ def tool_body(tool: str, tool_input: Any, result: Any, error: Any, failed: bool 
     if error:
         parts += ["error:", readable(error, ERROR_CHARS)]
     return "\n".join(x for x in parts if x)
+
+
+# The marks ``_changed`` puts before an edit's parts. (The bare "---" before a failed call's
+# result is not one: a YAML or markdown file holds such lines of its own.)
+_PART = re.compile(r"^--- (old|new|patch)$", re.M)
+
+
+def edit_sides(body: str) -> tuple[str, str]:
+    """What the edit or write a tool event's body records (``tool_body``) took out and put in:
+    its old and new texts, a patch's "-" and "+" lines; two empty texts for any other body. (A
+    failed call's result, which follows its last part, is read as part of it.)"""
+    tool = body[len("tool: "):body.find("\n")] if body.startswith("tool: ") and "\n" in body else ""
+    if tool.lower() not in EDIT_TOOLS | WRITE_TOOLS:
+        return "", ""
+    old: list[str] = []
+    new: list[str] = []
+    parts = _PART.split(body)
+    for label, text in zip(parts[1::2], (part.strip("\n") for part in parts[2::2])):
+        if label == "old":
+            old.append(text)
+        elif label == "new":
+            new.append(text)
+        elif label == "patch":
+            lines = text.splitlines()
+            old += [line[1:] for line in lines if line.startswith("-") and not line.startswith("---")]
+            new += [line[1:] for line in lines if line.startswith("+") and not line.startswith("+++")]
+    return "\n".join(old), "\n".join(new)

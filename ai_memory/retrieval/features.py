@@ -9,17 +9,18 @@ for it (``Candidate``). The score is
 where the sum under the fraction bar is over the features scaled by authority: a date the query
 names counts outside the authority multiplier, so a superseded page on the named day is still
 on that day. Weights are set by what each feature measures, in two tiers: evidence about the
-single best turn and the query's coverage 1.0; the page as a whole, its title, phrases and the
-fused rank 0.5. The title says what a page is about, and a session's what it was for (its
-first request): of two sessions that both touched what a question names, the one that set out
-to change it is the answer more often than the one that met it on the way. The names a page shares with the query (the entity stream) vote through the fused rank
-only: as a feature of their own they lowered the ranking of coding sessions and moved nothing
-on conversations. Nor is there a feature for how close the query's terms stand: over a passage
-of several turns two of them stand side by side somewhere in most candidates (over half of a
-coding search's top ten had the best value), what is left of it is the phrase feature's, and
-without it both development sets ranked a little better. The ablation table in the closing note of issue 21 (each
-feature removed in turn, on both development sets) shows what each buys; a feature that bought
-nothing on either was removed.
+best turns (what they say, and what their edits took out or put in) and the query's coverage
+1.0; the page as a whole, its title, phrases and the fused rank 0.5. The title says what a page is
+about, and a session's what it was for (its first request): of two sessions that both touched
+what a question names, the one that set out to change it is more often the answer than the one
+that met it on the way. The names a page shares with the query (the entity stream) vote through
+the fused rank only: as a feature of their own they lowered the ranking of coding sessions and
+moved nothing on conversations. Nor is there a feature for how close the query's terms stand:
+over a passage of several turns two of them stand side by side somewhere in most candidates
+(over half of a coding search's top ten had the best value), what is left of it is the phrase
+feature's, and without it both development sets ranked a little better. The ablation table in
+the closing note of issue 21 (each feature removed in turn, on both development sets) shows
+what each buys; a feature that bought nothing on either was removed.
 """
 
 from __future__ import annotations
@@ -78,12 +79,17 @@ FEATURES: tuple[Feature, ...] = (
     Feature("title", 0.5, lambda c: rerank.coverage(c.terms, (c.row.get("title") or "",), c.idf),
             "share of the query's terms in the page's title (a session's is its first request), each weighted"
             " by its rarity (IDF)"),
+    Feature("direction", 1.0, lambda c: rerank.direction(c.terms, c.words, c.passage, c.idf),
+            "for a query about something removed or added, the share of its terms, by rarity, that the best"
+            " turns' edits took out or put in"),
     Feature("rrf", 0.5, lambda c: c.rrf, "the fused rank: every stream's vote"),
     Feature("answer_type", 0.5, lambda c: rerank.answer_type(c.question, c.answer_text),
             'a "when" question and a best turn that says when, or "how many" and one that gives a number'),
 )
 # The words of a query and the dates it names are the two halves of what was asked: full
-# agreement with a named date weighs as much as all the evidence about the words together.
+# agreement with a named date weighs as much as all the evidence about the words together
+# (``direction`` is about what the work did, not where the words stand, and is 0 for most
+# queries: a date question's balance does not depend on it).
 LEXICAL = ("turn_text", "coverage", "page_text", "phrase", "title")
 FEATURES += (Feature("temporal", sum(f.weight for f in FEATURES if f.name in LEXICAL),
                      lambda c: rerank.temporal(c.ranges, c.row.get("created"), c.row.get("updated")),

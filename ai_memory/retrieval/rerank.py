@@ -16,7 +16,9 @@ from functools import lru_cache
 from itertools import chain
 from operator import itemgetter
 
-from ai_memory.core.terms import token_terms, words
+from ai_memory.core.terms import stem, token_terms, words
+from ai_memory.core.terms import terms as text_terms
+from ai_memory.core.tool_text import edit_sides
 from ai_memory.core.timeexpr import DateRange, asks_when, mentions_time, to_date
 
 _ASKS_QUANTITY = re.compile(r"^\s*how\s+(?:many|much|long|often|old|far)\b", re.I)
@@ -186,13 +188,16 @@ def temporal(ranges: list[DateRange], created: str | None, updated: str | None) 
     return 1.0 / (1.0 + distance / 7.0)
 
 
-def normalize(values: dict[int, float]) -> dict[int, float]:
+def normalize(values: dict[int, float], spread: float = 0.0) -> dict[int, float]:
+    """Min-max scaling to [0, 1]: the best is 1, and the worst 0 unless the values lie within
+    ``spread`` of each other, when they are scaled as if that far apart."""
     if not values:
         return {}
     lo, hi = min(values.values()), max(values.values())
     if hi - lo < 1e-9:
         return {k: 1.0 for k in values}
-    return {k: (v - lo) / (hi - lo) for k, v in values.items()}
+    span = max(hi - lo, spread)
+    return {k: 1.0 - (hi - v) / span for k, v in values.items()}
 
 
 def as_its_own_turn(features: dict[str, float], names: list[str]) -> dict[str, float]:
@@ -206,3 +211,50 @@ def as_its_own_turn(features: dict[str, float], names: list[str]) -> dict[str, f
     own = {"turn_text": text, "turn_vector": meaning, "token_match": (text + meaning) / 2,
            "session_tokens": (text + meaning) / 2}
     return {**features, **{name: own[name] for name in names}}
+
+
+
+# A query about something taken out or put in names it with one of these verbs (stemmed).
+_REMOVES = frozenset(map(stem, "remove drop delete deprecate disable strip eliminate revert stop".split()))
+_ADDS = frozenset(map(stem, "add introduce start implement create enable support restore".split()))
+
+
+def asked_change(query_words: list[str]) -> frozenset[str] | None:
+    """Whether the query asks about something the work took out ("removed", "dropped", "no
+    longer") or put in ("added", "started"): the verbs of its first such word's kind, or None."""
+    lowered = [w.lower() for w in query_words]
+    for i, word in enumerate(lowered):
+        if word == "no" and lowered[i + 1:i + 2] == ["longer"]:
+            return _REMOVES
+        for verbs in (_REMOVES, _ADDS):
+            if stem(word) in verbs:
+                return verbs
+    return None
+
+
+@lru_cache(maxsize=4096)
+def changed_terms(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The terms an edit's text took out and put in (none for any other text): a term both
+    sides hold was kept, whatever moved around it."""
+    old, new = edit_sides(text)
+    if not old and not new:
+        return frozenset(), frozenset()
+    before, after = set(text_terms(old)), set(text_terms(new))
+    return frozenset(before - after), frozenset(after - before)
+
+
+def direction(query: list[str], query_words: list[str], passage: Passage, idf: dict[str, float] | None = None) -> float:
+    """For a query about something removed or added, the share of its terms (each weighted by
+    its rarity, the verb left out) that the passage's edits took out, or put in: "dropped
+    Python 3.9" is the session whose edits deleted ``3.9``, not the one that only lists it.
+    0 for any other query, or a passage without edits."""
+    verbs = asked_change(query_words)
+    if verbs is None:
+        return 0.0
+    wanted = [t for t in query if t not in verbs]
+    side = 0 if verbs is _REMOVES else 1
+    changed = set().union(*(changed_terms(text)[side] for text in passage)) if passage else set()
+    if not wanted or not changed:
+        return 0.0
+    weights = [(idf or {}).get(t, 1.0) for t in wanted]
+    return sum(w for t, w in zip(wanted, weights) if t in changed) / (sum(weights) or 1.0)

@@ -390,11 +390,18 @@ def _page_rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, dict[str, 
     return out
 
 
+# Cosines of a few candidates often lie within a few hundredths of each other (two sessions
+# over the same code); spread over the whole [0, 1], such a difference, which says nothing,
+# would outweigh every other feature. Candidates closer than this are scaled as if this far apart.
+COSINE_SPREAD = 0.1
+
+
 def _normalized(stream: Stream | None, ids: list[int]) -> dict[int, float]:
-    """The stream's scores for these candidates scaled to [0, 1]; absent candidates get 0."""
+    """The stream's cosines for these candidates scaled to [0, 1] (the best 1; the worst 0, or
+    more when all lie within COSINE_SPREAD); absent candidates get 0."""
     if stream is None:
         return {}
-    return rerank.normalize({i: stream.scores[i] for i in ids if i in stream.scores})
+    return rerank.normalize({i: stream.scores[i] for i in ids if i in stream.scores}, COSINE_SPREAD)
 
 
 def _relative_to_best(stream: Stream | None, ids: list[int]) -> dict[int, float]:
