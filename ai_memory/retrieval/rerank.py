@@ -232,7 +232,7 @@ def asked_change(query_words: list[str]) -> frozenset[str] | None:
     return None
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=256)  # an edit's text is up to 14,000 characters: at most a few MB held
 def changed_terms(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """The terms an edit's text took out and put in (none for any other text): a term both
     sides hold was kept, whatever moved around it."""
