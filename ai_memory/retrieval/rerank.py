@@ -17,7 +17,6 @@ from itertools import chain
 from operator import itemgetter
 
 from ai_memory.core.terms import stem, token_terms, words
-from ai_memory.core.terms import terms as text_terms
 from ai_memory.core.tool_text import edit_sides
 from ai_memory.core.timeexpr import DateRange, asks_when, mentions_time, to_date
 
@@ -239,8 +238,13 @@ def changed_terms(text: str) -> tuple[frozenset[str], frozenset[str]]:
     old, new = edit_sides(text)
     if not old and not new:
         return frozenset(), frozenset()
-    before, after = set(text_terms(old)), set(text_terms(new))
+    before, after = _terms_of_lines(old), _terms_of_lines(new)
     return frozenset(before - after), frozenset(after - before)
+
+
+def _terms_of_lines(text: str) -> set[str]:
+    """A text's terms, read line by line as passages are (the same lines come back)."""
+    return {term for line in text.split("\n") for terms in _line_terms(line) for term in terms}
 
 
 def direction(query: list[str], query_words: list[str], passage: Passage, idf: dict[str, float] | None = None) -> float:

@@ -38,6 +38,9 @@ class _Rows:
         return int(self.rowids[self.n - 1]) if self.n else 0
 
 
+_BATCH = 10_000  # rows read at a time
+
+
 class SessionMap:
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -74,19 +77,22 @@ class SessionMap:
             return self._rows
 
     def _extended(self, conn: sqlite3.Connection, rows: _Rows, version: tuple[int, int]) -> _Rows:
-        added = conn.execute("SELECT rowid, session_id, event FROM observations WHERE rowid > ? ORDER BY rowid",
-                             (rows.last,)).fetchall()
-        if not added:
-            return _Rows(rows.rowids, rows.sessions, rows.markers, rows.n, rows.names, version)
-        need = rows.n + len(added)
-        rowids, sessions, markers = rows.rowids, rows.sessions, rows.markers
-        if need > len(rowids):  # a larger home: the old arrays stay as they are for their readers
-            size = max(need, 2 * len(rowids), 1024)
-            rowids, sessions, markers = (_grown(a, size, rows.n) for a in (rowids, sessions, markers))
-        rowids[rows.n:need] = [int(r[0]) for r in added]
-        sessions[rows.n:need] = [self._code(str(r[1])) for r in added]
-        markers[rows.n:need] = [r[2] in SESSION_MARKERS for r in added]
-        return _Rows(rowids, sessions, markers, need, self._names, version)
+        """The rows added since, read a batch at a time: a first load of a million rows read
+        whole held a few hundred MB of row tuples at once, which the heap then kept."""
+        cursor = conn.execute("SELECT rowid, session_id, event FROM observations WHERE rowid > ? ORDER BY rowid",
+                              (rows.last,))
+        cursor.row_factory = None
+        rowids, sessions, markers, n = rows.rowids, rows.sessions, rows.markers, rows.n
+        while added := cursor.fetchmany(_BATCH):
+            need = n + len(added)
+            if need > len(rowids):  # a larger home: the old arrays stay as they are for their readers
+                size = max(need, 2 * len(rowids), 1024)
+                rowids, sessions, markers = (_grown(a, size, n) for a in (rowids, sessions, markers))
+            rowids[n:need] = [int(r[0]) for r in added]
+            sessions[n:need] = [self._code(str(r[1])) for r in added]
+            markers[n:need] = [r[2] in SESSION_MARKERS for r in added]
+            n = need
+        return _Rows(rowids, sessions, markers, n, self._names, version)
 
     def _code(self, session_id: str) -> int:
         code = self._codes.get(session_id)

@@ -89,7 +89,10 @@ class _Matrix:
     project_index: dict[str, int] = field(default_factory=dict)
     sessions: list[str] = field(default_factory=list)
     session_index: dict[str, int] = field(default_factory=dict)
-    seen: set[int] = field(default_factory=set)  # (chunk id | observation rowid) already loaded
+    # A byte per own id (chunk id, observation rowid, sentence id): 1 for a row loaded. Ids are
+    # handed out in order and never reused, so this is about a byte a row: a set of a million
+    # ints held 60 MB.
+    loaded: bytearray = field(default_factory=bytearray)
     last_own: int = 0      # highest chunk id / observation rowid loaded
     last_embedding: int = 0
     unlinked_from: int | None = None  # the oldest row not yet linked to a vector, at the last load
@@ -152,6 +155,13 @@ def nearest(m: _Matrix, query: np.ndarray, n: int,
     return rows, sims[rows]
 
 
+def _union(known: bytearray, found: bytearray) -> bytearray:
+    """The ids marked in either (``found`` is at least as long as ``known``)."""
+    out = bytearray(found)
+    np.frombuffer(out, dtype=np.uint8)[:len(known)] |= np.frombuffer(known, dtype=np.uint8)
+    return out
+
+
 class VectorIndex:
     """Cached matrices for chunk vectors and observation vectors of one model."""
 
@@ -203,20 +213,27 @@ class VectorIndex:
                                                                           current.unlinked_from - 1)
         # A first load reads every linked row through the first range alone.
         vectors_from = current.last_embedding if current.signature else int(emb[0] or 0)
-        found: set[int] = set()  # the two ranges can both hold a row
+        known = current.loaded
+        found = bytearray(max(len(known), int(own[0] or 0) + 1))  # the two ranges can both hold a row
         batch: list[tuple] = []
-        for r in conn.execute(source.sql, (self.model, start, self.model, vectors_from)):
-            if int(r[3]) not in current.seen and int(r[3]) not in found:
-                found.add(int(r[3]))
-                batch.append(r)
-                if len(batch) >= LOAD_BATCH:
-                    current, batch = self._append(current, batch, source.sessions), []
+        cursor = conn.execute(source.sql, (self.model, start, self.model, vectors_from))
+        cursor.row_factory = None
+        for r in cursor:
+            at = int(r[3])
+            if at >= len(found):  # added after the signature was read
+                found.extend(bytes(at + 1 - len(found)))
+            if found[at] or (at < len(known) and known[at]):
+                continue
+            found[at] = 1
+            batch.append(r)
+            if len(batch) >= LOAD_BATCH:
+                current, batch = self._append(current, batch, source.sessions), []
         chunks_changed = source.replaced and current.signature[1:3] != tuple(own)
         if batch:
             current = self._append(current, batch, source.sessions)
         if chunks_changed:  # some may be gone, whether their vectors were loaded or not yet
             current = self._without_removed(conn, current, source.table)
-        current.seen.update(found)  # only now: a load that failed must be read again in full
+        current.loaded = _union(known, found)  # only now: a load that failed must be read again in full
         current.signature = signature
         current.data_version = version
         current.unlinked_from = int(unlinked) if unlinked is not None else None
@@ -234,9 +251,10 @@ class VectorIndex:
             return replace(m, alive=None)
         if (~alive).sum() * 4 < len(alive):
             return replace(m, alive=alive)
-        seen = m.seen - set(m.ids[~alive].tolist())  # a new set: the old matrix keeps its own
+        loaded = bytearray(m.loaded)  # a copy: the old matrix keeps its own
+        np.frombuffer(loaded, dtype=np.uint8)[m.ids[~alive]] = 0
         matrix = m.matrix.subset(alive) if isinstance(m.matrix, QuantizedRows) else m.matrix[alive]
-        return replace(m, seen=seen, keys=m.keys[alive], groups=m.groups[alive], matrix=matrix,
+        return replace(m, loaded=loaded, keys=m.keys[alive], groups=m.groups[alive], matrix=matrix,
                        projects=m.projects[alive], ids=m.ids[alive], alive=None)
 
     def _append(self, m: _Matrix, rows: list[tuple], sessions: bool) -> _Matrix:
