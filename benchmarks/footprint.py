@@ -1,7 +1,7 @@
 """Footprint: the resident memory of every ai-memory process, today's structure beside the new one.
 
     python benchmarks/footprint.py [--pages 10000] [--load-seconds 60 | --full] [--baseline 8f53238]
-        [--structures worker,in-process,baseline] [--real-page-vectors]
+        [--structures worker,in-process,baseline] [--real-page-vectors] [--hook-rate 20]
 
 For each structure, in one run: a daemon starts on an empty data dir with the model on
 (``worker``: this tree, the model in the one worker process; ``in-process``: this tree with
@@ -14,7 +14,10 @@ today's daemon + query worker). Then:
    the watcher indexes them, 2,000 hook events arrive, and every vector is stored;
 3. **after the mixed load**: ``--load-seconds`` (``--full``: the issue's 10 minutes) of 32 hook
    clients beside a client searching one query after another; RSS sampled every 5 s, its
-   spread reported (the goal: flat within ±10 %);
+   spread reported (the goal: flat within ±10 %). The hooks come as fast as they are answered,
+   or ``--hook-rate`` a second: a flood posts several times the memory's observations in 10
+   minutes, so its memory grows with its data; a steady rate the daemon keeps up with (20 a
+   second is a busy team's agents) tells a leak from growth;
 4. **idle CPU**: the CPU all processes use over 20 s once everything is indexed and embedded,
    before the load (goal < 1 %; the lowest of up to six windows, as the first ones still hold
    the commit and history of the pages' arrival); after the load too if its embedding backlog drains within
@@ -195,10 +198,12 @@ def idle_queries(client: Client, queries: list[dict[str, Any]]) -> dict[str, Any
             "p95_ms": round(ordered[max(0, int(len(ordered) * 0.95) - 1)], 1), "top10": tops}
 
 
-def mixed_load(client: Client, port: int, pid: int, queries: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
+def mixed_load(client: Client, port: int, pid: int, queries: list[dict[str, Any]], seconds: float,
+               hook_rate: float = 0.0) -> dict[str, Any]:
     ctx = mp.get_context("spawn")
     started, stop, results = ctx.Event(), ctx.Event(), ctx.Queue()
-    loader = ctx.Process(target=hook_load, args=(port, client.token, HOOK_CLIENTS, "embedded", started, stop, results))
+    loader = ctx.Process(target=hook_load, args=(port, client.token, HOOK_CLIENTS, "embedded", started, stop, results,
+                                                 hook_rate))
     loader.start()
     samples, latencies = [], []
     try:
@@ -226,7 +231,7 @@ def mixed_load(client: Client, port: int, pid: int, queries: list[dict[str, Any]
 
 
 def measure(name: str, tree_dir: Path, env_extra: dict[str, str], pages: int, load_s: float,
-            real_vectors: bool, work: Path) -> dict[str, Any]:
+            real_vectors: bool, work: Path, hook_rate: float = 0.0) -> dict[str, Any]:
     data, port = work / name / "data", free_port()
     staged = work / name / "staged"
     specs = generate(staged / "wiki", pages)
@@ -263,7 +268,7 @@ def measure(name: str, tree_dir: Path, env_extra: dict[str, str], pages: int, lo
         out["idle_queries"] = idle_queries(client, queries)
         print(f"  [{name}] idle queries: " + str({k: v for k, v in out["idle_queries"].items() if k != "top10"}),
               flush=True)
-        out["load"] = mixed_load(client, port, proc.pid, queries, load_s)
+        out["load"] = mixed_load(client, port, proc.pid, queries, load_s, hook_rate)
         out["after_load"] = snapshot(proc.pid)
         s = out["load"]["rss_samples_mb"] or [out["after_load"]["rss_mb"]]
         out["load"]["spread_pct"] = round((max(s) - min(s)) / statistics.fmean(s) * 100, 1)
@@ -316,6 +321,8 @@ def main() -> None:
     parser.add_argument("--commit", default="HEAD", help="the commit measured as worker and in-process")
     parser.add_argument("--structures", default="worker,in-process,baseline")
     parser.add_argument("--real-page-vectors", action="store_true", help="encode every chunk with the model")
+    parser.add_argument("--hook-rate", type=float, default=0.0,
+                        help="hooks a second during the load, all clients together (0: as fast as answered)")
     args = parser.parse_args()
     load_s = 600.0 if args.full else args.load_seconds
     results = []
@@ -332,8 +339,10 @@ def main() -> None:
             env = {"worker": {"AI_MEMORY_SERVER_QUERY_WORKERS": "2"}, "in-process": {"AI_MEMORY_SERVER_QUERY_WORKERS": "0"},
                    "baseline": {"AI_MEMORY_SERVER_QUERY_WORKERS": "1"}}[name]
             tree_dir = trees[commit]
-            print(f"{name}: {args.pages:,} pages, {load_s:.0f} s mixed load", flush=True)
-            results.append(measure(name, tree_dir, env, args.pages, load_s, args.real_page_vectors, work))
+            pace = f"{args.hook_rate:g} hooks/s" if args.hook_rate else "hooks as fast as answered"
+            print(f"{name}: {args.pages:,} pages, {load_s:.0f} s mixed load ({pace})", flush=True)
+            results.append(measure(name, tree_dir, env, args.pages, load_s, args.real_page_vectors, work,
+                                   args.hook_rate))
     print(f"\n=== footprint (goal: all processes <= {GOAL_MB:.0f} MB RSS after {args.pages:,} pages, "
           f"flat within ±10 % under load, idle CPU < 1 %) ===")
     print(f"{'structure':<12}{'start':>9}{'pages':>9}{'load':>9}{'spread':>9}{'PSS':>8}{'torch':>7}{'idle CPU':>10}"

@@ -374,8 +374,11 @@ def control_payload(rng: random.Random, i: int) -> dict[str, Any]:
             "source": "startup", "transcript_path": f"/tmp/{sid}.jsonl", "n": i}
 
 
-def hook_load(port: int, token: str, clients: int, kind: str, started: Any, stop: Any, results: Any) -> None:
-    """Child process: ``clients`` keep-alive clients post hooks until ``stop`` is set.
+def hook_load(port: int, token: str, clients: int, kind: str, started: Any, stop: Any, results: Any,
+              rate: float = 0.0) -> None:
+    """Child process: ``clients`` keep-alive clients post hooks until ``stop`` is set, as fast
+    as they are answered or, with ``rate``, that many a second in all (each client its share,
+    evenly spaced).
 
     ``kind`` "embedded": UserPromptSubmit/PostToolUse (each one also queues an embedding);
     "control": SessionStart events, which are stored but never embedded.
@@ -391,7 +394,12 @@ def hook_load(port: int, token: str, clients: int, kind: str, started: Any, stop
 
         async def client(session: aiohttp.ClientSession, n: int) -> None:
             rng = random.Random(1000 + n)
+            interval = clients / rate if rate > 0 else 0.0
+            due = time.monotonic() + interval * n / clients
             while not stop.is_set():
+                if interval:
+                    await asyncio.sleep(max(0.0, due - time.monotonic()))
+                    due += interval
                 i = next(seq)
                 body = json.dumps(hook_payload(rng, i, prefix="load") if kind == "embedded"
                                   else control_payload(rng, i))
