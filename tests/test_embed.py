@@ -75,3 +75,37 @@ def test_the_config_allows_the_precisions_the_model_knows() -> None:
     [key] = [k for k in KEYS if k.dotted == "embed.precision"]
     assert key.choices == PRECISIONS and key.default in PRECISIONS
     assert MiniLM(precision="float32").precision is None  # not known before the weights load
+
+
+_GROWTH = """
+import random, sys
+from ai_memory.embed.model import MiniLM
+from ai_memory.heap import bound_heap, trim_heap
+def rss():
+    return next(int(l.split()[1]) // 1024 for l in open("/proc/self/status") if l.startswith("VmRSS"))
+bound_heap()
+model, rng = MiniLM(precision="bfloat16"), random.Random(1)
+model.encode(["warm up"])
+words = "the port of a url is checked before the query string is parsed again".split()
+for i in range(45):
+    model.encode([" ".join(rng.choices(words, k=rng.randint(3, 250))) for _ in range(rng.randint(1, 12))])
+    trim_heap()
+    if i == 4:
+        first = rss()
+print(rss() - first)
+"""
+
+
+def test_texts_of_every_length_do_not_grow_a_bfloat16_model_without_end() -> None:
+    """oneDNN keeps the kernels it compiled for each shape of bfloat16 product: batches of every
+    length and size grew a process by hundreds of MB. They run in a few shapes instead."""
+    from ai_memory.embed.model import precision_for
+
+    if precision_for("auto") != "bfloat16":
+        pytest.skip("this CPU has no bfloat16 matrix instructions: the model runs in float32 here")
+    import subprocess
+    import sys
+
+    grown = subprocess.run([sys.executable, "-c", _GROWTH], capture_output=True, text=True, check=True,
+                           env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"}).stdout
+    assert int(grown) < 60, f"{grown.strip()} MB more after 40 batches"

@@ -28,6 +28,13 @@ from tokenizers import Tokenizer
 MAX_PIECES = 256  # sentence_bert_config.json: the model reads at most this many pieces
 BATCH = 32
 BATCH_PIECES = 2048
+# In bfloat16 the matrix products go through oneDNN, which compiles kernels for each shape it
+# meets and keeps them: texts of every length in batches of every size grew a process by
+# 3-5 MB a batch without end (670 MB over 120 batches). So a bfloat16 batch runs in one of a
+# few shapes: its length padded to a multiple of LENGTH_STEP, its rows to a power of two (the
+# padding masked out, as a batch's shorter texts are). float32 runs on kernels made for any
+# shape, and as it is: padding would only cost time.
+LENGTH_STEP = 32
 
 
 @dataclass(frozen=True)
@@ -82,6 +89,7 @@ class Bert:
         weights = {k.removeprefix("bert."): v.to(dtype)
                    for k, v in load_file(str(model_dir / "model.safetensors")).items()}
         self._dir = model_dir
+        self._dtype = dtype
         self._eps = float(config["layer_norm_eps"])
         self._hidden = int(config["hidden_size"])
         self._emb = {k.removeprefix("embeddings."): v for k, v in weights.items() if k.startswith("embeddings.")}
@@ -102,11 +110,21 @@ class Bert:
         x = e["word_embeddings.weight"][ids] + e["token_type_embeddings.weight"][types] \
             + e["position_embeddings.weight"][positions]
         x = torch.nn.functional.layer_norm(x, (self._hidden,), e["LayerNorm.weight"], e["LayerNorm.bias"], self._eps)
-        # No padding (a query, or texts of one length): attention needs no mask at all.
+        # No padding (texts of one length, or a query in float32): attention needs no mask at all.
         additive = None if bool(mask.all()) else (1.0 - mask[:, None, None, :].to(x.dtype)) * torch.finfo(x.dtype).min
         for layer in self._layers:
             x = layer(x, additive)
         return x.float()  # pooled and compared in float32 whatever the weights are held in
+
+    def _width(self, longest: int) -> int:
+        """The length a batch whose longest text has ``longest`` pieces runs in (``LENGTH_STEP``)."""
+        return longest if self._dtype != torch.bfloat16 else min(MAX_PIECES, -(-longest // LENGTH_STEP) * LENGTH_STEP)
+
+    def _height(self, count: int, full: int) -> int:
+        """The rows a batch of ``count`` texts runs in, ``full`` the most its length allows: a
+        full batch as it is, a smaller one (a backlog's last, a query) in bfloat16 padded to a
+        power of two."""
+        return count if self._dtype != torch.bfloat16 or count == full else min(full, 1 << (count - 1).bit_length())
 
     def encode(self, tokenizer: Tokenizer, texts: list[str], pieces: bool = False) -> list[Encoded]:
         """Longest texts first (less padding), in batches of at most BATCH texts and
@@ -117,11 +135,13 @@ class Bert:
         found: list[Any] = [None] * len(texts)
         start = 0
         while start < len(order):
-            longest = max(1, len(encodings[order[start]].ids))
-            rows = order[start:start + max(1, min(BATCH, BATCH_PIECES // longest))]
+            width = self._width(max(1, len(encodings[order[start]].ids)))
+            full = max(1, min(BATCH, BATCH_PIECES // width))
+            rows = order[start:start + full]
             start += len(rows)
-            ids = torch.zeros((len(rows), longest), dtype=torch.long)
-            mask = torch.zeros((len(rows), longest), dtype=torch.long)
+            height = self._height(len(rows), full)
+            ids = torch.zeros((height, width), dtype=torch.long)
+            mask = torch.zeros((height, width), dtype=torch.long)
             for n, row in enumerate(rows):
                 e = encodings[row]
                 ids[n, :len(e.ids)] = torch.tensor(e.ids)
