@@ -397,9 +397,9 @@ def hook_load(port: int, token: str, clients: int, kind: str, started: Any, stop
             interval = clients / rate if rate > 0 else 0.0
             due = time.monotonic() + interval * n / clients
             while not stop.is_set():
-                if interval:
+                if interval:  # a steady pace: a client that fell behind does not catch up in a burst
                     await asyncio.sleep(max(0.0, due - time.monotonic()))
-                    due += interval
+                    due = max(due + interval, time.monotonic())
                 i = next(seq)
                 body = json.dumps(hook_payload(rng, i, prefix="load") if kind == "embedded"
                                   else control_payload(rng, i))

@@ -381,11 +381,16 @@ def test_an_edit_is_read_as_what_it_took_out_and_put_in() -> None:
     written = tool_body("Write", {"file_path": "/r/NOTES.md", "content": "# Notes\n---\nall new"}, None, None)
     assert edit_sides(written) == ("", "# Notes\n---\nall new")  # a file's own "---" is no mark
     assert edit_sides(tool_body("Bash", {"command": "echo '--- old'"}, "--- new", None)) == ("", "")
+    failed = tool_body("Edit", {"file_path": "/r/a.py", "old_string": "a = 1", "new_string": "b = 2"},
+                       "String to replace not found in file", None, failed=True)
+    assert edit_sides(failed) == ("", "")  # the file was left as it was
+    cut = tool_body("Edit", {"file_path": "/r/a.py", "old_string": "x = 1\n" * 3000, "new_string": "y"}, None, None)
+    assert edit_sides(cut) == ("", "")  # its new text may be what the bound cut off
 
 
 def test_a_query_about_what_was_removed_prefers_the_edit_that_removed_it() -> None:
     from ai_memory.core.tool_text import tool_body
-    from ai_memory.retrieval.rerank import direction
+    from ai_memory.retrieval.rerank import asked_change, direction
 
     def passage(old: str, new: str) -> tuple[str, ...]:
         return ("CI matrix", tool_body("Edit", {"file_path": "/r/ci.yml", "old_string": old, "new_string": new},
@@ -395,7 +400,12 @@ def test_a_query_about_what_was_removed_prefers_the_edit_that_removed_it() -> No
     words = ["Dropped", "Python", "3.9", "support"]
     terms = query_terms(" ".join(words))
     assert direction(terms, words, dropped) > 0 and direction(terms, words, listed) == 0.0
-    assert direction(terms, ["Python", "3.9", "support"], dropped) == 0.0  # no verb: not asked
+    assert asked_change(["Python", "3.9", "version"]) is None
+    assert direction(terms, ["Python", "3.9", "version"], dropped) == 0.0  # no verb: not asked
+    assert asked_change(["does", "it", "support", "gzip"]) is None and asked_change(["longer", "timeouts"]) is None
+    no_longer = ["Python", "3.9", "is", "no", "longer", "tested"]
+    assert asked_change(no_longer) is not None
+    assert direction(query_terms("Python 3.9 is no longer tested"), no_longer, dropped) > 0
     added = ["Added", "Python", "3.10"]
     assert direction(query_terms("Added Python 3.10"), added, passage("- 3.9", "- 3.9\n- 3.10")) > 0
     assert direction(query_terms("Added Python 3.10"), added, ("a prompt", "a reply")) == 0.0

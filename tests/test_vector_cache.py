@@ -187,6 +187,28 @@ def test_a_page_stops_matching_its_old_text_before_its_new_text_is_embedded(db) 
     assert [p for p, _ in index.search_pages(reader, unit(0, 0, 1, 0))] == [page_id]
 
 
+def test_a_page_saved_again_and_again_follows_its_latest_text(db) -> None:
+    """Each save replaces the page's chunks; once the dead rows are a quarter of the matrix they
+    are dropped, and a text the page held before comes back under its new chunk id."""
+    writer, reader = db
+    index = VectorIndex(MODEL, DIM)
+    other = add_page(writer, "acme/notes/other.md")
+    add_vector(writer, "other", unit(0, 0, 0, 1))
+    add_chunk(writer, other, "other")
+    page_id = add_page(writer, "acme/notes/a.md")
+    texts = [("v1", unit(1, 0, 0, 0)), ("v2", unit(0, 1, 0, 0)), ("v3", unit(0, 0, 1, 0)), ("v1", unit(1, 0, 0, 0))]
+    for n, (digest, vector) in enumerate(texts):
+        writer.execute("DELETE FROM chunks WHERE page_id = ?", (page_id,))
+        if n < 3:
+            add_vector(writer, digest, vector)
+        add_chunk(writer, page_id, digest)
+        assert [p for p, _ in index.search_pages(reader, vector)] == [page_id], digest
+        assert [p for p, _ in index.search_pages(reader, unit(0, 0, 0, 1))] == [other]
+    assert index.search_pages(reader, unit(0, 1, 0, 0)) == []  # v2 and v3 are gone
+    assert index.search_pages(reader, unit(0, 0, 1, 0)) == []
+    assert len(index.chunk_matrix(reader).keys) < 5  # the dead rows were dropped, not only masked
+
+
 def test_a_turn_close_to_every_other_turn_ranks_below_a_specific_one(db) -> None:
     """Hubness: forty small-talk turns sit together; the query is a little closer to them than
     to the one turn that answers it, which is close to nothing else."""

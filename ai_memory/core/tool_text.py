@@ -82,6 +82,8 @@ def tool_body(tool: str, tool_input: Any, result: Any, error: Any, failed: bool 
     parts = [f"tool: {tool}"]
     if tool.lower() in EDIT_TOOLS | WRITE_TOOLS:
         parts.append(_changed(tool_input))
+        if failed or error:  # the file was left as it was: ``edit_sides`` reads nothing changed
+            parts.append(FAILED_MARK)
         if (failed or error) and result is not None:
             parts += ["---", readable(result, RESULT_CHARS)]
     else:
@@ -96,14 +98,18 @@ def tool_body(tool: str, tool_input: Any, result: Any, error: Any, failed: bool 
 # The marks ``_changed`` puts before an edit's parts. (The bare "---" before a failed call's
 # result is not one: a YAML or markdown file holds such lines of its own.)
 _PART = re.compile(r"^--- (old|new|patch)$", re.M)
+FAILED_MARK = "--- failed"
+_WHOLE_EDIT = EDIT_CHARS * 9 // 10  # a longer body may have been cut: its sides are not known
 
 
 def edit_sides(body: str) -> tuple[str, str]:
     """What the edit or write a tool event's body records (``tool_body``) took out and put in:
-    its old and new texts, a patch's "-" and "+" lines; two empty texts for any other body. (A
-    failed call's result, which follows its last part, is read as part of it.)"""
+    its old and new texts, a patch's "-" and "+" lines; two empty texts for any other body, a
+    failed call's, or one near its bound. (A file whose own lines are exactly these marks is
+    read as the marks say.)"""
     tool = body[len("tool: "):body.find("\n")] if body.startswith("tool: ") and "\n" in body else ""
-    if tool.lower() not in EDIT_TOOLS | WRITE_TOOLS:
+    # A failed call changed nothing, and a body cut at its bound may have lost its new text.
+    if tool.lower() not in EDIT_TOOLS | WRITE_TOOLS or f"\n{FAILED_MARK}\n" in body or len(body) > _WHOLE_EDIT:
         return "", ""
     old: list[str] = []
     new: list[str] = []

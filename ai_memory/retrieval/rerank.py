@@ -212,10 +212,10 @@ def as_its_own_turn(features: dict[str, float], names: list[str]) -> dict[str, f
     return {**features, **{name: own[name] for name in names}}
 
 
-
-# A query about something taken out or put in names it with one of these verbs (stemmed).
-_REMOVES = frozenset(map(stem, "remove drop delete deprecate disable strip eliminate revert stop".split()))
-_ADDS = frozenset(map(stem, "add introduce start implement create enable support restore".split()))
+# A query about something taken out or put in names it with one of these verbs (stemmed); not
+# "support" or "stop", which ask as often about how things are ("does it support gzip").
+_REMOVES = frozenset(map(stem, "remove drop delete deprecate disable strip eliminate revert".split())) | {"longer"}
+_ADDS = frozenset(map(stem, "add introduce start implement create enable restore".split()))
 
 
 def asked_change(query_words: list[str]) -> frozenset[str] | None:
@@ -226,7 +226,7 @@ def asked_change(query_words: list[str]) -> frozenset[str] | None:
         if word == "no" and lowered[i + 1:i + 2] == ["longer"]:
             return _REMOVES
         for verbs in (_REMOVES, _ADDS):
-            if stem(word) in verbs:
+            if word != "longer" and stem(word) in verbs:
                 return verbs
     return None
 

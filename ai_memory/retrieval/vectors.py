@@ -90,8 +90,8 @@ class _Matrix:
     sessions: list[str] = field(default_factory=list)
     session_index: dict[str, int] = field(default_factory=dict)
     # A byte per own id (chunk id, observation rowid, sentence id): 1 for a row loaded. Ids are
-    # handed out in order and never reused, so this is about a byte a row: a set of a million
-    # ints held 60 MB.
+    # handed out in order, and rows only ever added (a chunk's id is never reused), so this is
+    # about a byte a row: a set of a million ints held 60 MB.
     loaded: bytearray = field(default_factory=bytearray)
     last_own: int = 0      # highest chunk id / observation rowid loaded
     last_embedding: int = 0
@@ -156,9 +156,11 @@ def nearest(m: _Matrix, query: np.ndarray, n: int,
 
 
 def _union(known: bytearray, found: bytearray) -> bytearray:
-    """The ids marked in either (``found`` is at least as long as ``known``)."""
-    out = bytearray(found)
-    np.frombuffer(out, dtype=np.uint8)[:len(known)] |= np.frombuffer(known, dtype=np.uint8)
+    """The ids marked in either."""
+    out = bytearray(max(len(known), len(found)))
+    marks = np.frombuffer(out, dtype=np.uint8)
+    marks[:len(found)] = np.frombuffer(found, dtype=np.uint8)
+    marks[:len(known)] |= np.frombuffer(known, dtype=np.uint8)
     return out
 
 
@@ -214,9 +216,25 @@ class VectorIndex:
         # A first load reads every linked row through the first range alone.
         vectors_from = current.last_embedding if current.signature else int(emb[0] or 0)
         known = current.loaded
-        found = bytearray(max(len(known), int(own[0] or 0) + 1))  # the two ranges can both hold a row
-        batch: list[tuple] = []
-        cursor = conn.execute(source.sql, (self.model, start, self.model, vectors_from))
+        chunks_changed = source.replaced and current.signature[1:3] != tuple(own)
+        current, found = self._load_new(current, conn.execute(source.sql, (self.model, start, self.model, vectors_from)),
+                                        source.sessions, int(own[0] or 0))
+        if found is not None:  # only now: a load that failed must be read again in full
+            current.loaded = _union(known, found)
+        if chunks_changed:  # some may be gone, whether their vectors were loaded or not yet
+            current = self._without_removed(conn, current, source.table)
+        current.signature = signature
+        current.data_version = version
+        current.unlinked_from = int(unlinked) if unlinked is not None else None
+        current.last_own = max(current.last_own, int(own[0] or 0))
+        current.last_embedding = max(current.last_embedding, int(emb[0] or 0))
+        return current
+
+    def _load_new(self, current: _Matrix, cursor: sqlite3.Cursor, sessions: bool,
+                  newest: int) -> tuple[_Matrix, bytearray | None]:
+        """The matrix with the cursor's rows not loaded yet appended (the two ranges of a load can
+        both hold a row), and the ids it found (None: no row was new)."""
+        known, found, batch, added = current.loaded, bytearray(newest + 1), [], 0
         cursor.row_factory = None
         for r in cursor:
             at = int(r[3])
@@ -224,22 +242,13 @@ class VectorIndex:
                 found.extend(bytes(at + 1 - len(found)))
             if found[at] or (at < len(known) and known[at]):
                 continue
-            found[at] = 1
+            found[at], added = 1, added + 1
             batch.append(r)
             if len(batch) >= LOAD_BATCH:
-                current, batch = self._append(current, batch, source.sessions), []
-        chunks_changed = source.replaced and current.signature[1:3] != tuple(own)
+                current, batch = self._append(current, batch, sessions), []
         if batch:
-            current = self._append(current, batch, source.sessions)
-        if chunks_changed:  # some may be gone, whether their vectors were loaded or not yet
-            current = self._without_removed(conn, current, source.table)
-        current.loaded = _union(known, found)  # only now: a load that failed must be read again in full
-        current.signature = signature
-        current.data_version = version
-        current.unlinked_from = int(unlinked) if unlinked is not None else None
-        current.last_own = max(current.last_own, int(own[0] or 0))
-        current.last_embedding = max(current.last_embedding, int(emb[0] or 0))
-        return current
+            current = self._append(current, batch, sessions)
+        return current, found if added else None
 
     def _without_removed(self, conn: sqlite3.Connection, m: _Matrix, table: str) -> _Matrix:
         """Rows whose chunk is gone (a page edited or removed) stop matching. Chunk ids are never
