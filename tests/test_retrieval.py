@@ -381,6 +381,9 @@ def test_an_edit_is_read_as_what_it_took_out_and_put_in() -> None:
     written = tool_body("Write", {"file_path": "/r/NOTES.md", "content": "# Notes\n---\nall new"}, None, None)
     assert edit_sides(written) == ("", "# Notes\n---\nall new")  # a file's own "---" is no mark
     assert edit_sides(tool_body("Bash", {"command": "echo '--- old'"}, "--- new", None)) == ("", "")
+    editor = tool_body("str_replace_editor", {"command": "str_replace", "path": "/r/a.py", "old_str": "a = 1",
+                                              "new_str": "b = 2"}, None, None)
+    assert edit_sides(editor) == ("a = 1", "b = 2")  # the text editor tool's own keys
     failed = tool_body("Edit", {"file_path": "/r/a.py", "old_string": "a = 1", "new_string": "b = 2"},
                        "String to replace not found in file", None, failed=True)
     assert edit_sides(failed) == ("", "")  # the file was left as it was

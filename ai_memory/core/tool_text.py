@@ -70,8 +70,9 @@ def _changed(tool_input: Any) -> str:
     for edit in edits[:100]:
         if not isinstance(edit, dict):
             continue
-        for key, label in (("old_string", "old"), ("new_string", "new"), ("new_source", "new"),
-                           ("content", "new"), ("patch", "patch"), ("command", "patch"), ("input", "patch")):
+        for key, label in (("old_string", "old"), ("old_str", "old"), ("new_string", "new"), ("new_str", "new"),
+                           ("new_source", "new"), ("content", "new"), ("file_text", "new"), ("patch", "patch"),
+                           ("command", "patch"), ("input", "patch")):
             if isinstance(edit.get(key), str) and edit[key].strip():
                 parts.append(f"--- {label}\n{edit[key]}")
     return readable("\n".join(parts), EDIT_CHARS)

@@ -121,9 +121,9 @@ def edits_of(tool_input: Any) -> tuple[str, list[tuple[str, str]]]:
     pairs = []
     for item in items[:100]:
         if isinstance(item, dict):
-            old = item.get("old_string") if isinstance(item.get("old_string"), str) else ""
-            new = next((item[k] for k in ("new_string", "new_source", "content", "patch", "command", "input")
-                        if isinstance(item.get(k), str)), "")
+            old = next((item[k] for k in ("old_string", "old_str") if isinstance(item.get(k), str)), "")
+            new = next((item[k] for k in ("new_string", "new_str", "new_source", "content", "file_text", "patch",
+                                          "command", "input") if isinstance(item.get(k), str)), "")
             if old or new:
                 pairs.append((old, new))
     return path, pairs
