@@ -304,11 +304,12 @@ def test_a_record_without_text_is_skipped_by_catch_up_and_restore(daemon: Daemon
     journal = sorted(raw.glob("*.jsonl"))[-1]
     with journal.open("ab") as fh:
         fh.write(_copy_of_first(journal, title=None) + _copy_of_first(journal, body=["not", "text"])
+                 + _copy_of_first(journal, redactions=5) + _copy_of_first(journal, project={"a": 1})
                  + _copy_of_first(journal, title="A prompt journaled late"))
     assert catch_up(Path(report.path), raw).observations == 1
     assert sync_index(daemon.data_dir) == (1, 0)
     skipped = [r.getMessage() for r in caplog.records if "skipped a journal record" in r.getMessage()]
-    assert len(skipped) == 4 and "its body is list, not text" in skipped[1]
+    assert len(skipped) == 8 and "its body is list, not text" in skipped[1]
 
 
 def _squares_unless_a_helper_meets_the_sixth_batch(batch: list[int]) -> list[tuple[int, int]]:

@@ -108,12 +108,13 @@ def replay_journal(conn: sqlite3.Connection, raw_dir: Path, report: RebuildRepor
                    helpers: int | None = None) -> None:
     """Insert every journaled observation not yet present (ids and idempotency keys dedupe), and
     replay the ledger of users and audit rows in order. A record that cannot be stored is
-    logged and skipped; a torn line is skipped."""
+    logged and skipped; a torn line is skipped. Journal lines may come from someone else's
+    archive: a field missing or of another type costs its record only."""
     with closing(in_order(read_records, iter_lines(raw_dir), helpers)) as reads:
         for read in _progress(reads, "observations", show):
             try:
                 _replay_one(conn, read, report)
-            except (KeyError, sqlite3.Error) as exc:
+            except (KeyError, TypeError, ValueError, AttributeError, sqlite3.Error) as exc:
                 log.warning("reindex: skipped a journal record: %s", exc)
 
 
