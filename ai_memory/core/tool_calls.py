@@ -14,11 +14,16 @@ from typing import Any
 
 from ai_memory.core.payload_text import as_dict, clip, code_span, collapsed, first_of, one_line, text_of
 
-__all__ = ["EDIT_TOOLS", "WRITE_TOOLS", "Commands", "Errors", "ToolCall", "is_shell", "tool_lists"]
+__all__ = ["EDIT_TOOLS", "NEW_TEXT_KEYS", "OLD_TEXT_KEYS", "PATCH_KEYS", "WRITE_TOOLS", "Commands", "Errors", "ToolCall", "is_shell", "tool_lists"]
 
 _READ = {"read", "read_file", "read_many_files", "notebookread", "view", "view_file"}
 EDIT_TOOLS = {"edit", "multiedit", "replace", "edit_file", "str_replace", "str_replace_editor", "apply_patch"}
 WRITE_TOOLS = {"write", "write_file", "notebookedit", "create_file"}
+# Where an edit's input holds the text it replaced, the text it put in, or a patch of both, in
+# the agents' shapes (Claude Code, the text editor tool, notebooks, Codex's apply_patch).
+OLD_TEXT_KEYS = ("old_string", "old_str")
+NEW_TEXT_KEYS = ("new_string", "new_str", "new_source", "content", "file_text")
+PATCH_KEYS = ("patch", "command", "input")
 _SHELL = {"bash", "run_shell_command", "shell", "exec_command", "local_shell", "run_terminal_cmd",
           "execute_command", "terminal"}
 _PATH_KEYS = ("file_path", "path", "filePath", "notebook_path", "absolute_path", "target_file", "filename")

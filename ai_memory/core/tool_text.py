@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ai_memory.core.tool_calls import EDIT_TOOLS, WRITE_TOOLS
+from ai_memory.core.tool_calls import EDIT_TOOLS, NEW_TEXT_KEYS, OLD_TEXT_KEYS, PATCH_KEYS, WRITE_TOOLS
 
 __all__ = ["EDIT_CHARS", "edit_sides", "readable", "tool_body"]
 
@@ -70,11 +70,10 @@ def _changed(tool_input: Any) -> str:
     for edit in edits[:100]:
         if not isinstance(edit, dict):
             continue
-        for key, label in (("old_string", "old"), ("old_str", "old"), ("new_string", "new"), ("new_str", "new"),
-                           ("new_source", "new"), ("content", "new"), ("file_text", "new"), ("patch", "patch"),
-                           ("command", "patch"), ("input", "patch")):
-            if isinstance(edit.get(key), str) and edit[key].strip():
-                parts.append(f"--- {label}\n{edit[key]}")
+        for keys, label in ((OLD_TEXT_KEYS, "old"), (NEW_TEXT_KEYS, "new"), (PATCH_KEYS, "patch")):
+            for key in keys:
+                if isinstance(edit.get(key), str) and edit[key].strip():
+                    parts.append(f"--- {label}\n{edit[key]}")
     return readable("\n".join(parts), EDIT_CHARS)
 
 

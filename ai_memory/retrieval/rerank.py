@@ -214,20 +214,23 @@ def as_its_own_turn(features: dict[str, float], names: list[str]) -> dict[str, f
 
 # A query about something taken out or put in names it with one of these verbs (stemmed); not
 # "support" or "stop", which ask as often about how things are ("does it support gzip").
-_REMOVES = frozenset(map(stem, "remove drop delete deprecate disable strip eliminate revert".split())) | {"longer"}
+_REMOVES = frozenset(map(stem, "remove drop delete deprecate disable strip eliminate revert".split()))
 _ADDS = frozenset(map(stem, "add introduce start implement create enable restore".split()))
+TAKEN_OUT, PUT_IN = 0, 1  # the sides of ``changed_terms``
 
 
-def asked_change(query_words: list[str]) -> frozenset[str] | None:
+def asked_change(query_words: list[str]) -> tuple[int, frozenset[str]] | None:
     """Whether the query asks about something the work took out ("removed", "dropped", "no
-    longer") or put in ("added", "started"): the verbs of its first such word's kind, or None."""
+    longer") or put in ("added", "started"), by its first such word: the side asked for, and
+    the terms that asked it (left out of what is looked for). None for any other query."""
     lowered = [w.lower() for w in query_words]
     for i, word in enumerate(lowered):
         if word == "no" and lowered[i + 1:i + 2] == ["longer"]:
-            return _REMOVES
-        for verbs in (_REMOVES, _ADDS):
-            if word != "longer" and stem(word) in verbs:
-                return verbs
+            return TAKEN_OUT, _REMOVES | {"longer"}
+        if stem(word) in _REMOVES:
+            return TAKEN_OUT, _REMOVES
+        if stem(word) in _ADDS:
+            return PUT_IN, _ADDS
     return None
 
 
@@ -252,12 +255,12 @@ def direction(query: list[str], query_words: list[str], passage: Passage, idf: d
     its rarity, the verb left out) that the passage's edits took out, or put in: "dropped
     Python 3.9" is the session whose edits deleted ``3.9``, not the one that only lists it.
     0 for any other query, or a passage without edits."""
-    verbs = asked_change(query_words)
-    if verbs is None:
+    asked = asked_change(query_words)
+    if asked is None:
         return 0.0
-    wanted = [t for t in query if t not in verbs]
-    side = 0 if verbs is _REMOVES else 1
-    changed = set().union(*(changed_terms(text)[side] for text in passage)) if passage else set()
+    side, asking = asked
+    wanted = [t for t in query if t not in asking]
+    changed = set().union(*(changed_terms(text)[side] for text in passage))
     if not wanted or not changed:
         return 0.0
     weights = [(idf or {}).get(t, 1.0) for t in wanted]

@@ -215,12 +215,11 @@ class VectorIndex:
                                                                           current.unlinked_from - 1)
         # A first load reads every linked row through the first range alone.
         vectors_from = current.last_embedding if current.signature else int(emb[0] or 0)
-        known = current.loaded
         chunks_changed = source.replaced and current.signature[1:3] != tuple(own)
         current, found = self._load_new(current, conn.execute(source.sql, (self.model, start, self.model, vectors_from)),
                                         source.sessions, int(own[0] or 0))
         if found is not None:  # only now: a load that failed must be read again in full
-            current.loaded = _union(known, found)
+            current.loaded = _union(current.loaded, found)
         if chunks_changed:  # some may be gone, whether their vectors were loaded or not yet
             current = self._without_removed(conn, current, source.table)
         current.signature = signature
