@@ -68,6 +68,10 @@ def memory(tmp_path_factory) -> Daemon:
     proxy = "TIMEOUT = 30\nLEGACY_PROXY = os.environ.get('URLKIT_PROXY')"
     post_session(d, "proxy-in", "Change the proxy settings", [edit("urlkit/config.py", "TIMEOUT = 30", proxy)], "Done.")
     post_session(d, "proxy-out", "Update the proxy settings", [edit("urlkit/config.py", proxy, "TIMEOUT = 30")], "Done.")
+    # A version written inside a name (a tag) against one written plainly beside the word asked.
+    post_session(d, "tagged", "Ship it", [bash("git tag -a v2.4.0 -m 'ship' && git push --tags", "")], "Pushed.")
+    post_session(d, "notes", "Write the changelog", [edit("CHANGES.rst", "", "2.3.0\n=====\n- Ports default by scheme")],
+                 "The changelog is written.")
     status, _, _ = d.request("POST", "/v1/pages", {
         "kind": "decision", "project": "urlkit", "title": "Job queue locks use Postgres advisory locks",
         "text": "The job queue locks with Postgres advisory locks, not Redis: one service fewer to run, and a lock"
@@ -77,7 +81,7 @@ def memory(tmp_path_factory) -> Daemon:
     def settled() -> bool:
         status = d.request("GET", "/status")[1]
         backlog = status["embeddings"]["backlog"]
-        return status["wiki"]["sessions_compiled"] >= 7 and backlog == {"chunks": 0, "observations": 0}
+        return status["wiki"]["sessions_compiled"] >= 9 and backlog == {"chunks": 0, "observations": 0}
 
     wait_until(settled, timeout=120, step=0.3)
     yield d
@@ -121,3 +125,8 @@ def test_where_did_we_remove_it_finds_the_edit_that_took_it_out(memory: Daemon) 
     added = [h["session_id"] for h in ask(memory, "When did we add LEGACY_PROXY to the config?")]
     assert removed.index("proxy-out") < removed.index("proxy-in"), removed
     assert added.index("proxy-in") < added.index("proxy-out"), added
+
+
+def test_a_version_finds_the_tag_that_holds_it(memory: Daemon) -> None:
+    hits = [h["session_id"] for h in ask(memory, "When did we release 2.4.0?")]
+    assert hits[0] == "tagged", hits

@@ -37,6 +37,15 @@ def test_words_share_one_stemmer_and_numbers_stay_as_written() -> None:
     assert terms("the end. Next") == ["the", "end", "next"]  # a full stop is not part of a name
 
 
+def test_a_version_inside_a_name_is_found_by_the_plain_number() -> None:
+    # "what changed in 1.7.1" meets the tag v1.7.1; "drop 3.13" meets the free-threaded 3.13t.
+    assert terms("v1.7.1") == ["v1.7.1", "1.7.1", "v", "1", "7"]
+    assert "3.13" in terms("python-version: 3.13t") and "3.11" in terms("python3.11 -m venv")
+    assert "2.0" in terms("2.0rc1")
+    assert terms("3.13.1") == ["3.13.1"]  # a plain version is one term, not its prefixes
+    assert "1.2" not in terms("v1.2.3")
+
+
 def test_a_query_word_finds_the_identifier_it_names() -> None:
     indexed = set(index_text("def update_query(self, query): ...").split())
     assert {"updat", "queri"} <= indexed  # "updating the query" reaches the method

@@ -10,7 +10,9 @@ each stemmed: ``update_query`` is found by "update query", by "updating the quer
 also gives the names inside it, whole: ``yarl.URL.with_name`` holds ``with_name``, the name the
 code defines and calls, so the path a sentence writes meets the ``def`` an edit holds. A file
 path gives its segments, each read like an identifier (``yarl/_url.py``: ``yarl``, ``_url.py``,
-``_url``, ``url``, ``py``). Numbers and versions stay as written (``1.7.1``, ``3.11``).
+``_url``, ``url``, ``py``). Numbers and versions stay as written (``1.7.1``, ``3.11``), and a
+version written inside a name gives the version too: a tag ``v1.7.1``, a build ``3.13t``, an
+interpreter ``python3.11`` or a pre-release ``2.0rc1`` is found by the plain number.
 
 Analysis is pure and cached per token: a page's words repeat across pages and queries.
 """
@@ -43,6 +45,7 @@ _TOKEN = re.compile(r"\w(?:[\w./-]*\w)?")
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b", re.I)
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+[a-z]*|[a-z]+")
 _NUMBER = re.compile(r"[\d.,-]+")
+_VERSION = re.compile(r"(?<![\d.])\d+(?:\.\d+)+(?![\d.]*\d)")
 _STEMMER = snowballstemmer.stemmer("english")
 
 
@@ -87,7 +90,7 @@ def token_terms(token: str) -> tuple[str, ...]:
         return (lowered,)
     if not _is_identifier(token):
         return (stem(lowered),)
-    found = [lowered, *named_segments(token)] + [stem(p) for p in _parts(token)]
+    found = [lowered, *named_segments(token), *_VERSION.findall(lowered)] + [stem(p) for p in _parts(token)]
     return tuple(dict.fromkeys(t for t in found if t))
 
 

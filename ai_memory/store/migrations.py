@@ -481,6 +481,11 @@ MIGRATIONS: tuple[tuple[int, str, str | Callable[[sqlite3.Connection], None]], .
         "a dotted name's own names are terms of the full-text indexes (URL.with_name holds with_name)",
         fts_rows.rebuild,
     ),
+    (
+        22,
+        "a version inside a name is a term of the full-text indexes (v1.7.1 holds 1.7.1, 3.13t holds 3.13)",
+        fts_rows.rebuild,
+    ),
 )
 
 
