@@ -109,3 +109,47 @@ def test_texts_of_every_length_do_not_grow_a_bfloat16_model_without_end() -> Non
     grown = subprocess.run([sys.executable, "-c", _GROWTH], capture_output=True, text=True, check=True,
                            env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"}).stdout
     assert int(grown) < 60, f"{grown.strip()} MB more after 40 batches"
+
+
+def test_a_packed_bfloat16_product_gives_the_plain_products_numbers_in_every_shape() -> None:
+    """The packed weight is checked at load on one shape; a query and a batch run in others."""
+    import torch
+
+    from ai_memory.embed.bert import _Product
+
+    generator = torch.Generator().manual_seed(3)
+    weight = torch.randn(96, 64, generator=generator).to(torch.bfloat16)
+    bias = torch.randn(96, generator=generator).to(torch.bfloat16)
+    product = _Product(weight, bias)
+    for shape in ((1, 32, 64), (1, 8, 64), (8, 64, 64), (32, 256, 64)):
+        x = torch.randn(*shape, generator=generator).to(torch.bfloat16)
+        with torch.inference_mode():
+            assert torch.equal(product(x), torch.nn.functional.linear(x, weight, bias)), shape
+
+
+def test_the_compiled_layers_give_the_numbers_the_layers_give_from_python() -> None:
+    """TorchScript runs the layers without the GIL, unoptimised: the same operations in the same
+    order, so the same vectors bit for bit, for a query's shape and a batch's."""
+    import torch
+
+    from ai_memory.embed.bert import _Layer, _Layers, _without_the_lock
+
+    generator = torch.Generator().manual_seed(5)
+    hidden, names = 32, ("attention.self.query", "attention.self.key", "attention.self.value",
+                         "attention.output.dense", "output.dense")
+    weights = {f"l.{n}.weight": torch.randn(hidden, hidden, generator=generator) for n in names}
+    weights["l.intermediate.dense.weight"] = torch.randn(4 * hidden, hidden, generator=generator)
+    weights["l.output.dense.weight"] = torch.randn(hidden, 4 * hidden, generator=generator)
+    weights |= {k.replace("weight", "bias"): torch.randn(v.shape[0], generator=generator) for k, v in weights.items()}
+    for norm in ("attention.output.LayerNorm", "output.LayerNorm"):
+        weights[f"l.{norm}.weight"], weights[f"l.{norm}.bias"] = torch.ones(hidden), torch.zeros(hidden)
+    for dtype in (torch.float32, torch.bfloat16):
+        layers = _Layers([_Layer({k: v.to(dtype) for k, v in weights.items()}, "l.", 4, 1e-12)])
+        compiled = _without_the_lock(layers)
+        assert compiled is not layers, "TorchScript compiled nothing"
+        for shape in ((1, 32), (4, 64)):
+            x = torch.randn(*shape, hidden, generator=generator).to(dtype)
+            mask = torch.zeros(shape[0], 1, 1, shape[1], dtype=dtype)
+            mask[0, ..., shape[1] // 2:] = torch.finfo(dtype).min
+            with torch.inference_mode(), torch.jit.optimized_execution(False):
+                assert torch.equal(compiled(x, mask), layers(x, mask)), (dtype, shape)
