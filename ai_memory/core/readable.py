@@ -23,7 +23,7 @@ _JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"(\s*:)?')
 _JSONISH = re.compile(r"^\s*[\[{]")
 
 
-CACHED_CHARS = 8_000  # texts up to this long are remembered: at most 1,024 of them, ~16 MB
+CACHED_CHARS = 8_000  # texts up to this long are remembered: at most 512 of them, ~8 MB
 _MARKUP = re.compile(r"[#*_`\[\]>|~-]")  # without any of these, a text is read as it is
 # Of those, the places where one can be markup (or where markdown changes other characters:
 # escapes, entities, HTML, NUL): emphasis, code, links, tables and strikethrough anywhere, an
@@ -48,7 +48,7 @@ def readable(text: str, markdown: bool = True) -> str:
     return _remembered(text) if len(text) <= CACHED_CHARS else _readable(text)
 
 
-@lru_cache(maxsize=1024)  # the same turns and pages come back as snippets search after search
+@lru_cache(maxsize=512)  # the same turns and pages come back as snippets search after search
 def _remembered(text: str) -> str:
     return _readable(text)
 

@@ -49,7 +49,7 @@ _VERSION = re.compile(r"(?<![\d.])\d+(?:\.\d+)+(?![\d.]*\d)")
 _STEMMER = snowballstemmer.stemmer("english")
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=32768)
 def stem(word: str) -> str:
     """A lower-case word's stem; a word holding a digit is left as it is."""
     if not word.isalpha() or len(word) < 3:
@@ -76,7 +76,7 @@ def _is_identifier(token: str) -> bool:
                                               any(c.isupper() for c in token[1:]))
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=32768)
 def token_terms(token: str) -> tuple[str, ...]:
     """The terms of one token (a match of the tokenizer): a plain word's stem, or an
     identifier whole and its stemmed parts, or a path's segments read the same way."""

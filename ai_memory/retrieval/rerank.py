@@ -80,7 +80,7 @@ class _Readings:
         return found
 
 
-READ_CACHE_CHARS = 1_000_000  # about 16 MB of readings
+READ_CACHE_CHARS = 400_000  # about 6 MB of readings
 _READINGS = _Readings(READ_CACHE_CHARS)
 
 
@@ -126,7 +126,7 @@ def _analysed(passage: Passage, chars: int = PASSAGE_CHARS) -> _PassageRead:
     return _PassageRead(tuple(reads), frozenset(joins))
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=8192)
 def _line_terms(line: str) -> tuple[tuple[str, ...], ...]:
     """Each word's terms (``token_terms``), in order."""
     return tuple(map(token_terms, words(line)))
