@@ -122,14 +122,15 @@ def _without_the_lock(layers: _Layers) -> torch.nn.Module:
     and a thread that wants it back waits its turn behind any other thread running Python
     (up to 5 ms a time): a query encoded beside a search's reading took 0.3 s instead of 3 ms,
     so the two could not overlap; the embedding job's batches slowed searches the same way.
-    The interpreter runs unoptimised (``encode``): the same operations in the same order, so
-    the same numbers; the layers run as they are where TorchScript is not offered."""
+    The interpreter runs unoptimised (``Bert._forward``): the same operations in the same order,
+    so the same numbers; the layers run from Python where TorchScript is not offered."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit is kept in maintenance
             return torch.jit.script(layers)
     except Exception:  # noqa: BLE001 - any failure to compile leaves the layers as they are
         return layers
+
 
 @dataclass(frozen=True)
 class Encoded:
