@@ -46,6 +46,18 @@ def test_a_version_inside_a_name_is_found_by_the_plain_number() -> None:
     assert "1.2" not in terms("v1.2.3")
 
 
+def test_a_hostile_version_shaped_token_is_read_in_one_pass() -> None:
+    """A page someone else wrote may hold a 200,000-character token of ".1" groups: backtracking
+    over it took a minute inside the writer's transaction. The bound is sixty times what one
+    pass takes on a loaded 2-core machine: a hang guard, not a speed target."""
+    import time
+
+    token = "v" + "1." * 100_000 + ".1"
+    started = time.monotonic()
+    assert "v" in terms(token)
+    assert time.monotonic() - started < 10
+
+
 def test_a_query_word_finds_the_identifier_it_names() -> None:
     indexed = set(index_text("def update_query(self, query): ...").split())
     assert {"updat", "queri"} <= indexed  # "updating the query" reaches the method

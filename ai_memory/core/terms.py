@@ -45,7 +45,8 @@ _TOKEN = re.compile(r"\w(?:[\w./-]*\w)?")
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b", re.I)
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+[a-z]*|[a-z]+")
 _NUMBER = re.compile(r"[\d.,-]+")
-_VERSION = re.compile(r"(?<![\d.])\d+(?:\.\d+)+(?![\d.]*\d)")
+# Possessive: a hostile token of thousands of ".1" groups is read in one pass, never backtracked.
+_VERSION = re.compile(r"(?<![\d.])\d++(?:\.\d++)++(?![\d.]*\d)")
 _STEMMER = snowballstemmer.stemmer("english")
 
 

@@ -16,16 +16,18 @@ sentence-transformers' on the same texts.
 from __future__ import annotations
 
 import json
+import logging
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, List, Optional, Union
+from typing import Any, List, Optional, Tuple, Union
 
 import numpy as np
 import torch
 from safetensors.torch import load_file
 from tokenizers import Tokenizer
 
+log = logging.getLogger(__name__)
 MAX_PIECES = 256  # sentence_bert_config.json: the model reads at most this many pieces
 BATCH = 32
 BATCH_PIECES = 2048
@@ -41,8 +43,8 @@ LENGTH_STEP = 32
 class _Product(torch.nn.Module):
     """One linear layer's matrix product. In bfloat16 its weight is packed once into oneDNN's
     own layout: the plain product re-packs the weight on every call, which was most of a short
-    text's time (a query's product 60 µs instead of 115, a batch's a third less), for the same
-    numbers bit for bit. The packed product is checked at load, and the plain one kept wherever
+    text's time (a query's product 60 µs instead of 115; a batch's of 2,048 rows 1.3 ms instead of
+    2.0), for the same numbers bit for bit. The packed product is checked at load, and the plain one kept wherever
     packing is not offered or gives other numbers (another torch, a CPU without oneDNN)."""
 
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor) -> None:
@@ -82,9 +84,11 @@ class _Layer(torch.nn.Module):
         super().__init__()
         own = {k.removeprefix(prefix): v for k, v in w.items() if k.startswith(prefix)}
         projections = [f"attention.self.{name}" for name in ("query", "key", "value")]
-        self.qkv = _Product(torch.cat([own[f"{p}.weight"] for p in projections]),
-                            torch.cat([own[f"{p}.bias"] for p in projections]))
-        self.attended, self.inner, self.out = (_Product(own[f"{name}.weight"], own[f"{name}.bias"])
+        for key in own:  # each plain weight is let go as its layer takes it: never all twice at once
+            del w[prefix + key]
+        self.qkv = _Product(torch.cat([own.pop(f"{p}.weight") for p in projections]),
+                            torch.cat([own.pop(f"{p}.bias") for p in projections]))
+        self.attended, self.inner, self.out = (_Product(own.pop(f"{name}.weight"), own.pop(f"{name}.bias"))
                                                for name in ("attention.output.dense", "intermediate.dense",
                                                             "output.dense"))
         for name, norm in (("attended_norm", "attention.output.LayerNorm"), ("out_norm", "output.LayerNorm")):
@@ -103,33 +107,56 @@ class _Layer(torch.nn.Module):
         return torch.nn.functional.layer_norm(out + x, [hidden], self.out_norm_weight, self.out_norm_bias, self.eps)
 
 
-class _Layers(torch.nn.Module):
-    """The encoder's layers, one after the other."""
+class _Encoder(torch.nn.Module):
+    """The whole pass, from word pieces to vectors: the embeddings, the layers, and mean pooling
+    over the attention mask. Returns the last layer's vectors and the pooled ones, in float32
+    whatever the weights are held in."""
 
-    def __init__(self, layers: list[_Layer]) -> None:
+    def __init__(self, weights: dict[str, torch.Tensor], config: dict[str, Any]) -> None:
         super().__init__()
-        self.layers = torch.nn.ModuleList(layers)
+        eps = float(config["layer_norm_eps"])
+        for name in ("word_embeddings.weight", "token_type_embeddings.weight", "position_embeddings.weight",
+                     "LayerNorm.weight", "LayerNorm.bias"):
+            self.register_buffer(name.replace(".", "_"), weights.pop(f"embeddings.{name}"))
+        self.layers = torch.nn.ModuleList([_Layer(weights, f"encoder.layer.{i}.", int(config["num_attention_heads"]), eps)
+                                           for i in range(int(config["num_hidden_layers"]))])
+        self.eps, self.lowest = eps, float(torch.finfo(self.LayerNorm_weight.dtype).min)
+        unpacked = [p for p in self.modules() if isinstance(p, _Product) and p.weight.dtype == torch.bfloat16
+                    and not p.packed]
+        if unpacked:  # the same numbers, at twice a query's time
+            log.warning("%d bfloat16 products run unpacked: this torch does not pack them for oneDNN", len(unpacked))
 
-    def forward(self, x: torch.Tensor, mask: Optional[torch.Tensor]) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor, types: torch.Tensor, mask: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        positions = torch.arange(ids.shape[1]).unsqueeze(0)
+        x = self.word_embeddings_weight[ids] + self.token_type_embeddings_weight[types] \
+            + self.position_embeddings_weight[positions]
+        x = torch.nn.functional.layer_norm(x, [x.shape[2]], self.LayerNorm_weight, self.LayerNorm_bias, self.eps)
+        # No padding (texts of one length, or a query in float32): attention needs no mask at all.
+        additive: Optional[torch.Tensor] = None
+        if not bool(mask.all()):
+            additive = (1.0 - mask[:, None, None, :].to(x.dtype)) * self.lowest
         for layer in self.layers:
-            x = layer(x, mask)
-        return x
+            x = layer(x, additive)
+        hidden = x.float()
+        weight = mask.unsqueeze(-1).to(hidden.dtype)
+        return hidden, (hidden * weight).sum(1) / torch.clamp(weight.sum(1), min=1e-9)
 
 
-def _without_the_lock(layers: _Layers) -> torch.nn.Module:
-    """The layers compiled to TorchScript, whose interpreter runs them without holding the GIL.
-    Run from Python, each of the layers' hundred-odd operations takes the GIL back as it ends,
-    and a thread that wants it back waits its turn behind any other thread running Python
-    (up to 5 ms a time): a query encoded beside a search's reading took 0.3 s instead of 3 ms,
-    so the two could not overlap; the embedding job's batches slowed searches the same way.
-    The interpreter runs unoptimised (``Bert._forward``): the same operations in the same order,
-    so the same numbers; the layers run from Python where TorchScript is not offered."""
+def _without_the_lock(encoder: _Encoder) -> torch.nn.Module:
+    """The pass compiled to TorchScript, whose interpreter runs it without holding the GIL. Run
+    from Python, each of its hundred-odd operations takes the GIL back as it ends, and waits
+    for it behind any thread running Python (up to the 5 ms switch interval each time): beside
+    a thread that ran Python without pause, a query took 0.3-0.5 s instead of 3.6 ms (compiled:
+    18 ms), and a search's reading and the query's encoding, meant to overlap, ran one after the
+    other. The interpreter runs unoptimised (``Bert._forward``): the same operations in the
+    same order, so the same numbers. Where TorchScript is not offered, the pass runs from Python."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit is kept in maintenance
-            return torch.jit.script(layers)
-    except Exception:  # noqa: BLE001 - any failure to compile leaves the layers as they are
-        return layers
+            return torch.jit.script(encoder)
+    except Exception as exc:  # noqa: BLE001 - any failure to compile leaves the pass as it is
+        log.warning("the encoder runs from Python, holding the GIL (TorchScript: %s)", exc)
+        return encoder
 
 
 @dataclass(frozen=True)
@@ -155,12 +182,8 @@ class Bert:
                    for k, v in load_file(str(model_dir / "model.safetensors")).items()}
         self._dir = model_dir
         self._dtype = dtype
-        self._eps = float(config["layer_norm_eps"])
         self._hidden = int(config["hidden_size"])
-        self._emb = {k.removeprefix("embeddings."): v for k, v in weights.items() if k.startswith("embeddings.")}
-        self._layers = _without_the_lock(_Layers([
-            _Layer(weights, f"encoder.layer.{i}.", int(config["num_attention_heads"]), self._eps)
-            for i in range(int(config["num_hidden_layers"]))]))
+        self._encoder = _without_the_lock(_Encoder(weights, config))
 
     def tokenizer(self) -> Tokenizer:
         """A tokenizer of one's own: the Rust tokenizer is not shared across threads."""
@@ -170,17 +193,10 @@ class Bert:
         return tok
 
     @torch.inference_mode()
-    def _forward(self, ids: torch.Tensor, types: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        e = self._emb
-        positions = torch.arange(ids.shape[1]).unsqueeze(0)
-        x = e["word_embeddings.weight"][ids] + e["token_type_embeddings.weight"][types] \
-            + e["position_embeddings.weight"][positions]
-        x = torch.nn.functional.layer_norm(x, (self._hidden,), e["LayerNorm.weight"], e["LayerNorm.bias"], self._eps)
-        # No padding (texts of one length, or a query in float32): attention needs no mask at all.
-        additive = None if bool(mask.all()) else (1.0 - mask[:, None, None, :].to(x.dtype)) * torch.finfo(x.dtype).min
+    def _forward(self, ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The last layer's vectors and the pooled ones (float32)."""
         with torch.jit.optimized_execution(False):
-            x = self._layers(x, additive)
-        return x.float()  # pooled and compared in float32 whatever the weights are held in
+            return self._encoder(ids, torch.zeros_like(ids), mask)
 
     def _width(self, longest: int) -> int:
         """The length a batch whose longest text has ``longest`` pieces runs in (``LENGTH_STEP``)."""
@@ -212,9 +228,7 @@ class Bert:
                 e = encodings[row]
                 ids[n, :len(e.ids)] = torch.tensor(e.ids)
                 mask[n, :len(e.ids)] = 1
-            hidden = self._forward(ids, torch.zeros_like(ids), mask)
-            weight = mask.unsqueeze(-1).to(hidden.dtype)
-            pooled = (hidden * weight).sum(1) / torch.clamp(weight.sum(1), min=1e-9)
+            hidden, pooled = self._forward(ids, mask)
             for n, row in enumerate(rows):
                 length = len(encodings[row].ids)
                 found[row] = Encoded(list(encodings[row].tokens) if pieces else [],

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from ai_memory.core.readable import PREFIX_CHARS, readable, readable_prefixes
+from ai_memory.core.readable import CACHED_CHARS, readable, readable_prefixes
 from ai_memory.core.terms import STOPWORDS, is_stopword, query_words, token_terms
 
 __all__ = ["STOPWORDS", "FtsHit", "TermStats", "common_turn_terms", "is_content_word", "make_snippet",
@@ -50,7 +50,7 @@ def make_snippet(text: str, terms: list[str], width: int = 160, markdown: bool =
     (seconds on a page that repeats a word thousands of times).
     """
     text = text[:200_000]
-    if len(text) <= PREFIX_CHARS[0] or not markdown:
+    if len(text) <= CACHED_CHARS or not markdown:
         return _window([(readable(text, markdown), True)], terms, width)
     # Where the first term stands in the text as written says how far to read at least (the
     # words read are never further on than the text they come from); no term: all of it.

@@ -12,6 +12,12 @@ from ai_memory.store import fts_rows
 # The tokenizer of the full-text indexes up to migration 14 (15 replaced them: fts_rows).
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2 tokenchars '_-'"
 
+
+def _rebuilt_by_a_later_migration(conn: sqlite3.Connection) -> None:
+    """A rebuild of the full-text indexes that a later migration's rebuild (22) makes again:
+    a database older than both is rebuilt once, not twice."""
+
+
 # A migration is SQL, or a function of the connection for one that needs Python (analysed text).
 MIGRATIONS: tuple[tuple[int, str, str | Callable[[sqlite3.Connection], None]], ...] = (
     (
@@ -479,7 +485,7 @@ MIGRATIONS: tuple[tuple[int, str, str | Callable[[sqlite3.Connection], None]], .
     (
         21,
         "a dotted name's own names are terms of the full-text indexes (URL.with_name holds with_name)",
-        fts_rows.rebuild,
+        _rebuilt_by_a_later_migration,
     ),
     (
         22,
