@@ -291,15 +291,20 @@ def measure(name: str, tree_dir: Path, env_extra: dict[str, str], pages: int, lo
     return out
 
 
+def cpu_percent(pid: int, seconds: float) -> float:
+    """The CPU the process and its descendants use over the next ``seconds``, in % of one core."""
+    c0, t0 = cpu_seconds(pid), time.monotonic()
+    time.sleep(seconds)
+    return round((cpu_seconds(pid) - c0) / (time.monotonic() - t0) * 100, 2)
+
+
 def idle_cpu(pid: int) -> float:
     """The CPU all the daemon's processes use over IDLE_S, in % of one core: the lowest of up to
     IDLE_WINDOWS windows, for right after the pages arrive the wiki's commit and page history of
     the arrivals still run (idle.py shows that first window apart)."""
     windows = []
     for _ in range(IDLE_WINDOWS):
-        c0, t0 = cpu_seconds(pid), time.monotonic()
-        time.sleep(IDLE_S)
-        windows.append(round((cpu_seconds(pid) - c0) / (time.monotonic() - t0) * 100, 2))
+        windows.append(cpu_percent(pid, IDLE_S))
         if windows[-1] < 1.0:
             break
     print(f"    CPU of {IDLE_S:.0f} s windows: {windows} % of a core", flush=True)

@@ -55,7 +55,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 import numpy as np  # noqa: E402
 
-from footprint import DIM, MODEL_ID, cpu_seconds, snapshot, tree  # noqa: E402
+from footprint import DIM, MODEL_ID, cpu_percent, snapshot, tree  # noqa: E402
 from query import (  # noqa: E402
     HOOK_CLIENTS, PROJECTS, Client, free_port, generate, hook_load, make_queries, page_specs, post_hooks, topic,
     wait_up,
@@ -301,11 +301,8 @@ def quiet(pid: int) -> float:
     the sample's sessions left to do (their pages compiled, committed and embedded, a WAL
     checkpoint) runs first, so "idle" latency is measured idle (at most QUIET_LIMIT_S)."""
     t0 = time.monotonic()
-    while time.monotonic() - t0 < QUIET_LIMIT_S:
-        c0, w0 = cpu_seconds(pid), time.monotonic()
-        time.sleep(QUIET_WINDOW_S)
-        if (cpu_seconds(pid) - c0) / (time.monotonic() - w0) * 100 < QUIET_PCT:
-            break
+    while time.monotonic() - t0 < QUIET_LIMIT_S and cpu_percent(pid, QUIET_WINDOW_S) >= QUIET_PCT:
+        pass
     return round(time.monotonic() - t0, 1)
 
 

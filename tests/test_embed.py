@@ -139,7 +139,8 @@ def _tiny_encoder_weights(generator, hidden: int = 32, vocab: int = 50) -> dict:
     w["encoder.layer.0.intermediate.dense.weight"] = torch.randn(4 * hidden, hidden, generator=generator)
     w["encoder.layer.0.output.dense.weight"] = torch.randn(hidden, 4 * hidden, generator=generator)
     w |= {k.replace("weight", "bias"): torch.randn(v.shape[0], generator=generator) for k, v in w.items()}
-    for norm in ("encoder.layer.0.attention.output.LayerNorm", "encoder.layer.0.output.LayerNorm", "embeddings.LayerNorm"):
+    norms = ("encoder.layer.0.attention.output.LayerNorm", "encoder.layer.0.output.LayerNorm", "embeddings.LayerNorm")
+    for norm in norms:
         w[f"{norm}.weight"], w[f"{norm}.bias"] = torch.ones(hidden), torch.zeros(hidden)
     for name, rows in (("word", vocab), ("token_type", 2), ("position", 64)):
         w[f"embeddings.{name}_embeddings.weight"] = torch.randn(rows, hidden, generator=generator)

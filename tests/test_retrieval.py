@@ -367,6 +367,7 @@ def test_the_session_that_set_out_to_change_it_leads_on_its_title() -> None:
 
 def test_an_edit_is_read_as_what_it_took_out_and_put_in() -> None:
     from ai_memory.core.tool_text import edit_sides, tool_body
+    from ai_memory.core.work_text import edits_of
     from ai_memory.retrieval.rerank import changed_terms
 
     edit = tool_body("Edit", {"file_path": "/r/ci.yml", "old_string": "python: [3.9, 3.10]",
@@ -384,6 +385,8 @@ def test_an_edit_is_read_as_what_it_took_out_and_put_in() -> None:
     editor = tool_body("str_replace_editor", {"command": "str_replace", "path": "/r/a.py", "old_str": "a = 1",
                                               "new_str": "b = 2"}, None, None)
     assert edit_sides(editor) == ("a = 1", "b = 2")  # the text editor tool's own keys
+    assert "--- patch" not in editor  # its "command" is the sub-command, "str_replace": no patch
+    assert edits_of({"command": "view", "path": "/r/a.py"}) == ("/r/a.py", [])  # a view changes nothing
     failed = tool_body("Edit", {"file_path": "/r/a.py", "old_string": "a = 1", "new_string": "b = 2"},
                        "String to replace not found in file", None, failed=True)
     assert edit_sides(failed) == ("", "")  # the file was left as it was

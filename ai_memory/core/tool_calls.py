@@ -14,7 +14,8 @@ from typing import Any
 
 from ai_memory.core.payload_text import as_dict, clip, code_span, collapsed, first_of, one_line, text_of
 
-__all__ = ["EDIT_TOOLS", "NEW_TEXT_KEYS", "OLD_TEXT_KEYS", "PATCH_KEYS", "WRITE_TOOLS", "Commands", "Errors", "ToolCall", "is_shell", "tool_lists"]
+__all__ = ["EDIT_TOOLS", "NEW_TEXT_KEYS", "OLD_TEXT_KEYS", "PATCH_KEYS", "WRITE_TOOLS", "Commands", "Errors",
+           "ToolCall", "is_shell", "patch_in", "tool_lists"]
 
 _READ = {"read", "read_file", "read_many_files", "notebookread", "view", "view_file"}
 EDIT_TOOLS = {"edit", "multiedit", "replace", "edit_file", "str_replace", "str_replace_editor", "apply_patch"}
@@ -90,8 +91,14 @@ def _command(tool_input: Any) -> str:
     return (clip(lines[0], 200) + (" …" if len(lines) > 1 else "")) if lines else ""
 
 
+def patch_in(edit: dict[str, Any]) -> str:
+    """The patch an edit's input holds under PATCH_KEYS, or "": a value that spans lines. (The
+    text editor tool's "command" is its one-word sub-command, "str_replace" or "view".)"""
+    return next((v for k in PATCH_KEYS if isinstance(v := edit.get(k), str) and "\n" in v.strip()), "")
+
+
 def _patch_text(tool_input: Any) -> str:
-    value = first_of(tool_input, ("command", "patch", "input")) if isinstance(tool_input, dict) else tool_input
+    value = first_of(tool_input, PATCH_KEYS) if isinstance(tool_input, dict) else tool_input
     if isinstance(value, list):
         value = "\n".join(text_of(x) for x in value[:50])
     return text_of(value)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ai_memory.core.tool_calls import EDIT_TOOLS, NEW_TEXT_KEYS, OLD_TEXT_KEYS, PATCH_KEYS, WRITE_TOOLS
+from ai_memory.core.tool_calls import EDIT_TOOLS, NEW_TEXT_KEYS, OLD_TEXT_KEYS, WRITE_TOOLS, patch_in
 
 __all__ = ["EDIT_CHARS", "edit_sides", "readable", "tool_body"]
 
@@ -70,10 +70,12 @@ def _changed(tool_input: Any) -> str:
     for edit in edits[:100]:
         if not isinstance(edit, dict):
             continue
-        for keys, label in ((OLD_TEXT_KEYS, "old"), (NEW_TEXT_KEYS, "new"), (PATCH_KEYS, "patch")):
+        for keys, label in ((OLD_TEXT_KEYS, "old"), (NEW_TEXT_KEYS, "new")):
             for key in keys:
                 if isinstance(edit.get(key), str) and edit[key].strip():
                     parts.append(f"--- {label}\n{edit[key]}")
+        if patch := patch_in(edit):
+            parts.append(f"--- patch\n{patch}")
     return readable("\n".join(parts), EDIT_CHARS)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ai_memory.core.tool_calls import EDIT_TOOLS, NEW_TEXT_KEYS, OLD_TEXT_KEYS, PATCH_KEYS, WRITE_TOOLS, is_shell
+from ai_memory.core.tool_calls import EDIT_TOOLS, NEW_TEXT_KEYS, OLD_TEXT_KEYS, WRITE_TOOLS, is_shell, patch_in
 from ai_memory.core.tool_text import RESULT_CHARS, readable
 
 __all__ = ["PASSAGE_WORDS", "edit_passages", "edits_of", "failure_passages", "tool_passages"]
@@ -122,7 +122,7 @@ def edits_of(tool_input: Any) -> tuple[str, list[tuple[str, str]]]:
     for item in items[:100]:
         if isinstance(item, dict):
             old = next((item[k] for k in OLD_TEXT_KEYS if isinstance(item.get(k), str)), "")
-            new = next((item[k] for k in NEW_TEXT_KEYS + PATCH_KEYS if isinstance(item.get(k), str)), "")
+            new = next((item[k] for k in NEW_TEXT_KEYS if isinstance(item.get(k), str)), "") or patch_in(item)
             if old or new:
                 pairs.append((old, new))
     return path, pairs

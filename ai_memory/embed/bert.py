@@ -43,9 +43,10 @@ LENGTH_STEP = 32
 class _Product(torch.nn.Module):
     """One linear layer's matrix product. In bfloat16 its weight is packed once into oneDNN's
     own layout: the plain product re-packs the weight on every call, which was most of a short
-    text's time (a query's product 60 µs instead of 115; a batch's of 2,048 rows 1.3 ms instead of
-    2.0), for the same numbers bit for bit. The packed product is checked at load, and the plain one kept wherever
-    packing is not offered or gives other numbers (another torch, a CPU without oneDNN)."""
+    text's time (a query's product 60 µs instead of 115; one of 2,048 rows 1.3 ms instead of
+    2.0), for the same numbers bit for bit. The packed product is checked at load, and the plain
+    one kept wherever packing is not offered or gives other numbers (another torch, a CPU
+    without oneDNN)."""
 
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor) -> None:
         super().__init__()
@@ -118,7 +119,8 @@ class _Encoder(torch.nn.Module):
         for name in ("word_embeddings.weight", "token_type_embeddings.weight", "position_embeddings.weight",
                      "LayerNorm.weight", "LayerNorm.bias"):
             self.register_buffer(name.replace(".", "_"), weights.pop(f"embeddings.{name}"))
-        self.layers = torch.nn.ModuleList([_Layer(weights, f"encoder.layer.{i}.", int(config["num_attention_heads"]), eps)
+        heads = int(config["num_attention_heads"])
+        self.layers = torch.nn.ModuleList([_Layer(weights, f"encoder.layer.{i}.", heads, eps)
                                            for i in range(int(config["num_hidden_layers"]))])
         self.eps, self.lowest = eps, float(torch.finfo(self.LayerNorm_weight.dtype).min)
         unpacked = [p for p in self.modules() if isinstance(p, _Product) and p.weight.dtype == torch.bfloat16

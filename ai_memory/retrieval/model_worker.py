@@ -162,7 +162,6 @@ def _long_lived_heap() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(10_000, 20, 100)
-    trim_heap()  # the load's peak (the weights read in float32, converted, packed) given back
 
 
 def _lower_priority(steps: int) -> None:
