@@ -541,7 +541,8 @@ def _embedding_and_retriever(config: Config, reader: Reader, writer: Writer, wor
     model_dir = config.embed.model_dir
     batches = MiniLM(Path(model_dir) if model_dir else None, config.embed.threads, config.embed.precision)
     embedding = EmbeddingJob(batches, reader, writer, query_embedder=batches.sibling())
-    retriever = Retriever(embedding.query_embedder, VectorIndex(MODEL_ID, DIM), ready=lambda: embedding.ready)
+    index = VectorIndex(MODEL_ID, DIM, codes_dir=config.db_path.parent)
+    retriever = Retriever(embedding.query_embedder, index, ready=lambda: embedding.ready)
     return embedding, retriever, embedding.query_embedder
 
 

@@ -194,7 +194,10 @@ def run_size(pages: int, per_page: float, hook_sessions: int, n_queries: int, bu
         # them to their vectors again. The daemon is idle meanwhile.
         out["recall"] = recall(db, queries[:100], words)
         print(f"  [{pages:,}] fast vector path against the exact one: {out['recall']}", flush=True)
-        out["rss_before_reindex_mb"] = snapshot(proc.pid)["rss_mb"]
+        before = snapshot(proc.pid)
+        out["rss_before_reindex_mb"] = before["rss_mb"]
+        print(f"  [{pages:,}] RSS after the burst, its vectors stored: {before['rss_mb']} MB, by process "
+              + ", ".join(f"{p['cmd'].split(' -c ')[-1][:40]!r} {p['rss_mb']}" for p in before["processes"]), flush=True)
         during: dict[str, float] = {}
         stop = threading.Event()
         watcher = threading.Thread(target=peak_rss_during, args=(proc.pid, stop, during))
@@ -367,6 +370,7 @@ ROWS = (
     ("reindex peak RSS MB", lambda r: r["reindex_peak_rss_mb"]),
     ("vectors linked again after s", lambda r: r["relinked_after_reindex_s"] or 0),
     ("RSS settled MB", lambda r: r["rss_settled_mb"]),
+    ("RSS after the burst MB", lambda r: r["rss_before_reindex_mb"]),
     ("peak RSS over the run MB", lambda r: r["peak_rss_mb"]),
     ("database MB", lambda r: r["sizes"]["db_mb"]),
     ("vectors", lambda r: r["sizes"]["vectors"]),

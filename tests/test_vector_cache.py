@@ -7,6 +7,8 @@ its vector late, or only its project says whether a search may see it.
 
 from __future__ import annotations
 
+import gc
+import os
 import sqlite3
 from pathlib import Path
 
@@ -297,11 +299,79 @@ def test_the_quantized_rows_find_the_exact_nearest_rows_with_their_cosines() -> 
     assert np.mean(recalls) >= 0.97 and np.mean(masked_recalls) >= 0.97
 
 
-def test_a_matrix_past_its_exact_size_is_quantized_and_still_follows_the_database(db) -> None:
+def resident_kb(array: np.ndarray) -> int:
+    """How much of the map holding ``array`` this process has resident (/proc/self/smaps)."""
+    address, entry = array.__array_interface__["data"][0], None
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()[0]
+        if "-" in head and ":" not in head:
+            low, high = (int(x, 16) for x in head.split("-"))
+            entry = low <= address < high
+        elif entry and line.startswith("Rss:"):
+            return int(line.split()[1])
+    raise AssertionError("no map holds the array")
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="reads /proc/self/smaps")
+def test_codes_kept_in_a_file_answer_as_codes_in_memory_and_stay_out_of_the_process(tmp_path: Path) -> None:
+    """The daemon's quantized matrices keep their int8 codes in a file in the data dir: the
+    same answers as codes in memory, whether made at once, appended to or cut down, and after
+    a search none of those codes is resident in the process; the file has no name, so nothing
+    is left in the directory when it is let go, or when the process dies."""
     from ai_memory.retrieval.quantized import QuantizedRows
 
+    rng = np.random.default_rng(8)
+    m = clustered(rng, 30_000)
+    in_memory = QuantizedRows.of(m)
+    in_file = QuantizedRows.of(m[:9_000], tmp_path).appended(m[9_000:20_000]).appended(m[20_000:])
+    assert in_file.nbytes * 8 < in_memory.nbytes  # sign bits and scales only
+    keep = rng.random(len(m)) < 0.7
+    kept_in_memory, kept_in_file = in_memory.subset(keep), in_file.subset(keep)
+    for q in clustered(rng, 10):
+        for a, b in ((in_memory, in_file), (kept_in_memory, kept_in_file)):
+            rows_a, sims_a = a.nearest(q, 50)
+            rows_b, sims_b = b.nearest(q, 50)
+            assert rows_a.tolist() == rows_b.tolist() and np.array_equal(sims_a, sims_b)
+            assert resident_kb(b.codes) == 0
+    assert np.array_equal(in_memory[np.arange(0, 30_000, 7)], in_file[np.arange(0, 30_000, 7)])
+    assert resident_kb(in_file.codes) == 0 and os.listdir(tmp_path) == []
+    # An instance appended to twice (a load that failed half way and was read again): rows
+    # another instance maps are never written over.
+    base = QuantizedRows.of(m[:9_000], tmp_path)
+    first, second = base.appended(m[9_000:20_000]), base.appended(m[20_000:])
+    assert np.array_equal(first[np.arange(9_000, 20_000, 11)], in_memory[np.arange(9_000, 20_000, 11)])
+    assert np.array_equal(second[np.arange(9_000, 19_000, 13)], in_memory[np.arange(20_000, 30_000, 13)])
+    assert second.file is not first.file
+    del in_file, kept_in_file, base, first, second, b
+    gc.collect()
+    assert not [fd for fd in os.listdir("/proc/self/fd") if str(tmp_path) in os.path.realpath(f"/proc/self/fd/{fd}")]
+
+
+def test_codes_stay_in_memory_where_no_file_can_be_written(tmp_path: Path, monkeypatch) -> None:
+    """An unwritable directory, or a disk that would be left with too little space for the
+    database: the same answers, from codes in memory."""
+    from ai_memory.retrieval import quantized
+    from ai_memory.retrieval.quantized import QuantizedRows
+
+    rng = np.random.default_rng(9)
+    m, q = clustered(rng, 12_000), clustered(rng, 1)[0]
+    expected = QuantizedRows.of(m).nearest(q, 30)[0].tolist()
+    nowhere = QuantizedRows.of(m, tmp_path / "missing")
+    assert nowhere.file is None and nowhere.nearest(q, 30)[0].tolist() == expected
+    in_file = QuantizedRows.of(m[:6_000], tmp_path)
+    assert in_file.file is not None
+    monkeypatch.setattr(quantized, "DISK_FREE_MIN_BYTES", 2**62)  # as good as a full disk
+    grown = in_file.appended(m[6_000:])
+    assert grown.file is None and grown.nearest(q, 30)[0].tolist() == expected
+    assert QuantizedRows.of(m, tmp_path).file is None
+
+
+@pytest.mark.parametrize("codes", ["in memory", "in a file"])
+def test_a_matrix_past_its_exact_size_is_quantized_and_still_follows_the_database(db, codes, tmp_path) -> None:
+    from ai_memory.retrieval.quantized import FILES_FREE_MEMORY, QuantizedRows
+
     writer, reader = db
-    index = VectorIndex(MODEL, DIM, exact_rows=4)
+    index = VectorIndex(MODEL, DIM, exact_rows=4, codes_dir=tmp_path if codes == "in a file" else None)
     directions = [unit(1, 0, 0, 0), unit(0, 1, 0, 0), unit(0, 0, 1, 0), unit(0, 0, 0, 1),
                   unit(1, 1, 0, 0), unit(0, 1, 1, 0), unit(1, 0, 0, 1)]
     pages = []
@@ -316,6 +386,7 @@ def test_a_matrix_past_its_exact_size_is_quantized_and_still_follows_the_databas
         pages.append(add_page(writer, f"acme/p{i}.md", project="other" if i == 6 else "acme"))
         add_chunk(writer, pages[-1], f"t{i}")
     assert isinstance(index.chunk_matrix(reader).matrix, QuantizedRows)
+    assert (index.chunk_matrix(reader).matrix.file is not None) == (codes == "in a file" and FILES_FREE_MEMORY)
     found = dict(index.search_pages(reader, directions[5]))
     assert max(found, key=found.get) == pages[5]
     assert abs(found[pages[5]] - 1.0) < 0.02 and abs(found[pages[1]] - float(directions[5] @ directions[1])) < 0.02

@@ -78,7 +78,8 @@ class _Serving:
                 self.batch_model, self.query_model = batch, query
             except AiMemoryError as exc:  # searches still work, without vectors; the daemon reports it
                 self.model_error = f"{exc.message} ({exc.detail})" if exc.detail else exc.message
-        index = VectorIndex(self.query_model.model_id, self.query_model.dim) if self.query_model else None
+        index = (VectorIndex(self.query_model.model_id, self.query_model.dim, codes_dir=spec.db_path.parent)
+                 if self.query_model else None)
         self.retriever = Retriever(self.query_model, index, ready=lambda: self.query_model is not None)
         self.local = threading.local()
         self.generation = 0  # bumped by a reset: every thread reopens its connection

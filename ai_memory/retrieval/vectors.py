@@ -10,7 +10,8 @@ ones is never disturbed.
 A matrix of up to ``EXACT_ROWS`` rows is float32 and searched by brute force: exact, one
 matrix-vector product of a few milliseconds (10,000 pages are about 30,000 chunks). A larger
 one is held as ``quantized.QuantizedRows`` (sign bits to choose candidates, int8 codes to
-score them: 436 bytes a row instead of 1,536, and about 4x faster at 300,000 rows), whose
+score them: 436 bytes a row instead of 1,536, and about 4x faster at 300,000 rows; in the
+daemon the codes are in a file, and 52 bytes a row are resident), whose
 answer is the exact one but for rows the sign bits missed (recall printed by
 ``benchmarks/scale.py``) and near-ties within its 2e-3 error.
 """
@@ -21,6 +22,7 @@ import sqlite3
 import threading
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 
@@ -167,10 +169,13 @@ def _union(known: bytearray, found: bytearray) -> bytearray:
 class VectorIndex:
     """Cached matrices for chunk vectors and observation vectors of one model."""
 
-    def __init__(self, model: str, dim: int, exact_rows: int = EXACT_ROWS) -> None:
+    def __init__(self, model: str, dim: int, exact_rows: int = EXACT_ROWS, codes_dir: Path | None = None) -> None:
+        """``codes_dir``: where a quantized matrix keeps its int8 codes, out of the process's
+        memory (``quantized.CodeFile``); None: in memory."""
         self.model = model
         self.dim = dim
         self.exact_rows = exact_rows
+        self.codes_dir = codes_dir
         self._lock = threading.Lock()
         self._chunks: _Matrix | None = None
         self._obs: _Matrix | None = None
@@ -296,7 +301,7 @@ class VectorIndex:
         if isinstance(matrix, QuantizedRows):
             return matrix.appended(vectors)
         if len(matrix) + len(vectors) > self.exact_rows:  # from here on, never float32 in full
-            return QuantizedRows.of(matrix).appended(vectors)
+            return QuantizedRows.of(matrix, self.codes_dir).appended(vectors)
         return np.vstack([matrix, vectors])
 
     def chunk_matrix(self, conn: sqlite3.Connection) -> _Matrix:
