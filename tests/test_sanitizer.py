@@ -358,6 +358,19 @@ def test_sanitize_never_raises_caps_and_removes_an_inserted_token(
 
 
 @settings(max_examples=300, deadline=None)
+@given(head=st.sampled_from(["AKIA", "ASIA", "AROA"]), body=st.text(alphabet=string.ascii_uppercase, min_size=16,
+                                                                  max_size=16),
+       token_body=st.text(alphabet=string.ascii_letters, min_size=36, max_size=36),
+       github=st.sampled_from(["ghp_", "gho_", "ghs_"]))
+def test_a_key_whose_body_has_no_digit_is_still_found(head: str, body: str, token_body: str, github: str) -> None:
+    """An AWS key id's 16 base32 characters hold no digit in one key of 28, and a GitHub token's
+    body may be letters only that read like CamelCaseWords: neither is passed by."""
+    text = f"the id {head}{body} and then {github}{token_body} in a log line"
+    redacted = sanitize(text, TextKind.TOOL_IO).text
+    assert body not in redacted and token_body not in redacted
+
+
+@settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.characters(exclude_categories=()), max_size=500), st.sampled_from(list(TextKind)))
 def test_any_code_point_comes_out_as_valid_utf8(text: str, kind: TextKind) -> None:
     sanitize(text, kind).text.encode("utf-8")

@@ -84,11 +84,14 @@ def _letters_body(text: str, m: re.Match[str]) -> Found:
     return (m.start(), m.end(), "huggingface_token") if ok else None
 
 
-# Heads of tokens whose bodies may be letters only: a run of random letters reads as
-# CamelCaseWords often enough (one Hugging Face token in 14) that the scan, which looks for gates
-# only at the heads of runs that look like key material, would pass it by; a run starting with
-# one of these is looked at whatever its letters read like.
-LETTER_HEADS = ("hf_", "api_org_")
+# Heads of tokens whose bodies may be letters only, or of one case: a run of random letters reads
+# as CamelCaseWords often enough (one Hugging Face token in 14), and an AWS key id's 16 base32
+# characters hold no digit in one key of 28, so the scan, which looks for gates only at the heads
+# of runs that look like key material, would pass them by; a run starting with one of these is
+# looked at whatever its letters read like (the format's own pattern still decides).
+LETTER_HEADS = ("hf_", "api_org_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "npm_",
+                "xox", "sk_live_", "rk_live_", "sk-proj-", "AIza", "ATBB",
+                "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "APKA", "ABIA", "ACCA")
 
 
 def _telegram(text: str, m: re.Match[str]) -> Found:
