@@ -20,7 +20,7 @@ from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import StorageError
 from ai_memory.wiki.files import file_kind, is_page_path
 from ai_memory.wiki.git_repair import repair
-from ai_memory.wiki.repo import ensure_repo, signature
+from ai_memory.wiki.repo import opened_repo, signature
 
 log = logging.getLogger(__name__)
 TIME_TRAILER = "ai-memory-at"
@@ -31,7 +31,11 @@ T = TypeVar("T")
 
 def commit_all(wiki_dir: Path, message: str) -> str | None:
     """Stage every change in the work tree (adds, edits, deletions) and commit; None if clean."""
-    repo = ensure_repo(wiki_dir)
+    with opened_repo(wiki_dir) as repo:
+        return _commit_changes(repo, wiki_dir, message)
+
+
+def _commit_changes(repo: pygit2.Repository, wiki_dir: Path, message: str) -> str | None:
     status = repo.status()
     changed = sorted(p for p, flags in status.items() if flags != pygit2.GIT_STATUS_IGNORED)
     if not changed:
@@ -63,25 +67,25 @@ def commit_all(wiki_dir: Path, message: str) -> str | None:
 def removal_commit(wiki_dir: Path, path: str, depth: int = 200) -> str | None:
     """The newest commit (within ``depth`` of HEAD) whose tree lacks ``path`` while its first
     parent's has it: where a removed page can be restored from (``git show <id>^:<path>``)."""
-    repo = ensure_repo(wiki_dir)
-    if repo.head_is_unborn:
+    with opened_repo(wiki_dir) as repo:
+        if repo.head_is_unborn:
+            return None
+        for count, commit in enumerate(repo.walk(repo.head.target, pygit2.enums.SortMode.TOPOLOGICAL)):
+            if count >= depth:
+                break
+            if commit.parents and path not in commit.tree and path in commit.parents[0].tree:
+                return str(commit.id)
         return None
-    for count, commit in enumerate(repo.walk(repo.head.target, pygit2.enums.SortMode.TOPOLOGICAL)):
-        if count >= depth:
-            break
-        if commit.parents and path not in commit.tree and path in commit.parents[0].tree:
-            return str(commit.id)
-    return None
 
 
 def committed(wiki_dir: Path, files: dict[str, bytes]) -> set[str]:
     """The paths whose bytes are exactly what HEAD holds: only those can leave the work tree
     and still be restored from history."""
-    repo = ensure_repo(wiki_dir)
-    if repo.head_is_unborn:
-        return set()
-    tree = repo[repo.head.target].tree
-    return {path for path, data in files.items() if path in tree and tree[path].id == pygit2.hash(data)}
+    with opened_repo(wiki_dir) as repo:
+        if repo.head_is_unborn:
+            return set()
+        tree = repo[repo.head.target].tree
+        return {path for path, data in files.items() if path in tree and tree[path].id == pygit2.hash(data)}
 
 
 class Committer:
