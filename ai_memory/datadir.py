@@ -27,6 +27,10 @@ TEMPLATE_DIR: Traversable = resources.files("ai_memory.data_template")
 # the daemon then loads them at start-up instead of at the first call.
 MCP_HTTP_USED = "mcp-http.used"
 
+# Below this much free space on the data dir's disk, writes fail (the doctor warns), and nothing
+# that could go elsewhere (a vector codes file) takes more of it.
+DISK_FREE_MIN_BYTES = 512 * 2**20
+
 
 def prepare(data_dir: Path) -> None:
     """Create whatever is missing of the layout; never touch what already exists."""

@@ -30,10 +30,10 @@ from typing import Any
 from ai_memory.cli.common import client_from, config_from, print_json
 from ai_memory.config import Config, load_config
 from ai_memory.core.errors import DaemonUnavailable
+from ai_memory.datadir import DISK_FREE_MIN_BYTES
 
 HELP = "check the daemon, token, hooks, spool, database, git, drift, disk space and backups; a fix for each"
 EXAMPLE = "example: ai-memory doctor --json"
-DISK_FREE_MIN_BYTES = 512 * 1024 * 1024
 BACKUP_MAX_AGE_DAYS = 7.0
 
 

@@ -50,14 +50,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ai_memory.datadir import DISK_FREE_MIN_BYTES
+
 log = logging.getLogger(__name__)
 
 CANDIDATES = 8       # rows kept by the sign bits, per row asked for
 MIN_CANDIDATES = 2048
 COPY_ROWS = 32_768   # rows copied at a time from one code file to another
-# A code file is never written where the disk would be left with less than this: the database
-# needs it (the doctor warns below it, and writes fail there).
-DISK_FREE_MIN_BYTES = 512 * 2**20
 # Only where handing the pages back unmaps them does a code file take the codes out of memory.
 FILES_FREE_MEMORY = sys.platform.startswith("linux")
 
@@ -171,12 +170,16 @@ class QuantizedRows:
         return self.bits.nbytes + self.scales.nbytes + (0 if self.file else self.codes.nbytes)
 
     def _codes_of(self, rows: np.ndarray) -> np.ndarray:
-        """A copy of these rows' codes; the map's pages are handed back once they are read.
-        (A search on another thread reading the same map meanwhile only reads its pages again.)"""
+        """A copy of these rows' codes; the map's pages are handed back once they are read."""
         codes = self.codes[rows]
+        self._let_go()
+        return codes
+
+    def _let_go(self) -> None:
+        """The map's pages handed back. (A search on another thread reading the same map
+        meanwhile only reads its pages again.)"""
         if self.view is not None:
             self.view.madvise(mmap.MADV_DONTNEED)
-        return codes
 
     def __getitem__(self, rows: np.ndarray) -> np.ndarray:
         """The rows as float32 (from their int8 codes)."""
@@ -209,8 +212,7 @@ class QuantizedRows:
 
     def _with_codes_in_memory(self, more: np.ndarray) -> np.ndarray:
         codes = np.concatenate([self.codes, more])
-        if self.view is not None:
-            self.view.madvise(mmap.MADV_DONTNEED)
+        self._let_go()
         return codes
 
     def _copied(self, rows: np.ndarray) -> CodeFile:
