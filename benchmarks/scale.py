@@ -136,10 +136,39 @@ def sizes(db: Path) -> dict[str, float]:
         conn.close()
 
 
-def peak_rss_during(pid: int, stop: threading.Event, out: dict[str, float]) -> None:
-    while not stop.is_set():
-        out["rss_mb"] = max(out.get("rss_mb", 0.0), snapshot(pid)["rss_mb"])
-        time.sleep(0.5)
+class PeakMeter:
+    """Samples the RSS of every process of the daemon twice a second, and keeps the highest
+    sample of each phase of the run with its processes: where the run's peak happens."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.phase = pid, "start"
+        self.peaks: dict[str, dict[str, Any]] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def start(self) -> PeakMeter:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            now, phase = snapshot(self.pid), self.phase
+            if now["rss_mb"] > self.peaks.get(phase, {}).get("rss_mb", 0.0):
+                self.peaks[phase] = {"rss_mb": now["rss_mb"], "by_process": {
+                    p["cmd"].split(" -c ")[-1][:40]: p["rss_mb"] for p in now["processes"]}}
+            self._stop.wait(0.5)
+
+    def peak(self, phase: str | None = None) -> float:
+        chosen = [self.peaks.get(phase, {})] if phase else list(self.peaks.values())
+        return max((p.get("rss_mb", 0.0) for p in chosen), default=0.0)
+
+    def highest(self) -> str:
+        phase = max(self.peaks, key=lambda name: self.peaks[name]["rss_mb"], default="")
+        return f"{phase}: {self.peaks[phase]}" if phase else "none sampled"
 
 
 def run_size(pages: int, per_page: float, hook_sessions: int, n_queries: int, burst_s: float,
@@ -165,10 +194,7 @@ def run_size(pages: int, per_page: float, hook_sessions: int, n_queries: int, bu
     t0 = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-m", "ai_memory.cli", "serve", "--port", str(port)], env=env,
                             cwd=REPO, stderr=subprocess.DEVNULL)
-    peak: dict[str, float] = {}
-    stop_peak = threading.Event()
-    sampler = threading.Thread(target=peak_rss_during, args=(proc.pid, stop_peak, peak))
-    sampler.start()
+    meter = PeakMeter(proc.pid).start()
     try:
         wait_up(port, data / "token", proc, limit_s=3600)
         client, searcher = (Client(port, (data / "token").read_text().strip()) for _ in range(2))
@@ -178,17 +204,23 @@ def run_size(pages: int, per_page: float, hook_sessions: int, n_queries: int, bu
         for item in queries[:20]:  # the worker's matrices load on the first searches
             client.call("POST", "/v1/query", {"q": item["q"], "project": item["project"], "k": 10})
         out["rss_settled_mb"] = snapshot(proc.pid)["rss_mb"]
+        meter.phase = "hook sample"
         out["ingest"] = ingest_sample(client, searcher, port, queries, sessions, hook_sessions)
         print(f"  [{pages:,}] started and settled in {out['start_s']} s (RSS {out['rss_settled_mb']} MB); "
               f"/hook sample: {out['ingest']}", flush=True)
+        meter.phase = "hook sample's work settling"
         settled(client, pages, 3600)
         out["quiet_after_s"] = quiet(proc.pid)
+        meter.phase = "idle queries"
         out["query_idle_ms"] = idle(client, queries)
+        meter.phase = "burst"
         out["query_burst_ms"] = burst(client, port, queries, burst_s)
+        meter.phase = "briefings"
         out["briefing_ms"] = briefings(client, work, 100)
         print(f"  [{pages:,}] query idle (quiet after {out['quiet_after_s']} s) {out['query_idle_ms']}, "
               f"burst {out['query_burst_ms']}, "
               f"briefing {out['briefing_ms']}", flush=True)
+        meter.phase = "burst's work settling, recall"
         settled(client, pages, 3600)
         # Before the reindex: a rebuilt database's observations wait for the embedding job to link
         # them to their vectors again. The daemon is idle meanwhile.
@@ -198,19 +230,15 @@ def run_size(pages: int, per_page: float, hook_sessions: int, n_queries: int, bu
         out["rss_before_reindex_mb"] = before["rss_mb"]
         print(f"  [{pages:,}] RSS after the burst, its vectors stored: {before['rss_mb']} MB, by process "
               + ", ".join(f"{p['cmd'].split(' -c ')[-1][:40]!r} {p['rss_mb']}" for p in before["processes"]), flush=True)
-        during: dict[str, float] = {}
-        stop = threading.Event()
-        watcher = threading.Thread(target=peak_rss_during, args=(proc.pid, stop, during))
-        watcher.start()
+        meter.phase = "reindex"
         t2 = time.monotonic()
         patient = Client(port, client.token, timeout=7200.0)  # a large reindex takes minutes
         status, report = patient.call("POST", "/v1/reindex", {})
         patient.close()
         out["reindex_s"] = round(time.monotonic() - t2, 1)
-        stop.set()
-        watcher.join()
+        meter.phase = "after the reindex"
         assert status == 200, report
-        out["reindex_peak_rss_mb"] = during.get("rss_mb", 0.0)
+        out["reindex_peak_rss_mb"] = meter.peak("reindex")
         out["processes"] = len(tree(proc.pid))
         out["sizes"] = sizes(db)
         t3 = time.monotonic()
@@ -226,12 +254,14 @@ def run_size(pages: int, per_page: float, hook_sessions: int, n_queries: int, bu
         client.close()
         searcher.close()
     finally:
+        meter.phase = "stopping"
         proc.terminate()
         proc.wait(timeout=300)
-        stop_peak.set()
-        sampler.join()
-    out["peak_rss_mb"] = peak.get("rss_mb", 0.0)
-    print(f"  [{pages:,}] peak RSS of all processes over the run {out['peak_rss_mb']} MB", flush=True)
+        meter.stop()
+    out["peak_rss_mb"], out["peak_rss_by_phase"] = meter.peak(), meter.peaks
+    print(f"  [{pages:,}] peak RSS of all processes over the run {out['peak_rss_mb']} MB, "
+          f"highest in {meter.highest()}; by phase: "
+          + ", ".join(f"{name} {p['rss_mb']}" for name, p in meter.peaks.items()), flush=True)
     return out
 
 

@@ -170,6 +170,28 @@ def test_a_commit_sets_off_no_full_comparison(quiet_daemon: Daemon) -> None:
     assert reconciles(quiet_daemon) - before == 1  # the new folder; no commit
 
 
+def test_a_page_written_into_a_folder_is_synced_alone(quiet_daemon: Daemon) -> None:
+    """Writing a page (ai-memory's or a person's) into an existing folder syncs that page, and
+    compares no other file: each write once also reported its folder as modified, which the
+    watcher took for a moved folder, so on a 100,000-page wiki every session's end compared
+    every file again."""
+    wiki = quiet_daemon.data_dir / "wiki"
+    status, body, _ = quiet_daemon.request("POST", "/v1/pages", {"text": "Deploys need a green build.", "kind": "rule",
+                                                                 "project": "acme-api"})
+    assert status == 201, body
+    folder = (wiki / body["path"]).parent
+    wait_until(lambda: committed_clean(wiki), timeout=10)
+    (folder / "first.md").write_text(page_text("First", "The pipeline runs on ambermoth."))
+    wait_until(lambda: any(p.endswith("first.md") for p in search_paths(quiet_daemon, "ambermoth")), timeout=5)
+    before = reconciles(quiet_daemon)
+    for text in ("Releases are tagged by CI.", "Migrations run before the deploy.", "Feature flags live in etcd."):
+        status, body, _ = quiet_daemon.request("POST", "/v1/pages", {"text": text, "kind": "rule", "project": "acme-api"})
+        assert status == 201, body
+    (folder / "later.md").write_text(page_text("Later", "Rollbacks go through saltfinch."))
+    wait_until(lambda: any(p.endswith("later.md") for p in search_paths(quiet_daemon, "saltfinch")), timeout=5)
+    assert reconciles(quiet_daemon) == before
+
+
 def test_a_touched_page_is_read_again_once(wiki_daemon: Daemon) -> None:
     """Same bytes, new mtime (touch, a copy, a checkout): the index takes the new stat, so the next
     comparisons find it equal instead of reading and parsing the file each time."""

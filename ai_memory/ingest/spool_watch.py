@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.events import FileCreatedEvent, FileMovedEvent, FileSystemEvent, FileSystemEventHandler
 
 from ai_memory.wiki.watcher import ObservedDir
 
@@ -30,8 +30,6 @@ class _Handler(FileSystemEventHandler):
         self._loop, self._arrived = loop, arrived
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.event_type not in ("created", "moved"):
-            return
         path = str(getattr(event, "dest_path", "") or event.src_path)
         if is_spool_file(path):
             self._loop.call_soon_threadsafe(self._arrived.set)
@@ -49,7 +47,8 @@ class SpoolWatcher(ObservedDir):
 
     def start(self) -> None:
         self._dir.mkdir(parents=True, exist_ok=True)
-        self.observe(_Handler(asyncio.get_running_loop(), self._arrived), self._dir, recursive=False)
+        self.observe(_Handler(asyncio.get_running_loop(), self._arrived), self._dir, recursive=False,
+                     events=[FileCreatedEvent, FileMovedEvent])  # a drain's reads are not arrivals
 
     async def run(self, drain: Callable[[], Awaitable[object]]) -> None:
         while True:

@@ -21,7 +21,7 @@ from ai_memory.core.page import ParsedPage, content_hash, is_generated, parse_pa
 from ai_memory.core.project_map import ProjectMap
 from ai_memory.store.forgetting import bury_pages, record_commit
 from ai_memory.store.history import history_cursor, record_versions
-from ai_memory.store.pages import FileState, file_state, file_states, index_page_rows, remove_page, restat_page
+from ai_memory.store.pages import FileState, file_state, index_page_rows, remove_page, restat_page, stale_paths
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer, WriteTx
 from ai_memory.wiki.files import atomic_write, is_link_refusal, is_page_path, page_stats, read_file, unlink_file
@@ -230,23 +230,19 @@ class Wiki:
         async with self._sync_lock:
             self.reconciles += 1
             report = ReconcileReport()
-            states = await self.reader.run(file_states)
             links: list[str] = []
             on_disk = await asyncio.to_thread(page_stats, self.dir, links)
             self.symlinks = links
-            for rel, stat in on_disk.items():
-                known = states.get(rel)
-                if known is not None and (known.mtime_ns, known.size) == stat:
-                    report.unchanged += 1
-                    continue
-                outcome = await self.sync_path(rel, known, lookup=False)
+            files = len(on_disk)
+            stale, gone = await self.reader.run(lambda c: stale_paths(c, on_disk))
+            # each looked at again as it is now: a page written since the walk is no page gone
+            for rel in stale + gone:
+                outcome = await self.sync_path(rel)
                 if outcome == "indexed":
                     report.indexed.append(rel)
-                else:
-                    report.unchanged += 1
-            for rel in sorted(set(states) - set(on_disk)):
-                await self.writer.submit_wait(remove_page(rel))
-                report.removed.append(rel)
+                elif outcome == "removed":
+                    report.removed.append(rel)
+            report.unchanged = files - len(report.indexed)
             if report.changed:  # asked for first: an index rewritten next to them commits them before it
                 self.committer.request("external edit: reconciled files changed outside ai-memory")
                 await self.refresh_indexes({rel.split("/", 1)[0] for rel in report.indexed + report.removed if "/" in rel})

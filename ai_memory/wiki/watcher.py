@@ -12,7 +12,10 @@ import logging
 import threading
 from pathlib import Path
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.events import (
+    DirCreatedEvent, DirDeletedEvent, DirMovedEvent, FileAttribEvent, FileClosedEvent, FileCreatedEvent,
+    FileDeletedEvent, FileModifiedEvent, FileMovedEvent, FileSystemEvent, FileSystemEventHandler,
+)
 from watchdog.observers import Observer
 
 from ai_memory.wiki.files import is_page_path, is_watched_dir, relative
@@ -20,14 +23,21 @@ from ai_memory.wiki.service import Wiki
 
 log = logging.getLogger(__name__)
 
+# The events that can change what a page holds, where it is or its stat (a touch: the index
+# keeps the new stat). Asked of the kernel by these alone: with watchdog's default, reading a
+# file (git's status, a rebuild's 100,000 reads) queued two events a read, and every write in a
+# folder also reported the folder as modified, which took it for a moved folder and compared
+# every file again.
+PAGE_EVENTS: list[type[FileSystemEvent]] = [
+    FileCreatedEvent, FileModifiedEvent, FileAttribEvent, FileClosedEvent, FileDeletedEvent, FileMovedEvent,
+    DirCreatedEvent, DirDeletedEvent, DirMovedEvent]
+
 
 class _Handler(FileSystemEventHandler):
     def __init__(self, wiki_dir: Path, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str]) -> None:
         self._dir, self._loop, self._queue = wiki_dir, loop, queue
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.event_type in ("opened", "closed_no_write"):
-            return
         for raw in (event.src_path, getattr(event, "dest_path", "")):
             if not raw:
                 continue
@@ -58,9 +68,10 @@ class ObservedDir:
     def __init__(self) -> None:
         self._observer: Observer | None = None
 
-    def observe(self, handler: FileSystemEventHandler, path: Path, recursive: bool) -> None:
+    def observe(self, handler: FileSystemEventHandler, path: Path, recursive: bool,
+                events: list[type[FileSystemEvent]]) -> None:
         self._observer = Observer()
-        self._observer.schedule(handler, str(path), recursive=recursive)
+        self._observer.schedule(handler, str(path), recursive=recursive, event_filter=events)
         self._observer.daemon = True
         self._observer.start()
 
@@ -81,7 +92,8 @@ class WikiWatcher(ObservedDir):
         self.synced = 0
 
     def start(self) -> None:
-        self.observe(_Handler(self._wiki.dir, asyncio.get_running_loop(), self._queue), self._wiki.dir, recursive=True)
+        self.observe(_Handler(self._wiki.dir, asyncio.get_running_loop(), self._queue), self._wiki.dir, recursive=True,
+                     events=PAGE_EVENTS)
 
     async def run(self) -> None:
         """Consume paths: gather a burst, wait until it is quiet, then sync each path once."""
