@@ -26,7 +26,8 @@ def bound_heap(arenas: int = 2) -> None:
 
 
 def trim_heap() -> None:
-    """Give the pages freed since back to the system (glibc keeps them otherwise)."""
+    """Give the pages freed since back to the system (glibc keeps them otherwise). On a large,
+    fragmented heap this takes tens of milliseconds: never on an event loop."""
     try:
         ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError):

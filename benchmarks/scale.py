@@ -159,7 +159,7 @@ class PeakMeter:
             now, phase = snapshot(self.pid), self.phase
             if now["rss_mb"] > self.peaks.get(phase, {}).get("rss_mb", 0.0):
                 self.peaks[phase] = {"rss_mb": now["rss_mb"], "by_process": {
-                    p["cmd"].split(" -c ")[-1][:40]: p["rss_mb"] for p in now["processes"]}}
+                    f"{p['pid']} {p['cmd'].split(' -c ')[-1][:40]}": p["rss_mb"] for p in now["processes"]}}
             self._stop.wait(0.5)
 
     def peak(self, phase: str | None = None) -> float:

@@ -91,6 +91,34 @@ def test_kill_9_between_rename_and_index_commit_reconciles_on_start(daemon: Daem
     assert run_cli(daemon.data_dir, "reindex", "--check").returncode == 0
 
 
+def test_changes_made_while_the_daemon_was_down_are_found_at_start(daemon: Daemon) -> None:
+    """The reconcile at start compares every file with the index: an edited page is read again,
+    a new one indexed, a deleted one's rows removed, a touched one's new stat kept."""
+    seed(daemon, 4)
+    daemon.stop()
+    notes = daemon.data_dir / "wiki" / "acme-api" / "notes"
+    (notes / "note-0.md").write_text(page_text("Note 0", "Rewritten offline: it mentions quartzwren now."))
+    (notes / "note-1.md").unlink()
+    (notes / "added.md").write_text(page_text("Added", "Written while stopped: basaltkite."))
+    later = (notes / "note-2.md").stat().st_mtime_ns + 5_000_000_000
+    os.utime(notes / "note-2.md", ns=(later, later))
+    restarted = Daemon(daemon.data_dir).start()
+    try:
+        assert "acme-api/notes/note-0.md" in search_paths(restarted, "quartzwren")
+        assert "acme-api/notes/note-0.md" not in search_paths(restarted, "zircon0")
+        assert "acme-api/notes/added.md" in search_paths(restarted, "basaltkite")
+        assert "acme-api/notes/note-1.md" not in search_paths(restarted, "zircon1")
+        db = sqlite3.connect(daemon.data_dir / "db" / "memory.sqlite")
+        try:
+            stats = dict(db.execute("SELECT path, mtime_ns FROM pages WHERE path LIKE 'acme-api/notes/%'"))
+        finally:
+            db.close()
+        assert "acme-api/notes/note-1.md" not in stats and stats["acme-api/notes/note-2.md"] == later
+    finally:
+        restarted.stop()
+    assert run_cli(daemon.data_dir, "reindex", "--check").returncode == 0
+
+
 def test_random_external_changes_leave_no_drift(daemon: Daemon) -> None:
     rng = random.Random(7)
     notes = daemon.data_dir / "wiki" / "acme-api" / "notes"

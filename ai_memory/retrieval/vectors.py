@@ -39,8 +39,9 @@ MIN_SIMILARITY = 0.30
 # this machine) and its float32 copy alone would take most of the daemon's memory budget.
 EXACT_ROWS = 32_768
 # A first load of a large memory is read and appended in batches of this many rows, so the rows
-# read are never all held at once beside the matrix they become.
-LOAD_BATCH = 32_768
+# read are never all held at once beside the matrix they become (a batch's rows and their
+# vectors joined: ~25 MB).
+LOAD_BATCH = 8192
 
 # Each row: key, group, vector, own id (for incremental loads), embedding rowid, project.
 # A load reads the rows added since the last one and the rows whose vector was added since:
