@@ -21,8 +21,8 @@ For each ``--pages`` N, on a fresh data dir and the daemon of this checkout:
    (under 5% of a core: what the sample left to do runs first), ``/v1/query`` p50/p95 idle
    and under a burst of 32 hook clients, ``/v1/briefing`` p95, ``POST /v1/reindex`` (no
    re-embedding: vectors are kept by content hash) with the peak RSS of every process, database
-   and vector sizes, and the peak RSS over the whole run (what step 3 does in between runs in
-   this process, not the daemon's);
+   and vector sizes, and the peak RSS over the whole run, with each phase's highest sample and
+   its processes (what step 3 does in between runs in this process, not the daemon's);
 3. **in this process**, the daemon idle, before the reindex: the quantized vector search against the exact float32
    one over the same database, each query made into a vector as the stored texts were (recall
    of the top 300 rows of each matrix, of the rows each vector stream returns, and of a whole

@@ -21,7 +21,7 @@ from ai_memory.core.page import ParsedPage, content_hash, is_generated, parse_pa
 from ai_memory.core.project_map import ProjectMap
 from ai_memory.store.forgetting import bury_pages, record_commit
 from ai_memory.store.history import history_cursor, record_versions
-from ai_memory.store.pages import FileState, file_state, index_page_rows, remove_page, restat_page, stale_paths
+from ai_memory.store.pages import file_state, index_page_rows, remove_page, restat_page, stale_paths
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer, WriteTx
 from ai_memory.wiki.files import atomic_write, is_link_refusal, is_page_path, page_stats, read_file, unlink_file
@@ -185,13 +185,11 @@ class Wiki:
         if files and len(await asyncio.to_thread(committed, self.dir, files)) < len(files):
             await self.committer.commit_now(f"external edit: before ai-memory rewrites {', '.join(sorted(files)[:5])}")
 
-    async def sync_path(self, rel: str, known: FileState | None = None, *, lookup: bool = True) -> str:
+    async def sync_path(self, rel: str) -> str:
         """Bring one path's index rows in step with its file: 'indexed', 'removed' or 'unchanged'."""
         if not is_page_path(rel):
             return "unchanged"
-        if lookup:
-            states = await self.reader.run(lambda c: file_state(c, rel))
-            known = states
+        known = await self.reader.run(lambda c: file_state(c, rel))
         try:
             data, st = await asyncio.to_thread(read_file, self.dir, rel)
         except OSError as exc:
