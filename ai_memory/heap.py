@@ -9,9 +9,14 @@ threads take turns handling hooks, reads and writes grows that way without holdi
 from __future__ import annotations
 
 import ctypes
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 M_MMAP_THRESHOLD = -3
 M_ARENA_MAX = -8
+QUIET_S = 2.0  # how long the work that frees most must pause before the heap is trimmed
 
 
 def bound_heap(arenas: int = 2) -> None:
@@ -32,3 +37,55 @@ def trim_heap() -> None:
         ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError):
         pass
+
+
+class IdleTrim:
+    """Trims the heap once the work that frees most of it (done inside ``working``) has paused
+    for ``quiet_s``: never while such work runs, nor between the steps of a burst. A trim holds
+    the allocator's arenas for up to ~0.1 s on a large heap, and every thread allocates from
+    them: trimmed after each commit or search, a burst would stall behind it."""
+
+    def __init__(self, quiet_s: float = QUIET_S, trim: Callable[[], None] = trim_heap) -> None:
+        self._quiet_s, self._trim = quiet_s, trim
+        self._changed = threading.Condition()
+        self._running = 0
+        self._due: float | None = None  # when the next trim may run; None: nothing done since the last
+        threading.Thread(target=self._trim_when_due, name="heap-trim", daemon=True).start()
+
+    @property
+    def busy(self) -> int:
+        return self._running
+
+    @contextmanager
+    def working(self) -> Iterator[None]:
+        with self._changed:
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._running -= 1
+                self._due = time.monotonic() + self._quiet_s
+                self._changed.notify()
+
+    def _trim_when_due(self) -> None:
+        while True:
+            with self._changed:
+                while self._running or self._due is None or self._due > time.monotonic():
+                    self._changed.wait(None if self._running or self._due is None
+                                       else self._due - time.monotonic())
+                self._due = None
+            self._trim()
+
+
+_process_trim: IdleTrim | None = None
+_process_trim_lock = threading.Lock()
+
+
+def idle_trim() -> IdleTrim:
+    """The process's one IdleTrim (the allocator is the process's), started when first asked."""
+    global _process_trim
+    with _process_trim_lock:
+        if _process_trim is None:
+            _process_trim = IdleTrim()
+        return _process_trim

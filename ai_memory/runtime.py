@@ -28,7 +28,7 @@ from ai_memory.coordination.users import Users
 from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import AiMemoryError, ConfigError
 from ai_memory.core.names import project_name
-from ai_memory.heap import trim_heap
+from ai_memory.heap import idle_trim
 from ai_memory.ingest.sessions import SessionCompiler
 from ai_memory.ingest.spool import SpoolStats, drain_once
 from ai_memory.ingest.spool_watch import SpoolWatcher
@@ -365,7 +365,8 @@ class Runtime:
 
         async with self._maintenance:
             db, wiki, raw = self.config.db_path, self.config.sub("wiki"), self.config.sub("raw")
-            report = await asyncio.to_thread(rebuild, wiki, raw, db)
+            with idle_trim().working():  # it reads every page and its history
+                report = await asyncio.to_thread(rebuild, wiki, raw, db)
             await self.writer.suspend()  # drains and commits what is queued; new writes get 503
             try:
                 late = await asyncio.to_thread(catch_up, Path(report.path), raw)
@@ -383,7 +384,6 @@ class Runtime:
             await self.wiki.reconcile()  # pages written while we rebuilt
             await self.projects.load()
             self.wiki.on_indexed()  # a rebuilt index: whatever it lacks a vector for is embedded now
-            await asyncio.to_thread(trim_heap)  # the rebuild read every page and its history
         return {"pages": report.pages, "broken_pages": report.broken_pages,
                 "observations": report.observations + late.observations,
                 "handoffs_kept": report.handoffs_kept, "vector_links_kept": report.vector_links_kept}
@@ -400,9 +400,9 @@ class Runtime:
             await asyncio.sleep(min(max(interval, paced), RECONCILE_MAX_INTERVALS * interval))
 
     async def _reconcile(self) -> None:
-        await self.wiki.reconcile()
+        with idle_trim().working():  # it holds a stat of every page file
+            await self.wiki.reconcile()
         await self.projects.load(only_if_changed=True)  # a sync or a person changed the projects file
-        await asyncio.to_thread(trim_heap)  # it held a stat of every page file
 
     async def project_change(self, verb: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
         """A project lifecycle verb (``self.projects``), never beside a reindex, a sweep or a

@@ -192,6 +192,24 @@ def test_a_page_written_into_a_folder_is_synced_alone(quiet_daemon: Daemon) -> N
     assert reconciles(quiet_daemon) == before
 
 
+def test_pages_moved_in_from_outside_and_a_renamed_folder_are_found(quiet_daemon: Daemon, tmp_path: Path) -> None:
+    """Moves are what the watcher is told of (no periodic comparison here): a page moved into
+    the wiki from elsewhere on the disk, and a folder of pages renamed inside it."""
+    wiki = quiet_daemon.data_dir / "wiki"
+    outside = tmp_path / "elsewhere"
+    (outside / "drafts").mkdir(parents=True)
+    (outside / "one.md").write_text(page_text("One", "Cache keys carry the tenant: copperheron."))
+    (outside / "drafts" / "two.md").write_text(page_text("Two", "Retries back off to a minute: ivorylark."))
+    (wiki / "acme-api" / "notes").mkdir(parents=True)
+    os.rename(outside / "one.md", wiki / "acme-api" / "notes" / "one.md")
+    os.rename(outside / "drafts", wiki / "acme-api" / "drafts")
+    wait_until(lambda: "acme-api/notes/one.md" in search_paths(quiet_daemon, "copperheron"), timeout=5)
+    wait_until(lambda: "acme-api/drafts/two.md" in search_paths(quiet_daemon, "ivorylark"), timeout=5)
+    os.rename(wiki / "acme-api" / "drafts", wiki / "acme-api" / "design")
+    wait_until(lambda: (paths := search_paths(quiet_daemon, "ivorylark")) and "acme-api/design/two.md" in paths
+               and "acme-api/drafts/two.md" not in paths, timeout=5)
+
+
 def test_a_touched_page_is_read_again_once(wiki_daemon: Daemon) -> None:
     """Same bytes, new mtime (touch, a copy, a checkout): the index takes the new stat, so the next
     comparisons find it equal instead of reading and parsing the file each time."""

@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from watchdog.events import FileCreatedEvent, FileMovedEvent, FileSystemEvent, FileSystemEventHandler
+from watchdog.events import EventsLostEvent, FileCreatedEvent, FileMovedEvent, FileSystemEvent, FileSystemEventHandler
 
 from ai_memory.wiki.watcher import ObservedDir
 
@@ -28,6 +28,9 @@ def is_spool_file(path: str) -> bool:
 class _Handler(FileSystemEventHandler):
     def __init__(self, loop: asyncio.AbstractEventLoop, arrived: asyncio.Event) -> None:
         self._loop, self._arrived = loop, arrived
+
+    def on_events_lost(self, event: EventsLostEvent) -> None:
+        self._loop.call_soon_threadsafe(self._arrived.set)  # some arrivals went unreported: drain
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         path = str(getattr(event, "dest_path", "") or event.src_path)
@@ -48,7 +51,7 @@ class SpoolWatcher(ObservedDir):
     def start(self) -> None:
         self._dir.mkdir(parents=True, exist_ok=True)
         self.observe(_Handler(asyncio.get_running_loop(), self._arrived), self._dir, recursive=False,
-                     events=[FileCreatedEvent, FileMovedEvent])  # a drain's reads are not arrivals
+                     events=[FileCreatedEvent, FileMovedEvent, EventsLostEvent])  # a drain's reads are none
 
     async def run(self, drain: Callable[[], Awaitable[object]]) -> None:
         while True:

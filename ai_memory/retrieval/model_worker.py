@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_memory.core.errors import AiMemoryError
-from ai_memory.heap import bound_heap, trim_heap
+from ai_memory.heap import bound_heap, idle_trim
 from ai_memory.retrieval.search import Answer, Query, Retriever
 from ai_memory.retrieval.vectors import VectorIndex, single_threaded_blas
 
@@ -44,7 +44,6 @@ READY_TIMEOUT_S = 180.0
 ANSWER_TIMEOUT_S = 60.0
 ENCODE_TIMEOUT_S = 600.0
 STOP_GRACE_S = 0.3  # per step of stopping a worker (pipe closed, then SIGTERM, then SIGKILL)
-TRIM_AFTER_IDLE_S = 2.0  # searches leave freed heap behind; it goes back once they pause this long
 
 
 @dataclass(frozen=True)
@@ -88,18 +87,6 @@ class _Serving:
         self.searches = ThreadPoolExecutor(max(1, spec.search_threads), thread_name_prefix="search")
         self.batches = ThreadPoolExecutor(1, thread_name_prefix="embed", initializer=_lower_priority,
                                           initargs=(spec.embed_nice,))
-        self.searched = threading.Event()
-        threading.Thread(target=self._trim_when_idle, name="trim", daemon=True).start()
-
-    def _trim_when_idle(self) -> None:
-        """The heap searches freed (tens of MB at 100,000 pages) given back once they pause,
-        never between two searches of a burst: a trim holds the allocator for up to ~0.1 s."""
-        while True:
-            self.searched.wait()
-            self.searched.clear()
-            while self.searched.wait(TRIM_AFTER_IDLE_S):
-                self.searched.clear()
-            trim_heap()
 
     def reply(self, rid: int, status: str, payload: Any) -> None:
         with self.send_lock:
@@ -116,28 +103,28 @@ class _Serving:
 
     def run(self, rid: int, kind: str, payload: Any) -> None:
         try:
-            if kind == "query":
-                query, now = payload
-                result: Any = self.retriever.answer(self.db(), query, now)
-                self.searched.set()
-                if not self.warm:  # what the first search loaded lazily lives as long
-                    self.warm = True
-                    gc.collect()  # its garbage is not frozen with it
-                    gc.freeze()
-                    trim_heap()  # the vector matrices were read as one small buffer a row: ~30 MB at 10k pages
-            elif kind in ("encode", "encode_tokens", "encode_query"):
-                if self.batch_model is None or self.query_model is None:
-                    raise RuntimeError("embeddings are disabled")
-                model = self.query_model if kind == "encode_query" else self.batch_model
-                result = model.encode_tokens(payload) if kind == "encode_tokens" else model.encode(payload)
-                if kind != "encode_query":
-                    trim_heap()
-            else:
-                raise ValueError(f"unknown request {kind!r}")
+            with idle_trim().working():  # what searches and batches free goes back once they pause
+                result = self._answer(kind, payload)
         except Exception as exc:  # reported to the daemon, which decides what to do
             self.reply(rid, "error", f"{type(exc).__name__}: {exc}")
             return
         self.reply(rid, "ok", result)
+
+    def _answer(self, kind: str, payload: Any) -> Any:
+        if kind == "query":
+            query, now = payload
+            result = self.retriever.answer(self.db(), query, now)
+            if not self.warm:  # what the first search loaded lazily lives as long
+                self.warm = True
+                gc.collect()  # its garbage is not frozen with it
+                gc.freeze()
+            return result
+        if kind in ("encode", "encode_tokens", "encode_query"):
+            if self.batch_model is None or self.query_model is None:
+                raise RuntimeError("embeddings are disabled")
+            model = self.query_model if kind == "encode_query" else self.batch_model
+            return model.encode_tokens(payload) if kind == "encode_tokens" else model.encode(payload)
+        raise ValueError(f"unknown request {kind!r}")
 
     def loop(self) -> None:
         while True:

@@ -18,7 +18,7 @@ import pygit2
 
 from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import StorageError
-from ai_memory.heap import trim_heap
+from ai_memory.heap import idle_trim
 from ai_memory.wiki.files import file_kind, is_page_path
 from ai_memory.wiki.git_repair import repair
 from ai_memory.wiki.repo import opened_repo, signature
@@ -198,7 +198,8 @@ class Committer:
         self._event.set()
 
     def _commit(self, message: str) -> str | None:
-        with self._lock:
+        # a commit's status reads git's whole index (~17 MB at 100,000 pages): freed, kept by the heap
+        with self._lock, idle_trim().working():
             try:
                 return commit_all(self._wiki, message)
             except (pygit2.GitError, OSError):
@@ -207,8 +208,6 @@ class Committer:
                     raise
                 self.repairs += repaired
                 return commit_all(self._wiki, message)
-            finally:
-                trim_heap()  # a commit's status read git's whole index: ~17 MB at 100,000 pages
 
     def exclusively(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` on this thread while no commit can start: a sync's merge needs HEAD,

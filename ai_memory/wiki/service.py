@@ -38,7 +38,6 @@ ExtraRows = Callable[[WriteTx, int], Any]
 class ReconcileReport:
     indexed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
-    unchanged: int = 0
 
     @property
     def changed(self) -> bool:
@@ -231,7 +230,6 @@ class Wiki:
             links: list[str] = []
             on_disk = await asyncio.to_thread(page_stats, self.dir, links)
             self.symlinks = links
-            files = len(on_disk)
             stale, gone = await self.reader.run(lambda c: stale_paths(c, on_disk))
             # each looked at again as it is now: a page written since the walk is no page gone
             for rel in stale + gone:
@@ -240,7 +238,6 @@ class Wiki:
                     report.indexed.append(rel)
                 elif outcome == "removed":
                     report.removed.append(rel)
-            report.unchanged = files - len(report.indexed)
             if report.changed:  # asked for first: an index rewritten next to them commits them before it
                 self.committer.request("external edit: reconciled files changed outside ai-memory")
                 await self.refresh_indexes({rel.split("/", 1)[0] for rel in report.indexed + report.removed if "/" in rel})

@@ -13,8 +13,8 @@ import threading
 from pathlib import Path
 
 from watchdog.events import (
-    DirCreatedEvent, DirDeletedEvent, DirMovedEvent, FileAttribEvent, FileClosedEvent, FileCreatedEvent,
-    FileDeletedEvent, FileModifiedEvent, FileMovedEvent, FileSystemEvent, FileSystemEventHandler,
+    DirCreatedEvent, DirDeletedEvent, DirMovedEvent, EventsLostEvent, FileAttribEvent, FileClosedEvent,
+    FileCreatedEvent, FileDeletedEvent, FileModifiedEvent, FileMovedEvent, FileSystemEvent, FileSystemEventHandler,
 )
 from watchdog.observers import Observer
 
@@ -24,18 +24,24 @@ from ai_memory.wiki.service import Wiki
 log = logging.getLogger(__name__)
 
 # The events that can change what a page holds, where it is or its stat (a touch: the index
-# keeps the new stat). Asked of the kernel by these alone: with watchdog's default, reading a
-# file (git's status, a rebuild's 100,000 reads) queued two events a read, and every write in a
-# folder also reported the folder as modified, which took it for a moved folder and compared
-# every file again.
+# keeps the new stat; watchdog asks inotify for IN_ATTRIB with FileModifiedEvent), and a loss of
+# events. With watchdog's default, reading a file (git's status, a rebuild's 100,000 reads)
+# queued two events a read, and every write into a folder also reported the folder as modified,
+# which the watcher took for a moved folder: every file compared again. On Linux the inotify
+# mask asks for these alone; elsewhere watchdog drops the rest.
 PAGE_EVENTS: list[type[FileSystemEvent]] = [
     FileCreatedEvent, FileModifiedEvent, FileAttribEvent, FileClosedEvent, FileDeletedEvent, FileMovedEvent,
-    DirCreatedEvent, DirDeletedEvent, DirMovedEvent]
+    DirCreatedEvent, DirDeletedEvent, DirMovedEvent, EventsLostEvent]
+EVERY_FILE = "/"  # queued for a loss of events: no page path, so every file is compared
 
 
 class _Handler(FileSystemEventHandler):
     def __init__(self, wiki_dir: Path, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str]) -> None:
         self._dir, self._loop, self._queue = wiki_dir, loop, queue
+
+    def on_events_lost(self, event: EventsLostEvent) -> None:
+        """The kernel's queue overflowed (a large checkout, a copy of thousands of files)."""
+        self._loop.call_soon_threadsafe(self._queue.put_nowait, EVERY_FILE)
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         for raw in (event.src_path, getattr(event, "dest_path", "")):
@@ -112,7 +118,8 @@ class WikiWatcher(ObservedDir):
     async def _sync(self, paths: set[str]) -> None:
         changed = []
         if any(not rel.endswith(".md") for rel in paths):
-            # a directory moved or deleted: the reconciler compares everything, once for the burst
+            # a directory moved or deleted, or events lost: the reconciler compares everything,
+            # once for the burst
             report = await self._wiki.reconcile()
             changed += report.indexed + report.removed
             paths = set()
