@@ -400,8 +400,7 @@ class Runtime:
             await asyncio.sleep(min(max(interval, paced), RECONCILE_MAX_INTERVALS * interval))
 
     async def _reconcile(self) -> None:
-        with idle_trim().working():  # it holds a stat of every page file
-            await self.wiki.reconcile()
+        await self.wiki.reconcile()
         await self.projects.load(only_if_changed=True)  # a sync or a person changed the projects file
 
     async def project_change(self, verb: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:

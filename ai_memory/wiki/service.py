@@ -19,6 +19,7 @@ from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import Conflict, DiskFull
 from ai_memory.core.page import ParsedPage, content_hash, is_generated, parse_page
 from ai_memory.core.project_map import ProjectMap
+from ai_memory.heap import idle_trim
 from ai_memory.store.forgetting import bury_pages, record_commit
 from ai_memory.store.history import history_cursor, record_versions
 from ai_memory.store.pages import file_state, index_page_rows, remove_page, restat_page, stale_paths
@@ -224,24 +225,31 @@ class Wiki:
 
     async def reconcile(self) -> ReconcileReport:
         """Compare every file with the index (mtime and size first, then content hash)."""
+        # every reconcile (periodic, a folder moved, events lost, after a reindex) holds a stat of
+        # every page file: the heap gives it back once they pause
         async with self._sync_lock:
-            self.reconciles += 1
-            report = ReconcileReport()
-            links: list[str] = []
-            on_disk = await asyncio.to_thread(page_stats, self.dir, links)
-            self.symlinks = links
-            stale, gone = await self.reader.run(lambda c: stale_paths(c, on_disk))
-            # each looked at again as it is now: a page written since the walk is no page gone
-            for rel in stale + gone:
-                outcome = await self.sync_path(rel)
-                if outcome == "indexed":
-                    report.indexed.append(rel)
-                elif outcome == "removed":
-                    report.removed.append(rel)
-            if report.changed:  # asked for first: an index rewritten next to them commits them before it
-                self.committer.request("external edit: reconciled files changed outside ai-memory")
-                await self.refresh_indexes({rel.split("/", 1)[0] for rel in report.indexed + report.removed if "/" in rel})
+            with idle_trim().working():
+                report = await self._compare_every_file()
         await self.read_history()  # commits made outside ai-memory (a person's git commit, a pull)
+        return report
+
+    async def _compare_every_file(self) -> ReconcileReport:
+        self.reconciles += 1
+        report = ReconcileReport()
+        links: list[str] = []
+        on_disk = await asyncio.to_thread(page_stats, self.dir, links)
+        self.symlinks = links
+        stale, gone = await self.reader.run(lambda c: stale_paths(c, on_disk))
+        # each looked at again as it is now: a page written since the walk is no page gone
+        for rel in stale + gone:
+            outcome = await self.sync_path(rel)
+            if outcome == "indexed":
+                report.indexed.append(rel)
+            elif outcome == "removed":
+                report.removed.append(rel)
+        if report.changed:  # asked for first: an index rewritten next to them commits them before it
+            self.committer.request("external edit: reconciled files changed outside ai-memory")
+            await self.refresh_indexes({rel.split("/", 1)[0] for rel in report.indexed + report.removed if "/" in rel})
         return report
 
 
