@@ -37,7 +37,7 @@ from ai_memory.retrieval.embedding_job import EmbeddingJob
 from ai_memory.retrieval.model_worker import ModelWorker, RemoteModel, WorkerSpec
 from ai_memory.retrieval.search import Answer, Query, Retriever
 from ai_memory.retrieval.vectors import VectorIndex, single_threaded_blas
-from ai_memory.store.ledger import seed as seed_ledger
+from ai_memory.store.row_journal import snapshot
 from ai_memory.store.observations import InsertResult
 from ai_memory.store.pages import count_access
 from ai_memory.store.reader import Reader
@@ -177,7 +177,7 @@ class Runtime:
 
     @asynccontextmanager
     async def _indexed(self) -> AsyncIterator[None]:
-        await self._seed_ledger()
+        await self._journal_rows_once()
         await self.users.load()  # team tokens are checked from memory on every request
         report = await self.wiki.reconcile()  # edits made while the daemon was down
         if report.changed:
@@ -275,16 +275,25 @@ class Runtime:
             if stuck:
                 log.error("background task %s did not stop within %.0f s", name, STOP_TASKS_S)
 
-    async def _seed_ledger(self) -> None:
-        """Once per data dir: journal the users and audit rows a database from before the ledger
-        holds, so that a rebuild keeps them too (a marker file beside the database says done)."""
-        marker = self.config.sub("db") / "ledger.seeded"
+    async def _journal_rows_once(self) -> None:
+        """Once per data dir: journal every row of the tables whose truth is the journal, as a
+        database from before they were journaled holds them, so that a rebuild keeps them too (a
+        marker file beside the database says done; were it lost, the rows are journaled again,
+        which changes nothing a replay ends in)."""
+        marker = self.config.sub("db") / "rows.journaled"
         if marker.exists():
             return
-        count = await self.writer.submit_wait(seed_ledger)
+
+        def job(tx: Any) -> int:
+            records = snapshot(tx.conn)
+            for record in records:
+                tx.journal(record)
+            return len(records)
+
+        count = await self.writer.submit_wait(job)
         await asyncio.to_thread(marker.touch)
         if count:
-            log.info("journaled %d user and audit records for rebuilds", count)
+            log.info("journaled %d rows for rebuilds", count)
 
     async def search(self, query: Query) -> Answer:
         """The local answer, reordered by the model when ``llm.rerank`` is on."""
@@ -386,7 +395,7 @@ class Runtime:
             self.wiki.on_indexed()  # a rebuilt index: whatever it lacks a vector for is embedded now
         return {"pages": report.pages, "broken_pages": report.broken_pages,
                 "observations": report.observations + late.observations,
-                "handoffs_kept": report.handoffs_kept, "vector_links_kept": report.vector_links_kept}
+                "rows_only_in_old_file": report.rows_only_in_old_file, "vector_links_kept": report.vector_links_kept}
 
     async def _reconcile_paced(self, interval: float) -> None:
         """Reconcile every ``interval`` seconds, or less often where comparing every file takes

@@ -52,7 +52,7 @@ def _offline(config) -> dict:
     finally:
         lock.release()
     return {"pages": report.pages, "broken_pages": report.broken_pages,
-            "observations": report.observations, "handoffs_kept": report.handoffs_kept,
+            "observations": report.observations, "rows_only_in_old_file": report.rows_only_in_old_file,
             "vector_links_kept": report.vector_links_kept}
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from ai_memory.store.ledger import audit_record
 from ai_memory.store.writer import WriteTx
 
 MAX_DETAIL = 1000
@@ -16,9 +15,7 @@ def record_audit(at: str, user: str, action: str, target: str, detail: str = "")
     def job(tx: WriteTx) -> int:
         cur = tx.conn.execute("INSERT INTO audit(at, user, action, target, detail) VALUES (?, ?, ?, ?, ?)",
                               (at, user, action, target[:500], detail[:MAX_DETAIL]))
-        row = int(cur.lastrowid or 0)
-        tx.journal(audit_record(row, at, user, action, target[:500], detail[:MAX_DETAIL]))
-        return row
+        return int(cur.lastrowid or 0)
 
     return job
 

@@ -10,7 +10,6 @@ from typing import Any
 
 from ai_memory.core.errors import Conflict, NotFound
 from ai_memory.core.users import visible_sql
-from ai_memory.store.ledger import user_record
 from ai_memory.store.writer import WriteTx
 
 _PUBLIC = "name, created_at, last_used_at, revoked_at"
@@ -27,7 +26,6 @@ def add_user(name: str, hashed: str, now: str):
             "INSERT INTO users(name, token_hash, created_at) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET"
             " token_hash = excluded.token_hash, created_at = excluded.created_at, last_used_at = NULL,"
             " revoked_at = NULL", (name, hashed, now))
-        tx.journal(user_record("add", name, now, hashed))  # a rebuilt database keeps the user
         return _one(tx.conn, name)
 
     return job
@@ -40,7 +38,6 @@ def revoke_user(name: str, now: str):
         cur = tx.conn.execute("UPDATE users SET revoked_at = COALESCE(revoked_at, ?) WHERE name = ?", (now, name))
         if cur.rowcount == 0:
             raise NotFound("no such user", detail=name)
-        tx.journal(user_record("revoke", name, now))
         return _one(tx.conn, name)
 
     return job

@@ -2,7 +2,9 @@
 
 Group commit: the pump takes whatever is waiting (up to ``max_batch``), and the writer thread
 runs each job in its own SAVEPOINT inside one transaction, appends the batch's journal records
-to the raw segment with one fsync, commits once, and only then are the jobs' futures resolved.
+(what the jobs journaled, and the rows they changed in a table whose truth is the journal:
+``row_journal``) to the raw segment with one fsync, commits once, and only then are the jobs'
+futures resolved.
 A job that raises is rolled back to its savepoint and fails alone. Nobody is acknowledged
 before the commit is durable.
 """
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from ai_memory.core.errors import AiMemoryError, DiskFull, Overloaded, StorageError
+from ai_memory.store import row_journal
 from ai_memory.store.connection import open_write_connection
 from ai_memory.store.migrations import migrate
 from ai_memory.store.raw_log import RawJournal
@@ -100,6 +103,7 @@ class Writer:
     def _open(self) -> None:
         self._conn = open_write_connection(self._db_path)
         migrate(self._conn)
+        row_journal.install(self._conn)
 
     async def submit(self, fn: Job[T]) -> T:
         """Queue a job and wait until it is durably committed; Overloaded when the queue is full."""
@@ -204,8 +208,9 @@ class Writer:
             conn.execute("RELEASE job")
             job.error = exc
             return []
+        records = tx.records + row_journal.changed_rows(conn)  # inside the savepoint: a failed job journals nothing
         conn.execute("RELEASE job")
-        return tx.records
+        return records
 
     def _fail_batch(self, conn: sqlite3.Connection, batch: list[_Pending[Any]], exc: Exception) -> None:
         if conn.in_transaction:

@@ -19,9 +19,10 @@ from tqdm import tqdm
 
 from ai_memory.core.page import parse_page
 from ai_memory.store.connection import open_read_connection, open_write_connection
-from ai_memory.store import ledger
+from ai_memory.store import ledger, row_journal
 from ai_memory.store.history import history_rows, record_versions, replay
 from ai_memory.store.migrations import current_version, migrate
+from ai_memory.store.origins import JOURNALED
 from ai_memory.store.observations import scoped_key, store_record
 from ai_memory.store.pages import store_page_rows
 from ai_memory.store.projects import apply_map
@@ -40,8 +41,8 @@ class RebuildReport:
     broken_pages: int = 0
     observations: int = 0
     duplicates: int = 0
-    ledger: int = 0  # user and audit records replayed
-    handoffs_kept: int = 0
+    ledger: int = 0  # row records (and older user and audit records) replayed
+    rows_only_in_old_file: int = 0  # rows of journaled tables the journal never recorded
     vector_links_kept: int = 0  # observations linked to their vectors as before, not queued again
     path: str = ""
 
@@ -54,7 +55,7 @@ def _progress(iterable, desc: str, show: bool, total: int | None = None):
 def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool = False,
             carry_from: Path | None = None, helpers: int | None = None) -> RebuildReport:
     """Build ``<db>.rebuild`` from files and journal; the live database (or ``carry_from``, a
-    damaged one moved aside) is only read, for the state that is in no file. ``helpers``: the
+    damaged one moved aside) is only read, for what can be made again but is costly (vectors). ``helpers``: the
     processes that read and analyse while this one inserts (``read_ahead.in_order``)."""
     new = db_path.with_name(db_path.name + ".rebuild")
     for stale in (new, new.with_name(new.name + "-wal"), new.with_name(new.name + "-shm")):
@@ -79,7 +80,7 @@ def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool
         conn.execute("UPDATE sessions SET compiled_at = last_event_at WHERE page_path IS NOT NULL")
         conn.execute("COMMIT")
         # A damaged file may have lost rows without an error: its links are not trusted.
-        report.handoffs_kept, report.vector_links_kept = _copy_state(conn, carry_from or db_path,
+        report.rows_only_in_old_file, report.vector_links_kept = _copy_state(conn, carry_from or db_path,
                                                                      links=carry_from is None)
         conn.execute("BEGIN IMMEDIATE")  # handoffs and messages carried over follow the projects file too
         apply_map(conn, projects)
@@ -107,7 +108,8 @@ def _store_pages(conn: sqlite3.Connection, wiki_dir: Path, report: RebuildReport
 def replay_journal(conn: sqlite3.Connection, raw_dir: Path, report: RebuildReport, show: bool = False,
                    helpers: int | None = None) -> None:
     """Insert every journaled observation not yet present (ids and idempotency keys dedupe), and
-    replay the ledger of users and audit rows in order. A record that cannot be stored is
+    replay the row records (handoffs, messages, page usage, tombstones, LLM jobs, users, the
+    audit log) in order. A record that cannot be stored is
     logged and skipped; a torn line is skipped. Journal lines may come from someone else's
     archive: a field missing or of another type costs its record only."""
     with closing(in_order(read_records, iter_lines(raw_dir), helpers)) as reads:
@@ -124,7 +126,10 @@ def _replay_one(conn: sqlite3.Connection, read: ReadRecord, report: RebuildRepor
     if read.error:
         log.warning("reindex: skipped a journal record: %s", read.error)
     elif read.ledger is not None:
-        ledger.replay(conn, read.ledger)
+        if row_journal.is_row_record(read.ledger):
+            row_journal.replay(conn, read.ledger)
+        else:
+            ledger.replay_legacy(conn, read.ledger)
         report.ledger += 1
     elif read.observation is not None:
         prepared = read.observation
@@ -135,10 +140,13 @@ def _replay_one(conn: sqlite3.Connection, read: ReadRecord, report: RebuildRepor
 
 
 def _copy_state(conn: sqlite3.Connection, old_db: Path, links: bool = True) -> tuple[int, int]:
-    """Handoffs, messages, page usage, tombstones, users, the audit log and the LLM job queue are
-    not in the files: carry them over from the old database, with the vectors and, when
-    ``links``, which observation each belongs to. One transaction: one snapshot of the old
-    file, which a running daemon's embedding job may still be writing. (handoffs, links) kept."""
+    """What the old database holds that the truth does not, read in one transaction (one
+    snapshot of a file a running daemon's embedding job may still be writing): the caches,
+    vectors and piece vectors by content hash with the word counts made from them (without
+    these every text went through the model again: 12 minutes at 100,000 observations), and when
+    ``links`` which observation each belongs to; and a row of a journaled table that the journal
+    never recorded (a database from before its tables were journaled, whose start-up has not
+    journaled them yet), never over a row the journal gave. (rows only the old file had, links)."""
     if not old_db.exists():
         return 0, 0
     try:
@@ -147,30 +155,37 @@ def _copy_state(conn: sqlite3.Connection, old_db: Path, links: bool = True) -> t
         return 0, 0
     try:
         conn.execute("BEGIN IMMEDIATE")
-        cur = conn.execute("INSERT OR IGNORE INTO handoffs SELECT * FROM old.handoffs")
-        kept = cur.rowcount
-        # Not in the files: messages, page stats, tombstones, users, the audit log, LLM jobs.
-        # Vectors are keyed by content hash: unchanged chunks keep theirs, nothing is
-        # re-embedded; so are turns' piece vectors, with the word counts made from them (without
-        # these, every turn went through the model again: 12 minutes at 100,000 observations).
-        conn.execute("INSERT OR IGNORE INTO embeddings SELECT * FROM old.embeddings")
-        for table in ("messages", "page_stats", "tombstones", "users", "audit", "llm_jobs", "token_vectors",
-                      "piece_counts"):
+        for table in _CACHED_BY_HASH:
             if conn.execute("SELECT 1 FROM old.sqlite_master WHERE name = ?", (table,)).fetchone():
                 conn.execute(f"INSERT OR IGNORE INTO {table} SELECT * FROM old.{table}")
+        kept = sum(_copy_missing(conn, table) for table in JOURNALED)
         linked = _carry_vector_links(conn) if links and _same_schema(conn) else 0
         conn.execute("COMMIT")
         return kept, linked
     except sqlite3.Error as exc:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
-        log.warning("reindex: could not carry handoffs over from the old database: %s", exc)
+        log.warning("reindex: could not carry vectors over from the old database: %s", exc)
         return 0, 0
     finally:
         try:
             conn.execute("DETACH DATABASE old")
         except sqlite3.Error:
             pass
+
+
+_CACHED_BY_HASH = ("embeddings", "token_vectors", "piece_counts")
+
+
+def _copy_missing(conn: sqlite3.Connection, table: str) -> int:
+    """The old file's rows of ``table`` whose key the rebuilt one lacks, by the columns both have."""
+    if not conn.execute("SELECT 1 FROM old.sqlite_master WHERE name = ?", (table,)).fetchone():
+        return 0
+    old = {r[1] for r in conn.execute(f"PRAGMA old.table_info({table})")}
+    columns = ", ".join(r[1] for r in conn.execute(f"PRAGMA main.table_info({table})") if r[1] in old)
+    same_key = " AND ".join(f"n.{c} IS o.{c}" for c in JOURNALED[table])
+    return conn.execute(f"INSERT OR IGNORE INTO {table}({columns}) SELECT {columns} FROM old.{table} o"
+                        f" WHERE NOT EXISTS (SELECT 1 FROM main.{table} n WHERE {same_key})").rowcount
 
 
 def _same_schema(conn: sqlite3.Connection) -> bool:

@@ -79,13 +79,13 @@ def test_a_new_data_dir_says_nothing_about_rebuilding(data_dir: Path) -> None:
 def test_users_from_before_the_ledger_survive_a_rebuild_too(data_dir: Path) -> None:
     """A database whose users were never journaled: the first start journals them once."""
     _populate(data_dir)
-    marker = data_dir / "db" / "ledger.seeded"
+    marker = data_dir / "db" / "rows.journaled"
     raw = data_dir / "raw"
     for segment in raw.glob("*.jsonl"):  # as if written before the ledger existed
         kept = [line for line in segment.read_text().splitlines(keepends=True) if '"ledger"' not in line]
         segment.write_text("".join(kept))
     marker.unlink()
-    Daemon(data_dir).start().stop()  # seeds the ledger
+    Daemon(data_dir).start().stop()  # journals the rows
     assert marker.exists()
     (data_dir / "db" / "memory.sqlite").unlink()
     daemon = Daemon(data_dir).start()
