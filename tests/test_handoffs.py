@@ -80,6 +80,51 @@ def test_session_start_through_the_real_client_gets_the_handoff_once(daemon: Dae
     assert "Handoff from" not in start("codex-2")
 
 
+def briefing(daemon: Daemon, session_id: str, cwd: str) -> dict:
+    status, body, _ = daemon.request("POST", "/v1/briefing", {"session_id": session_id, "cwd": cwd})
+    assert status == 200, body
+    return body
+
+
+def test_agents_ending_in_parallel_each_hand_over(daemon: Daemon, tmp_path: Path) -> None:
+    """Codex and Gemini end a second apart in one repository: the next session receives both
+    handoffs, newest first; a claim of one never expires the other."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(lambda a: end_session(daemon, f"{a}-par", str(repo), agent=a), ("codex", "gemini")))
+    wait_until(lambda: len(daemon.request("GET", "/v1/handoffs?state=open")[1]["handoffs"]) >= 2, timeout=10)
+    got = briefing(daemon, "next-1", str(repo))
+    assert {h["session_id"] for h in got["handoffs"]} == {"codex-par", "gemini-par"}
+    assert got["handoff"] == got["handoffs"][0]
+    assert got["handoffs"][0]["created_at"] >= got["handoffs"][1]["created_at"]
+    assert "Handoff from codex" in got["text"] and "Handoff from gemini" in got["text"]
+    assert briefing(daemon, "next-2", str(repo))["handoffs"] == []
+
+    for agent in ("codex", "gemini"):
+        end_session(daemon, f"{agent}-one", str(repo), agent=agent)
+    wait_until(lambda: len(daemon.request("GET", "/v1/handoffs?state=open")[1]["handoffs"]) == 2, timeout=10)
+    taken = accept(daemon, str(repo), "taker")["session_id"]
+    status, listed, _ = daemon.request("GET", "/v1/handoffs?state=open")
+    other = {"codex-one", "gemini-one"} - {taken}
+    assert {h["session_id"] for h in listed["handoffs"]} == other  # still open, not expired
+    assert {accept(daemon, str(repo), "taker-2")["session_id"]} == other
+
+
+def test_what_does_not_fit_the_briefing_stays_open(daemon: Daemon, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    ids = [begin(daemon, cwd=str(repo), summary=f"Step {i} of the migration", next_steps=["x" * 300] * 3)["id"]
+           for i in range(5)]
+    first = briefing(daemon, "b-1", str(repo))
+    assert [h["id"] for h in first["handoffs"]] == ids[::-1][:len(first["handoffs"])]
+    assert 1 <= len(first["handoffs"]) <= 3 and len(first["text"]) <= 8000
+    left = {h["id"] for h in daemon.request("GET", "/v1/handoffs?state=open")[1]["handoffs"]}
+    assert left == set(ids) - {h["id"] for h in first["handoffs"]}
+    second = briefing(daemon, "b-2", str(repo))
+    assert second["handoffs"] and {h["id"] for h in second["handoffs"]} <= left
+
+
 def begin(daemon: Daemon, expect: int = 201, **body) -> dict:
     status, answer, _ = daemon.request("POST", "/v1/handoffs", body)
     assert status == expect, answer

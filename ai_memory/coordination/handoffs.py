@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -11,7 +12,7 @@ from ai_memory.core.clock import utc_iso
 from ai_memory.core.errors import InputError
 from ai_memory.core.sanitizer import TextKind, sanitize
 from ai_memory.store.handoffs import (
-    Receiver, cancel_handoff, claim_handoff, insert_manual_handoff, list_handoffs,
+    Receiver, cancel_handoff, claim_handoffs as claim_rows, insert_manual_handoff, list_handoffs,
 )
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer, WriteTx
@@ -93,15 +94,23 @@ async def listing(reader: Reader, *, owner: str, project: str | None, state: str
 async def accept(writer: Writer, *, cwd: str, session_id: str, agent: str | None = None,
                  project: str | None = None, owner: str = "local",
                  now: datetime | None = None) -> dict[str, Any] | None:
-    """Claim the matching handoff for this session, or None; exactly one caller wins each one."""
-    moment = now or datetime.now(timezone.utc)
-    who = Receiver(cwd=real_dir(cwd), session_id=session_id, agent=agent, project=project, owner=owner)
+    """Claim the best matching handoff for this session, or None; exactly one caller wins each one."""
+    claimed = await claim_handoffs(writer, Receiver(cwd=real_dir(cwd), session_id=session_id, agent=agent, project=project,
+                                           owner=owner), now=now)
+    return claimed[0] if claimed else None
 
-    def job(tx: WriteTx) -> dict[str, Any] | None:
-        return claim_handoff(
+
+async def claim_handoffs(writer: Writer, who: Receiver, *, now: datetime | None = None,
+                fits: Callable[[list[dict[str, Any]]], bool] | None = None) -> list[dict[str, Any]]:
+    """Claim the matching handoffs, best first, as many as ``fits`` accepts (by default one)."""
+    moment = now or datetime.now(timezone.utc)
+
+    def job(tx: WriteTx) -> list[dict[str, Any]]:
+        return claim_rows(
             tx.conn, who, now=utc_iso(moment),
             live_after=utc_iso(moment - timedelta(minutes=LIVE_MINUTES)),
             expire_before=utc_iso(moment - timedelta(days=EXPIRE_DAYS)),
+            **({"fits": fits} if fits is not None else {}),
         )
 
     return await writer.submit_wait(job)

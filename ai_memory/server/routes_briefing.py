@@ -25,12 +25,13 @@ async def _briefing(request: web.Request, cwd: str | None, session_id: str | Non
     project = runtime.projects.canonical(project_of(cwd))  # a renamed project's old name gives the new
     found = await brief(runtime.writer, runtime.reader, project=project, cwd=cwd, owner=owner,
                         session_id=session_id, agent=agent, claim_work=claim_work)
-    if found.handoff is not None:
-        await audit(request, owner, "handoff.accept", found.handoff["id"], f"session {session_id} (briefing)")
+    for handoff in found.handoffs:
+        await audit(request, owner, "handoff.accept", handoff["id"], f"session {session_id} (briefing)")
     if request.query.get("format") == "hook":
         return web.json_response(hook_output("SessionStart", found.text))
     return web.json_response({"project": found.project, "text": found.text, "sessions": found.sessions,
-                              "handoff": found.handoff, "messages": found.messages})
+                              "handoff": found.handoff, "handoffs": found.handoffs,
+                              "messages": found.messages})
 
 
 def _text(value: object) -> str | None:

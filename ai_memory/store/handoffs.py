@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,37 +125,35 @@ def _matches(row: sqlite3.Row, who: Receiver) -> bool:
     return row["kind"] == "manual" and not row["cwd"] and bool(who.project) and row["project"] == who.project
 
 
-def claim_handoff(conn: sqlite3.Connection, who: Receiver, *, now: str, live_after: str,
-                  expire_before: str) -> dict[str, Any] | None:
-    """Claim the best open handoff for a session starting in ``who.cwd``; None when there is none.
+def claim_handoffs(conn: sqlite3.Connection, who: Receiver, *, now: str, live_after: str, expire_before: str,
+                   fits: Callable[[list[dict[str, Any]]], bool] = lambda claimed: len(claimed) <= 1,
+                   ) -> list[dict[str, Any]]:
+    """Claim the open handoffs meant for a session starting in ``who.cwd``, best first, for as
+    long as ``fits`` accepts what would be handed over (the first one always); [] when none.
 
     Only the caller's own handoffs and shared ones are visible. Manual handoffs come before
-    automatic ones; a handoff matches when its cwd is the receiver's cwd or a parent of it (by
-    path boundary); newest wins; an automatic handoff from a session that is still live is
-    skipped. Runs as one writer job, and the claim is a conditional update, so under any
-    concurrency exactly one caller gets each handoff.
+    automatic ones, then the newest; a handoff matches when its cwd is the receiver's cwd or a
+    parent of it (by path boundary); an automatic handoff from a session that is still live is
+    skipped. A handoff that does not fit stays open for the next session (agents that ended in
+    parallel each leave one: none is dropped for another). Runs as one writer job, and each claim
+    is a conditional update, so under any concurrency exactly one caller gets each handoff.
     """
     conn.execute("UPDATE handoffs SET state = 'expired' WHERE state = 'open' AND created_at < ?", (expire_before,))
     rows = conn.execute(
         "SELECT h.*, s.last_event_at AS source_last_event, s.ended_at AS source_ended FROM handoffs h"
         " LEFT JOIN sessions s ON s.id = h.session_id WHERE h.state = 'open' AND (h.owner = ? OR h.shared = 1)"
-        " AND COALESCE(h.session_id, '') != ? ORDER BY (h.kind = 'manual') DESC, h.created_at DESC",
+        " AND COALESCE(h.session_id, '') != ? ORDER BY (h.kind = 'manual') DESC, h.created_at DESC, h.id",
         (who.owner, who.session_id)).fetchall()
+    claimed: list[dict[str, Any]] = []
     for row in rows:
-        if not _matches(row, who):
-            continue
         live = row["source_ended"] is None and (row["source_last_event"] or "") > live_after
-        if row["kind"] != "manual" and live:
+        if not _matches(row, who) or (row["kind"] != "manual" and live):
             continue
+        if claimed and not fits([*claimed, _decode(row)]):
+            break
         won = conn.execute(
             "UPDATE handoffs SET state = 'accepted', accepted_at = ?, accepted_by_session = ?"
             " WHERE id = ? AND state = 'open'", (now, who.session_id, row["id"])).rowcount
-        if not won:
-            continue
-        if row["kind"] == "auto":  # older automatic handoffs for the same place are now moot
-            conn.execute("UPDATE handoffs SET state = 'expired' WHERE state = 'open' AND kind = 'auto'"
-                         " AND project IS ? AND cwd = ? AND created_at <= ? AND owner = ?",
-                         (row["project"], row["cwd"], row["created_at"], row["owner"]))
-        claimed = conn.execute("SELECT * FROM handoffs WHERE id = ?", (row["id"],)).fetchone()
-        return _decode(claimed)
-    return None
+        if won:
+            claimed.append(_decode(conn.execute("SELECT * FROM handoffs WHERE id = ?", (row["id"],)).fetchone()))
+    return claimed
