@@ -8,6 +8,7 @@ lives in tasks created by ``start`` and cancelled and awaited by ``stop``: no or
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import gc
 import logging
@@ -40,6 +41,7 @@ from ai_memory.retrieval.vectors import VectorIndex, single_threaded_blas
 from ai_memory.store.row_journal import snapshot
 from ai_memory.store.observations import InsertResult
 from ai_memory.store.pages import count_access
+from ai_memory.store.raw_log import JournalPosition, journal_position
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer
 from ai_memory.wiki.forget import Forgetter, SweepReport, retention_params
@@ -53,6 +55,7 @@ from ai_memory.wiki.watcher import WikiWatcher
 
 if TYPE_CHECKING:
     from ai_memory.coordination.consolidation import Consolidator
+    from ai_memory.wiki.reindex import RebuildReport
     from ai_memory.llm.providers import Provider
     from ai_memory.retrieval.llm_rerank import LlmReranker
 
@@ -87,6 +90,7 @@ class Runtime:
     spool: SpoolStats = field(default_factory=SpoolStats)
     _oneshots: set[asyncio.Task[object]] = field(default_factory=set)
     _maintenance: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _draining: asyncio.Lock = field(default_factory=asyncio.Lock)  # one drain at a time, none while a reindex swaps
     _last_access: dict[str, float] = field(default_factory=dict)
 
     @classmethod
@@ -220,10 +224,12 @@ class Runtime:
 
     @asynccontextmanager
     async def _spool(self) -> AsyncIterator[None]:
-        async with self._task(self._every(self.config.spool.drain_interval_s, self.drain_spool), "spool-drain"):
+        interval = self.config.spool.drain_interval_s
+        async with self._task(self._every(interval, self.drain_spool, maintenance=False), "spool-drain"):
             self.spool_watcher.start()  # hooks only spool: a file that lands is delivered at once
             try:
-                async with self._task(self.spool_watcher.run(lambda: self._guarded(self.drain_spool)), "spool-watch"):
+                drain = partial(self._guarded, self.drain_spool, maintenance=False)
+                async with self._task(self.spool_watcher.run(drain), "spool-watch"):
                     yield
             finally:
                 await asyncio.to_thread(self.spool_watcher.stop)
@@ -370,32 +376,43 @@ class Runtime:
 
     async def reindex(self) -> dict[str, object]:
         """Rebuild the database from files and journal while serving; swap it in atomically."""
-        from ai_memory.wiki.reindex import catch_up, rebuild, swap_in
+        from ai_memory.wiki.reindex import rebuild
 
         async with self._maintenance:
             db, wiki, raw = self.config.db_path, self.config.sub("wiki"), self.config.sub("raw")
+            read_from = await asyncio.to_thread(journal_position, raw)
             with idle_trim().working():  # it reads every page and its history
                 report = await asyncio.to_thread(rebuild, wiki, raw, db)
-            await self.writer.suspend()  # drains and commits what is queued; new writes get 503
-            try:
-                late = await asyncio.to_thread(catch_up, Path(report.path), raw)
-                await asyncio.to_thread(swap_in, Path(report.path), db)
-                # after the swap, never before: a connection opened earlier would read the
-                # deleted old file through the new file's WAL
-                self.reader.reset()
-                self.retriever.reset()
-                if self.embedding is not None:
-                    self.embedding.reset()
-                if self.model_worker is not None:
-                    await asyncio.to_thread(self.model_worker.reset)
-            finally:
-                await self.writer.resume()
+            async with self._draining:  # the spool waits for the swap (the writer is closed), not for the rebuild
+                late = await self._swap_in_rebuilt(Path(report.path), read_from)
             await self.wiki.reconcile()  # pages written while we rebuilt
             await self.projects.load()
             self.wiki.on_indexed()  # a rebuilt index: whatever it lacks a vector for is embedded now
         return {"pages": report.pages, "broken_pages": report.broken_pages,
                 "observations": report.observations + late.observations,
                 "rows_only_in_old_file": report.rows_only_in_old_file, "vector_links_kept": report.vector_links_kept}
+
+    async def _swap_in_rebuilt(self, new_db: Path, read_from: JournalPosition) -> "RebuildReport":
+        """With the writer closed (what was queued committed; new writes get 503): the journal's
+        records since the rebuild began reading it replayed into the new file, and the file
+        swapped in."""
+        from ai_memory.wiki.reindex import catch_up, swap_in
+
+        await self.writer.suspend()
+        try:
+            late = await asyncio.to_thread(catch_up, new_db, self.config.sub("raw"), read_from)
+            await asyncio.to_thread(swap_in, new_db, self.config.db_path)
+            # after the swap, never before: a connection opened earlier would read the
+            # deleted old file through the new file's WAL
+            self.reader.reset()
+            self.retriever.reset()
+            if self.embedding is not None:
+                self.embedding.reset()
+            if self.model_worker is not None:
+                await asyncio.to_thread(self.model_worker.reset)
+        finally:
+            await self.writer.resume()
+        return late
 
     async def _reconcile_paced(self, interval: float) -> None:
         """Reconcile every ``interval`` seconds, or less often where comparing every file takes
@@ -461,25 +478,32 @@ class Runtime:
                 await asyncio.sleep(interval)
 
     async def drain_spool(self) -> int:
-        return await drain_once(
-            self.writer, self.config.sub("spool"),
-            max_files=self.config.spool.max_files,
-            max_age_days=self.config.spool.max_age_days,
-            stats=self.spool, on_stored=self.notice,
-        )
+        """Store what hooks spooled. Never behind maintenance (a sync may take minutes, a backup,
+        a sweep or a reconcile seconds): events a hook already spooled belong in the index and
+        the next briefing at once. It waits only for another drain, and while a reindex swaps
+        the database file (the writer is closed then)."""
+        async with self._draining:
+            return await drain_once(
+                self.writer, self.config.sub("spool"),
+                max_files=self.config.spool.max_files,
+                max_age_days=self.config.spool.max_age_days,
+                stats=self.spool, on_stored=self.notice,
+            )
 
-    async def _every(self, interval: float, fn: Callable[[], Awaitable[object]], first_wait: bool = False) -> None:
+    async def _every(self, interval: float, fn: Callable[[], Awaitable[object]], first_wait: bool = False,
+                     maintenance: bool = True) -> None:
         """Run ``fn`` now (or after ``interval`` seconds) and then every interval; failures wait a turn."""
         if first_wait:
             await asyncio.sleep(interval)
         while True:
-            await self._guarded(fn)
+            await self._guarded(fn, maintenance=maintenance)
             await asyncio.sleep(interval)
 
-    async def _guarded(self, fn: Callable[[], Awaitable[object]]) -> None:
-        """``fn`` under the maintenance lock; a failure is logged and waits for the next turn."""
+    async def _guarded(self, fn: Callable[[], Awaitable[object]], maintenance: bool = True) -> None:
+        """``fn`` (under the maintenance lock unless told otherwise); a failure is logged and
+        waits for the next turn."""
         try:
-            async with self._maintenance:
+            async with self._maintenance if maintenance else contextlib.nullcontext():
                 await fn()
         except AiMemoryError as exc:
             log.warning("%s failed: %s", getattr(fn, "__name__", fn), exc.message)

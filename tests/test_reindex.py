@@ -361,3 +361,62 @@ def test_a_helper_that_dies_leaves_its_work_to_the_rebuild(caplog) -> None:
     assert [pid for _, pid in got] == [helper] * (read_ahead.BATCH * 5) + [os.getpid()] * (read_ahead.BATCH * 7)
     warned = [r.getMessage() for r in caplog.records if r.name == read_ahead.__name__]
     assert len(warned) == 1 and "helper processes stopped" in warned[0]
+
+
+def test_catching_up_reads_the_journal_from_where_the_rebuild_began(tmp_path: Path) -> None:
+    """A live reindex replays only what was journaled since it began reading (with the writer
+    closed meanwhile, every record read twice would keep new events waiting); a line an append
+    was writing at that moment is read whole."""
+    from ai_memory.store.raw_log import iter_lines, journal_position
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "2026-01-01.jsonl").write_bytes(b'{"n":1}\n{"n":2}\n')
+    today = raw / "2026-01-02.jsonl"
+    today.write_bytes(b'{"n":3}\n{"n":4,"pad":"' + b"x" * 100_000)  # an append cut mid-line
+    position = journal_position(raw)
+    with today.open("ab") as fh:
+        fh.write(b'"}\n{"n":5}\n')
+    (raw / "2026-01-03.jsonl").write_bytes(b'{"n":6}\n')
+    assert [json.loads(line)["n"] for line in iter_lines(raw, position)] == [4, 5, 6]
+    assert [json.loads(line)["n"] for line in iter_lines(raw)] == [1, 2, 3, 4, 5, 6]
+
+
+def test_events_and_claims_during_a_live_reindex_are_all_kept(daemon: Daemon) -> None:
+    """What is acknowledged while a reindex rebuilds (events, messages popped) is in the swapped
+    file: the catch-up replays the journal from where the rebuild began reading it."""
+    import threading
+
+    seed(daemon, 200)
+    for i in range(50):
+        daemon.request("POST", "/v1/messages", {"to_project": "web", "body": f"note {i}"})
+    acked: list[str] = []
+    popped: list[str] = []
+    stop = threading.Event()
+
+    def use() -> None:
+        n = 0
+        while not stop.is_set():
+            status, body = daemon.post_hook({"session_id": "during", "hook_event_name": "UserPromptSubmit",
+                                             "prompt": f"during the rebuild {n}", "cwd": "/home/dev/acme-api"})
+            if status == 202:
+                acked.append(body["id"])
+            status, body, _ = daemon.request("POST", "/v1/messages/pop", {"project": "web"})
+            if status == 200:
+                popped.extend(m["id"] for m in body["messages"])
+            n += 1
+
+    user = threading.Thread(target=use)
+    user.start()
+    try:
+        done = run_cli(daemon.data_dir, "reindex", "--json", "--url", daemon.url)
+    finally:
+        stop.set()
+        user.join()
+    assert done.returncode == 0, done.stderr
+    conn = sqlite3.connect(daemon.data_dir / "db" / "memory.sqlite")
+    stored = {r[0] for r in conn.execute("SELECT id FROM observations WHERE session_id = 'during'")}
+    assert acked and set(acked) <= stored
+    states = dict(conn.execute("SELECT id, state FROM messages"))
+    assert popped and len(set(popped)) == len(popped) and all(states[m] == "popped" for m in popped)
+    assert sum(s == "popped" for s in states.values()) == len(popped)

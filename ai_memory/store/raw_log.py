@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 log = logging.getLogger(__name__)
 
@@ -121,11 +121,38 @@ def iter_records(directory: Path) -> Iterator[dict[str, Any]]:
             yield record
 
 
-def iter_lines(directory: Path) -> Iterator[bytes]:
-    """Every line of every segment as stored, oldest segment first (``decode_line`` reads one)."""
+# Each segment's size at a moment: what a rebuild began reading, so that catching up reads on
+# from there, not the whole journal again.
+JournalPosition = dict[str, int]
+_BACK = 1 << 16
+
+
+def journal_position(directory: Path) -> JournalPosition:
+    return {path.name: path.stat().st_size for path in sorted(directory.glob("*.jsonl"))}
+
+
+def iter_lines(directory: Path, after: JournalPosition | None = None) -> Iterator[bytes]:
+    """Every line of every segment as stored, oldest segment first (``decode_line`` reads one);
+    with ``after``, only the lines that reach past each segment's size then (a line an append
+    was writing at that moment is read whole)."""
     for path in sorted(directory.glob("*.jsonl")):
         with path.open("rb") as fh:
+            if after is not None and path.name in after:
+                fh.seek(_line_start(fh, after[path.name]))
             yield from fh
+
+
+def _line_start(fh: BinaryIO, offset: int) -> int:
+    """Where the line holding byte ``offset`` begins (``offset`` itself just after a newline)."""
+    end = offset
+    while end > 0:
+        start = max(0, end - _BACK)
+        fh.seek(start)
+        found = fh.read(end - start).rfind(b"\n")
+        if found >= 0:
+            return start + found + 1
+        end = start
+    return 0
 
 
 def decode_line(line: bytes) -> dict[str, Any] | None:

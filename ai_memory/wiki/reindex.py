@@ -26,7 +26,7 @@ from ai_memory.store.origins import JOURNALED
 from ai_memory.store.observations import scoped_key, store_record
 from ai_memory.store.pages import store_page_rows
 from ai_memory.store.projects import apply_map
-from ai_memory.store.raw_log import iter_lines, iter_records
+from ai_memory.store.raw_log import JournalPosition, iter_lines, iter_records
 from ai_memory.wiki.files import fsync_dir, iter_pages, read_file
 from ai_memory.wiki.history import all_versions, changes, new_commits
 from ai_memory.wiki.project_moves import read_map
@@ -106,13 +106,13 @@ def _store_pages(conn: sqlite3.Connection, wiki_dir: Path, report: RebuildReport
 
 
 def replay_journal(conn: sqlite3.Connection, raw_dir: Path, report: RebuildReport, show: bool = False,
-                   helpers: int | None = None) -> None:
+                   helpers: int | None = None, after: JournalPosition | None = None) -> None:
     """Insert every journaled observation not yet present (ids and idempotency keys dedupe), and
     replay the row records (handoffs, messages, page usage, tombstones, LLM jobs, users, the
     audit log) in order. A record that cannot be stored is
     logged and skipped; a torn line is skipped. Journal lines may come from someone else's
     archive: a field missing or of another type costs its record only."""
-    with closing(in_order(read_records, iter_lines(raw_dir), helpers)) as reads:
+    with closing(in_order(read_records, iter_lines(raw_dir, after), helpers)) as reads:
         for read in _progress(reads, "observations", show):
             try:
                 _replay_one(conn, read, report)
@@ -238,13 +238,16 @@ def _carry_vector_links(conn: sqlite3.Connection) -> int:
         return 0
 
 
-def catch_up(new_db: Path, raw_dir: Path) -> RebuildReport:
-    """Replay the journal into the new file again: events stored while it was being built."""
+def catch_up(new_db: Path, raw_dir: Path, after: JournalPosition | None = None) -> RebuildReport:
+    """Replay the journal into the new file again: what was stored while it was being built.
+    ``after``: the journal's position when the rebuild began reading it; what lies before is in
+    the new file already (ids and keys dedupe what the rebuild read twice, and row records
+    replayed in order end in their last state)."""
     report = RebuildReport(path=str(new_db))
     conn = open_write_connection(new_db)
     try:
         conn.execute("BEGIN IMMEDIATE")
-        replay_journal(conn, raw_dir, report)
+        replay_journal(conn, raw_dir, report, after=after)
         conn.execute("COMMIT")
     finally:
         conn.close()
