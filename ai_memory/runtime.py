@@ -181,6 +181,9 @@ class Runtime:
 
     @asynccontextmanager
     async def _indexed(self) -> AsyncIterator[None]:
+        # first: a project verb a crash cut short is finished before anything reads or commits the wiki
+        if finished := await self.projects.finish_interrupted():
+            log.warning("start-up: finished %r", finished)
         await self._journal_rows_once()
         await self.users.load()  # team tokens are checked from memory on every request
         report = await self.wiki.reconcile()  # edits made while the daemon was down

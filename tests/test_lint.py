@@ -24,6 +24,7 @@ PLANTED = {
     ("oversized", f"{P}/notes/big.md"),
     ("index-drift", f"{P}/notes/late.md"),
     ("conflict-copy", f"{P}/notes/hub.conflict-20260101-120000.md"),
+    ("project-folder", "renamed/"),
 }
 # No watcher and no periodic reconcile: the page written after start stays unindexed (drift).
 QUIET = {"AI_MEMORY_WIKI_WATCH": "0", "AI_MEMORY_WIKI_RECONCILE_INTERVAL_S": "3600"}
@@ -54,6 +55,8 @@ def plant_defects(wiki: Path) -> None:
                                           extra="expires_at: 2020-01-01\n"))
     write(wiki, f"{P}/notes/broken.md", f"---\ntitle: [unclosed\n---\n# Broken\n\nBack to [[hub]].\n")
     write(wiki, f"{P}/notes/big.md", page("Big", "Back to [[hub]].\n\n" + "lorem ipsum dolor sit amet " * 4500))
+    # a project's folder renamed in Obsidian: its pages still say the old project
+    write(wiki, "renamed/notes/moved.md", page("Moved", "Back to [[hub]].", project="oldname"))
 
 
 def plant_clean(wiki: Path, project: str = "cleanproj") -> None:
@@ -85,6 +88,9 @@ def test_every_planted_defect_is_found_with_its_page_and_a_fix(data_dir: Path) -
         assert "does-not-exist" in by_rule["broken-link"]["fix"]
         assert by_rule["index-drift"]["detail"] == "page not indexed"
         assert "hub.md" in by_rule["conflict-copy"]["fix"]
+        assert "ai-memory project merge oldname renamed" in by_rule["project-folder"]["fix"]
+        status = json.loads(run_cli(data_dir, "status", "--json", "--url", daemon.url).stdout)
+        assert status["wiki"]["folder_mismatches"] == [{"folder": "renamed", "project": "oldname", "pages": 1}]
         text = run_cli(data_dir, "lint", "--url", daemon.url)
         assert text.returncode == 1 and text.stdout.count("   fix: ") == len(PLANTED)
         assert_mcp_lint(daemon)

@@ -214,7 +214,7 @@ def check_git(config: Config) -> Check:
 
 def check_commits(config: Config, status: dict | None) -> Check:
     """Whether page writes reach git: the daemon's committer when it runs, else the repository."""
-    from ai_memory.wiki.git_repair import index_readable, stale_lock
+    from ai_memory.wiki.git_repair import index_readable, lock_files, stale_lock
 
     wiki = config.sub("wiki")
     git = ((status or {}).get("wiki") or {}).get("git")
@@ -225,8 +225,8 @@ def check_commits(config: Config, status: dict | None) -> Check:
                      " (it names the lock or index to repair); every waiting page is committed once git can")
     if not (wiki / ".git").exists():
         return Check("wiki commits", False, "no repository", "run: ai-memory serve")
-    if status is None and (wiki / ".git" / "index.lock").exists():
-        lock = wiki / ".git" / "index.lock"
+    if status is None and lock_files(wiki):
+        lock = stale_lock(wiki) or lock_files(wiki)[0]
         stale = "left by a process that is gone" if stale_lock(wiki) else "held by a git command right now"
         return Check("wiki commits", False, f"{lock} exists ({stale}): no commit can be made",
                      f"if no git command runs in {wiki}: rm {lock} (ai-memory serve removes a stale one itself)")

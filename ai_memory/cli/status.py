@@ -58,6 +58,8 @@ def describe(body: dict, url: str) -> list[str]:
     lines += [f"  {plural(left['pages'], 'page')} still under the old name {old}"
               f" (ai-memory project merge {old} {left['project']} brings them home)"
               for old, left in (wiki.get("pages_under_old_names") or {}).items()]
+    lines += [f"  {plural(m['pages'], 'page')} in {m['folder']}/ say project: {m['project']}"
+              f" (ai-memory lint says how to make them agree)" for m in wiki.get("folder_mismatches") or []]
     return lines
 
 

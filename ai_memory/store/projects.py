@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from ai_memory.core.names import project_name
 from ai_memory.core.project_map import ProjectMap
 from ai_memory.store.fts_rows import index_text
 
@@ -113,6 +114,25 @@ def under_old_names(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
         " ON p.project = a.alias OR substr(p.path, 1, length(a.alias) + 1) = a.alias || '/'"
         " GROUP BY a.alias ORDER BY a.alias").fetchall()
     return {str(alias): {"project": str(project), "pages": int(n)} for alias, project, n in found}
+
+
+def folder_mismatches(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Folders holding pages whose ``project:`` line names another project (and no old name
+    explains it: ``under_old_names`` lists those): a folder renamed by hand or in Obsidian, a
+    page moved between folders, a verb a crash cut short. ``[{folder, project, pages}]``."""
+    rows = conn.execute(
+        "SELECT substr(path, 1, instr(path, '/') - 1) AS folder, project, COUNT(*) FROM pages"
+        " WHERE instr(path, '/') > 0 AND json_extract(frontmatter, '$.project') IS NOT NULL"
+        " AND substr(path, 1, length(project) + 1) != project || '/'"
+        " AND project NOT IN (SELECT alias FROM project_aliases)"
+        " AND substr(path, 1, instr(path, '/') - 1) NOT IN (SELECT alias FROM project_aliases)"
+        " GROUP BY folder, project ORDER BY folder, project").fetchall()
+    found: dict[tuple[str, str], int] = {}
+    for folder, project, n in rows:
+        named = project_name(str(project))
+        if named != folder:  # "Acme API" lives in acme-api/
+            found[(str(folder), named or str(project))] = found.get((str(folder), named or str(project)), 0) + int(n)
+    return [{"folder": f, "project": p, "pages": n} for (f, p), n in sorted(found.items())]
 
 
 def known(conn: sqlite3.Connection, project: str) -> bool:

@@ -47,7 +47,7 @@ def _commit_changes(repo: pygit2.Repository, wiki_dir: Path, message: str) -> st
         kind = file_kind(wiki_dir, path)
         if kind == "file":
             index.add(path)
-        elif kind == "missing":
+        elif kind == "missing" and path in index:  # staged already: a crash between index.write and the commit
             index.remove(path)
         # a symlink (at the path or on the way) is never committed: git would read through a
         # linked folder, and a pushed link would become one on every other machine
@@ -87,6 +87,22 @@ def committed(wiki_dir: Path, files: dict[str, bytes]) -> set[str]:
             return set()
         tree = repo[repo.head.target].tree
         return {path for path, data in files.items() if path in tree and tree[path].id == pygit2.hash(data)}
+
+
+def head_commit(wiki_dir: Path) -> str | None:
+    with opened_repo(wiki_dir) as repo:
+        return None if repo.head_is_unborn else str(repo.head.target)
+
+
+def blobs_at(wiki_dir: Path, commit: str, paths: list[str]) -> dict[str, bytes]:
+    """The bytes commit ``commit`` holds at each of ``paths`` (a path it lacks is left out)."""
+    with opened_repo(wiki_dir) as repo:
+        tree = repo[commit].peel(pygit2.Commit).tree
+        found = {}
+        for path in paths:
+            if path in tree and isinstance(tree[path], pygit2.Blob):
+                found[path] = tree[path].data
+        return found
 
 
 class Committer:
@@ -216,4 +232,4 @@ class Committer:
             return fn()
 
 
-__all__ = ["Committer", "commit_all", "committed", "is_page_path", "removal_commit"]
+__all__ = ["Committer", "blobs_at", "commit_all", "committed", "head_commit", "is_page_path", "removal_commit"]

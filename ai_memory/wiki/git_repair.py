@@ -1,11 +1,13 @@
 """What stops the wiki's commits, and its repair where that is safe.
 
-Two things make every commit fail until someone acts: an ``index.lock`` left by a git process
-that died (a crash, a kill -9, a full disk), and an index file that cannot be read. Both are
-repaired here, and only when it is safe:
+Two things make every commit fail until someone acts: a lock file left by a git process that
+died (a crash, a kill -9, a full disk): ``index.lock``, or a ref's (``HEAD.lock``,
+``refs/heads/main.lock``, ``packed-refs.lock``: a commit killed while it moved the branch), and
+an index file that cannot be read. Both are repaired here, and only when it is safe:
 
-- the lock is removed only once no process holds it open (a live git keeps its lock file open
-  from creation to rename, milliseconds as a rule) and it is ``STALE_LOCK_S`` old;
+- a lock is removed only once no process holds it open (a live git keeps its lock file open
+  from creation until it closes it just before the rename, microseconds later) and it is
+  ``STALE_LOCK_S`` old;
 - git's index is derived (HEAD plus what was staged); an unreadable one is moved aside and
   rebuilt from HEAD, after which every change in the work tree shows again and is committed.
 """
@@ -21,7 +23,7 @@ from pathlib import Path
 import pygit2
 
 log = logging.getLogger(__name__)
-STALE_LOCK_S = 10.0
+STALE_LOCK_S = 2.0
 
 
 def _held_open(path: Path) -> bool:
@@ -45,13 +47,35 @@ def _held_open(path: Path) -> bool:
 
 
 def stale_lock(wiki_dir: Path, now: float | None = None) -> Path | None:
-    """The wiki's ``.git/index.lock`` when it is left over (old, and no process holds it)."""
-    lock = wiki_dir / ".git" / "index.lock"
-    try:
-        age = (now or time.time()) - lock.lstat().st_mtime
-    except FileNotFoundError:
-        return None
-    return lock if age >= STALE_LOCK_S and not _held_open(lock) else None
+    """The first of the wiki's git lock files that is left over (old, and no process holds it)."""
+    return next(iter(stale_locks(wiki_dir, now)), None)
+
+
+def stale_locks(wiki_dir: Path, now: float | None = None) -> list[Path]:
+    """The wiki's git lock files that are left over: old, and held open by no process."""
+    git_dir = wiki_dir / ".git"
+    found = []
+    for lock in _lock_files(git_dir):
+        try:
+            age = (now or time.time()) - lock.lstat().st_mtime
+        except FileNotFoundError:
+            continue
+        if age >= STALE_LOCK_S and not _held_open(lock):
+            found.append(lock)
+    return found
+
+
+def lock_files(wiki_dir: Path) -> list[Path]:
+    """Every lock file in the wiki's git directory now (a commit's, or another git's)."""
+    return _lock_files(wiki_dir / ".git")
+
+
+def _lock_files(git_dir: Path) -> list[Path]:
+    found = [git_dir / name for name in ("index.lock", "HEAD.lock", "packed-refs.lock") if (git_dir / name).exists()]
+    refs = git_dir / "refs"
+    if refs.is_dir():
+        found += sorted(p for p in refs.rglob("*.lock") if not p.is_symlink())
+    return found
 
 
 def index_readable(wiki_dir: Path) -> bool:
@@ -65,10 +89,9 @@ def index_readable(wiki_dir: Path) -> bool:
 def repair(wiki_dir: Path) -> list[str]:
     """Repair what is safe to repair; what was done, one line each (empty: nothing was)."""
     done = []
-    lock = stale_lock(wiki_dir)
-    if lock is not None:
+    for lock in stale_locks(wiki_dir):
         lock.unlink(missing_ok=True)
-        done.append(f"removed a stale {lock.name} (no process held it)")
+        done.append(f"removed a stale {lock.relative_to(wiki_dir / '.git')} (no process held it)")
     if not index_readable(wiki_dir):
         done.append(_rebuild_index(wiki_dir))
     for line in done:

@@ -29,6 +29,10 @@ index; it never changes a page or a row. Rules, in the order they are reported:
   generated index is not written there (it never replaces a file it did not write).
 - ``symlink``: a symbolic link in the wiki (to a file or a folder). ai-memory never follows one:
   what it points at is not indexed, served nor written.
+- ``old-project-name``: pages still under a name a rename or a merge gave up.
+- ``project-folder``: pages in one project's folder whose ``project:`` line names another (a
+  folder renamed by hand or in Obsidian, a page moved, a verb a crash cut short): search and the
+  briefing file them under the line's project.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ from ai_memory.core.clock import now_iso
 from ai_memory.core.links import Vault, aliases_of
 from ai_memory.core.users import ADMIN
 from ai_memory.store.connection import open_read_connection
-from ai_memory.store.projects import under_old_names
+from ai_memory.store.projects import folder_mismatches, under_old_names
 from ai_memory.store.reader import Reader
 from ai_memory.store.users import hidden_page_paths
 from ai_memory.wiki.files import IGNORED_DIRS, iter_pages
@@ -56,7 +60,8 @@ from ai_memory.wiki.project_index import blocked_indexes
 from ai_memory.wiki.reindex import check
 
 RULES = ("contradiction", "broken-link", "orphan", "duplicate-title", "expired", "broken-frontmatter",
-         "oversized", "index-drift", "conflict-copy", "index-blocked", "symlink", "old-project-name")
+         "oversized", "index-drift", "conflict-copy", "index-blocked", "symlink", "old-project-name",
+         "project-folder")
 # Larger than this, a page is no longer one piece of knowledge: agents read pages whole
 # (memory_read_page cuts at 20,000 characters by default) and retrieval ranks it by its best chunk.
 OVERSIZED_BYTES = 100_000
@@ -123,6 +128,7 @@ def lint(wiki_dir: Path, raw_dir: Path, db_path: Path, now: str | None = None) -
         links = [(int(r[0]), str(r[1]), str(r[2])) for r in conn.execute("SELECT src_id, target, kind FROM links")]
         blocked = blocked_indexes(conn, wiki_dir)
         stranded = under_old_names(conn)
+        mismatched = folder_mismatches(conn)
     finally:
         conn.close()
     report = LintReport(pages=len(pages))
@@ -140,6 +146,7 @@ def lint(wiki_dir: Path, raw_dir: Path, db_path: Path, now: str | None = None) -
     report.findings += _conflict_copies(wiki_dir, links)
     report.findings += [_blocked(rel) for rel in blocked]
     report.findings += [_under_old_name(old, left) for old, left in stranded.items()]
+    report.findings += [_project_folder(**found) for found in mismatched]
     report.findings += [_symlink(wiki_dir, rel) for rel in links]
     report.findings.sort(key=lambda f: (RULES.index(f.rule), f.path, f.detail))
     return report
@@ -356,3 +363,11 @@ def _under_old_name(old: str, left: dict[str, Any]) -> Finding:
                    f" {left['project']} (by folder or by their project: line)",
                    f"run: ai-memory project merge {old} {left['project']} (a page it lists as not rewritten:"
                    " change its project line by hand)")
+
+
+def _project_folder(folder: str, project: str, pages: int) -> Finding:
+    return Finding("project-folder", f"{folder}/", f"{pages} pages in {folder}/ say project: {project}, so search"
+                   f" and the briefing file them under {project}",
+                   f"if {folder}/ is {project}'s folder under a new name (renamed by hand or in Obsidian): ai-memory"
+                   f" project merge {project} {folder}; if they belong to {project}: move them into {project}/;"
+                   " otherwise change their project: line")

@@ -9,9 +9,8 @@ changed (``core.page.with_project``); nothing is ever moved over an existing fil
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pygit2
 
@@ -19,40 +18,16 @@ from ai_memory.core.errors import Conflict
 from ai_memory.core.names import project_name
 from ai_memory.core.page import split_frontmatter, with_project
 from ai_memory.core.project_map import MAX_BYTES, PROJECTS_FILE, ProjectMap, parse, render
+from ai_memory.wiki import lifecycle_intent
 from ai_memory.wiki.files import (
     atomic_write, file_kind, folder_files, lstat_file, move_file, move_folder, read_file, remove_empty_folders,
     same_file, unlink_file,
 )
 from ai_memory.wiki.git import commit_all
+from ai_memory.wiki.lifecycle_intent import Intent, MovePlan
 from ai_memory.wiki.project_index import INDEX_NAME, written_by_us
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class MovePlan:
-    """What a rename, a merge or a session's move changes in the wiki (a dry run's answer too)."""
-
-    verb: str
-    src: str
-    dst: str
-    pmap: ProjectMap  # the projects file afterwards
-    whole_folder: bool = False  # a rename: the folder itself is renamed
-    moves: dict[str, str] = field(default_factory=dict)  # every file moved: old path → new path
-    renamed: dict[str, str] = field(default_factory=dict)  # moved under another name (a clash)
-    rewrite: list[str] = field(default_factory=list)  # pages (their paths afterwards) given project: dst
-    stuck: list[str] = field(default_factory=list)  # pages naming src whose project line cannot be rewritten
-    left: list[str] = field(default_factory=list)  # links found on the way, never moved
-    drop: list[str] = field(default_factory=list)  # the merged folder's generated index.md
-    git_commit: str | None = None
-
-    def as_json(self) -> dict[str, Any]:
-        return {"verb": self.verb, "from": self.src, "to": self.dst,
-                "moved": [{"from": a, "to": b} for a, b in self.moves.items()],
-                "renamed": [{"from": a, "to": b} for a, b in self.renamed.items()],
-                "frontmatter_rewritten": self.rewrite,
-                "frontmatter_not_rewritten": self.stuck, "links_left": self.left, "removed": self.drop,
-                "git_commit": self.git_commit}
 
 
 def map_stat(wiki_dir: Path) -> tuple[int, ...] | None:
@@ -214,26 +189,35 @@ def free_name(wiki_dir: Path, wanted: str, src: str, taken: set[str]) -> str:
 
 
 def carry_out(wiki_dir: Path, plan: MovePlan, message: str) -> str | None:
-    """Move the files, change the frontmatter lines, write the projects file, commit once. Runs
-    holding the git lock, so no other commit takes part of it: the commit is the atomic step
-    (the index follows it, by ``store.projects.apply_map`` and a reconcile). Returns the commit,
-    or None when git refused it: everything is written, and the caller has the committer retry."""
+    """Record the intent, move the files, change the frontmatter lines, write the projects file,
+    commit once. Runs holding the git lock, so no other commit takes part of it: the commit is the
+    atomic step (the index follows it, by ``store.projects.apply_map`` and a reconcile), and the
+    intent, which the caller clears once the rows moved too, lets the next start finish a verb a
+    crash cut short. Returns the commit, or None when git refused it: everything is written, and
+    the caller has the committer retry."""
     if file_kind(wiki_dir, PROJECTS_FILE) not in ("missing", "file"):  # checked before anything moves
         raise Conflict(f"{PROJECTS_FILE} is not a plain file (a link, a folder)", detail="nothing was moved")
+    intent = Intent(message, move=plan)
+    lifecycle_intent.record(wiki_dir, intent)
+    return _apply(wiki_dir, plan, message, lambda: lifecycle_intent.record(wiki_dir, intent), resuming=False)
+
+
+def finish_move(wiki_dir: Path, plan: MovePlan, message: str) -> str | None:
+    """Carry out a recorded plan again, from the top, after a crash: each step is skipped where
+    it was done (a file already at its new path, a line already changed)."""
+    return _apply(wiki_dir, plan, message, lambda: lifecycle_intent.record(wiki_dir, Intent(message, move=plan)),
+                  resuming=True)
+
+
+def _apply(wiki_dir: Path, plan: MovePlan, message: str, replanned: Callable[[], None], resuming: bool) -> str | None:
     if plan.whole_folder:
-        move_folder(wiki_dir, plan.src, plan.dst)
+        if file_kind(wiki_dir, plan.dst) == "missing" and file_kind(wiki_dir, plan.src) == "other":
+            move_folder(wiki_dir, plan.src, plan.dst)
     else:
         for rel in plan.drop:
-            unlink_file(wiki_dir, rel)
+            _unlink_if_there(wiki_dir, rel)
         for old, new in list(plan.moves.items()):
-            try:
-                move_file(wiki_dir, old, new)
-            except FileExistsError:  # a file arrived there since the plan: still never overwritten
-                new = free_name(wiki_dir, new, old.split("/", 1)[0], set(plan.moves.values()))
-                move_file(wiki_dir, old, new)
-                plan.moves[old] = plan.renamed[old] = new
-            except FileNotFoundError:  # removed since the plan
-                plan.moves.pop(old)
+            _move_one(wiki_dir, plan, old, new, replanned, resuming)
         for folder in {old.split("/", 1)[0] for old in plan.moves} if plan.verb == "merge" else ():
             remove_empty_folders(wiki_dir, folder)
     for rel in plan.rewrite:
@@ -244,3 +228,53 @@ def carry_out(wiki_dir: Path, plan: MovePlan, message: str) -> str | None:
     except (pygit2.GitError, OSError) as exc:
         log.warning("%s: git refused the commit (%s); it is retried", message, exc)
         return None
+
+
+def _move_one(wiki_dir: Path, plan: MovePlan, old: str, new: str, replanned: Callable[[], None],
+              resuming: bool) -> None:
+    """One file to its new path, never over another file: a file that arrived there since the
+    plan sends this one to a free name beside it (recorded in the intent before it moves)."""
+    try:
+        move_file(wiki_dir, old, new)
+        return
+    except FileNotFoundError:  # moved before a crash, or removed since the plan
+        if file_kind(wiki_dir, old) != "missing":
+            raise
+        if not resuming or file_kind(wiki_dir, new) == "missing":
+            del plan.moves[old]
+        return
+    except FileExistsError:
+        if resuming and _copy_cut_short(wiki_dir, old, new):
+            unlink_file(wiki_dir, new)
+            move_file(wiki_dir, old, new)
+            return
+        if resuming and _same_bytes(wiki_dir, old, new):  # a copy made before a crash, its unlink not
+            unlink_file(wiki_dir, old)
+            return
+    plan.moves[old] = plan.renamed[old] = free_name(wiki_dir, new, old.split("/", 1)[0], set(plan.moves.values()))
+    replanned()
+    move_file(wiki_dir, old, plan.moves[old])
+
+
+def _same_bytes(wiki_dir: Path, a: str, b: str) -> bool:
+    try:
+        return read_file(wiki_dir, a)[0] == read_file(wiki_dir, b)[0]
+    except OSError:
+        return False
+
+
+def _copy_cut_short(wiki_dir: Path, old: str, new: str) -> bool:
+    """Where the file system has no hard links a move copies: a crash mid-copy leaves the start
+    of the file at its new path (a path the plan found free)."""
+    try:
+        there, here = read_file(wiki_dir, new)[0], read_file(wiki_dir, old)[0]
+    except OSError:
+        return False
+    return len(there) < len(here) and here.startswith(there)
+
+
+def _unlink_if_there(wiki_dir: Path, rel: str) -> None:
+    try:
+        unlink_file(wiki_dir, rel)
+    except FileNotFoundError:
+        pass

@@ -4,28 +4,36 @@ and the old names that keep resolving afterwards.
 Each verb is files first: its pages move (or go) and the projects file changes in one git
 commit, made holding the git lock (``project_moves.carry_out``). The index then follows: the
 alias tables and every row under the old name by ``store.projects.apply_map`` (idempotent; it
-runs again at start and after a reindex, so a crash between the commit and the rows heals), the
-pages by a reconcile. Callers serialize the verbs (the runtime's maintenance lock).
+runs again at start and after a reindex), the pages by a reconcile. The whole plan is recorded
+before the first file changes (``lifecycle_intent``) and cleared once the rows moved: a verb a
+crash cut short anywhere is finished at the next start, before anything is committed, and
+before any other verb plans. Callers serialize the verbs (the runtime's maintenance lock).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+
+import pygit2
 from collections.abc import Callable
 from typing import Any
 
 from ai_memory.core.clock import now_iso
-from ai_memory.core.errors import Conflict, InputError, NotFound, StorageError
+from ai_memory.core.errors import AiMemoryError, Conflict, InputError, NotFound, StorageError
 from ai_memory.core.names import UNSORTED
 from ai_memory.core.page import ParsedPage, parse_page
 from ai_memory.core.project_map import ProjectMap, checked_name, storable_session_id
 from ai_memory.store.forgetting import bury_pages
 from ai_memory.store.projects import apply_map, known, move_paths, project_paths, session_of
 from ai_memory.wiki.files import IGNORED_DIRS, file_kind, read_file, remove_empty_folders, unlink_file
-from ai_memory.wiki.git import commit_all, committed
+from ai_memory.wiki import lifecycle_intent
+from ai_memory.wiki.git import blobs_at, commit_all, committed, head_commit
+from ai_memory.wiki.lifecycle_intent import Intent, PurgePlan
 from ai_memory.wiki.project_index import INDEX_NAME, written_by_us
-from ai_memory.wiki.project_moves import MovePlan, carry_out, map_stat, plan_folder, plan_pages, read_map
+from ai_memory.wiki.project_moves import (
+    MovePlan, carry_out, finish_move, map_stat, plan_folder, plan_pages, read_map,
+)
 from ai_memory.wiki.service import Wiki
 
 log = logging.getLogger(__name__)
@@ -36,7 +44,8 @@ class ProjectLifecycle:
 
     def __init__(self, wiki: Wiki) -> None:
         self.wiki = wiki
-        self.problems: list[str] = []
+        self.problems: list[str] = []  # the projects file's
+        self.unfinished: list[str] = []  # verbs a crash cut short that could not be finished
         self._moving = False  # a verb published its map and its file is not written yet
         self._seen: tuple[int, ...] | None = None  # the projects file's stat when last read
 
@@ -131,10 +140,10 @@ class ProjectLifecycle:
         if not confirm:
             raise InputError(f"purging {project} needs confirm", detail="ai-memory project purge NAME --confirm")
         await self._settle(f"before purging project {project}")
+        await self.finish_interrupted()
         removed, oid = await asyncio.to_thread(
             self.wiki.committer.exclusively, lambda: _remove_committed(self.wiki, project, paths))
-        await self.wiki.writer.submit_wait(bury_pages(removed, "purged", now_iso(), oid))
-        await self.wiki.reconcile()
+        await self._bury(removed, oid)
         gone = {p.path for p in removed}
         return {"dry_run": False, "project": project, "removed": sorted(gone),
                 "skipped": [p for p in paths if p not in gone], "git_commit": oid}
@@ -174,6 +183,7 @@ class ProjectLifecycle:
         if dry_run:
             return {"dry_run": True, **(await asyncio.to_thread(planned)).as_json(), "rows_moved": 0}
         await self._settle(f"before {message}")
+        await self.finish_interrupted()
         before, self.map, self._moving = self.map, plan.pmap, True
         try:
             plan.git_commit = await asyncio.to_thread(
@@ -181,14 +191,20 @@ class ProjectLifecycle:
         except Conflict:  # refused before anything moved
             self.map = before
             raise
-        except OSError as exc:  # what moved is in the work tree: the index follows it, a rerun finishes
+        except OSError as exc:  # what moved is in the work tree: the index follows it; the intent stays
             self.map = before
             await self.wiki.reconcile()
-            finish = ("run it again" if plan.verb == "move-session"  # a rerun of a rename finds NEW taken
-                      else f"ai-memory project merge {plan.src} {plan.dst}")
-            raise StorageError(f"the {plan.verb} stopped midway", detail=f"{exc}; to finish it: {finish}") from exc
+            raise StorageError(f"the {plan.verb} stopped midway",
+                               detail=f"{exc}; it is finished at the next start or before the next project verb"
+                               ) from exc
         finally:
             self._moving = False
+        moved = await self._rows_follow(plan, message)
+        return {"dry_run": False, **plan.as_json(), "rows_moved": moved}
+
+    async def _rows_follow(self, plan: MovePlan, message: str) -> int:
+        """The index after the files: rows under the old name or path move, the alias tables
+        become the map's, the intent goes (the verb is whole), the moved pages are indexed."""
         if plan.git_commit is None:  # written, not committed: the committer retries (and repairs)
             self.wiki.committer.request(message)
 
@@ -197,8 +213,45 @@ class ProjectLifecycle:
             return apply_map(tx.conn, plan.pmap)
 
         moved = await self.wiki.writer.submit_wait(rows)
+        self.map = plan.pmap
+        await asyncio.to_thread(lifecycle_intent.clear, self.wiki.dir)
         await self.wiki.reconcile()
-        return {"dry_run": False, **plan.as_json(), "rows_moved": moved}
+        return int(moved)
+
+    async def _bury(self, removed: list[ParsedPage], oid: str | None) -> None:
+        await self.wiki.writer.submit_wait(bury_pages(removed, "purged", now_iso(), oid))
+        await asyncio.to_thread(lifecycle_intent.clear, self.wiki.dir)
+        await self.wiki.reconcile()
+
+    async def finish_interrupted(self) -> str | None:
+        """Finish a verb a crash (or an error midway) cut short, from its recorded intent: at
+        start before anything is committed, and before another verb plans. Returns what was
+        finished; a failure is logged and shown in ``problems`` (status), never a failed start."""
+        try:
+            intent = await asyncio.to_thread(lifecycle_intent.pending, self.wiki.dir)
+            if intent is None:
+                return None
+            log.warning("finishing %r, which stopped midway", intent.message)
+            await self._finish(intent)
+            self.unfinished = []
+        except (OSError, ValueError, pygit2.GitError, AiMemoryError) as exc:
+            self.unfinished = [f"a project verb stopped midway and could not be finished: {exc}"]
+            log.error("%s", self.unfinished[0])
+            return None
+        return intent.message
+
+    async def _finish(self, intent: Intent) -> None:
+        committer = self.wiki.committer
+        if intent.move is not None:
+            plan = intent.move
+            plan.git_commit = await asyncio.to_thread(
+                committer.exclusively, lambda: finish_move(self.wiki.dir, plan, intent.message))
+            await self._rows_follow(plan, intent.message)
+        elif intent.purge is not None:
+            purge = intent.purge
+            removed, oid = await asyncio.to_thread(
+                committer.exclusively, lambda: _finish_purge(self.wiki, purge, intent.message))
+            await self._bury(removed, oid)
 
     async def _settle(self, reason: str) -> None:
         """Everything waiting for its commit (and any edit made outside) is committed first, so
@@ -208,24 +261,46 @@ class ProjectLifecycle:
 
 
 def _remove_committed(wiki: Wiki, project: str, paths: list[str]) -> tuple[list[ParsedPage], str | None]:
-    """Under the git lock: remove the pages whose bytes HEAD holds (an edit made since is kept
-    for the next purge), the folder's generated index.md, then commit once."""
+    """Under the git lock: the pages whose bytes HEAD holds (an edit made since is kept for the
+    next purge) recorded as the intent, then removed with the folder's generated index.md, in
+    one commit."""
     current = {}
     for rel in paths:
         try:
             current[rel] = read_file(wiki.dir, rel)[0]
         except OSError:
             continue
+    plan = PurgePlan(project, sorted(committed(wiki.dir, current)), head_commit(wiki.dir))
+    lifecycle_intent.record(wiki.dir, Intent(_purge_message(plan), purge=plan))
+    return _finish_purge(wiki, plan, _purge_message(plan))
+
+
+def _purge_message(plan: PurgePlan) -> str:
+    return f"project purge: {plan.project} ({len(plan.paths)} pages)"
+
+
+def _finish_purge(wiki: Wiki, plan: PurgePlan, message: str) -> tuple[list[ParsedPage], str | None]:
+    """Remove what is left of the plan's pages (only a file still holding the bytes ``base``
+    holds: one changed since stays), the generated index.md and the emptied folder, commit; the
+    removed pages as ``base`` held them (for their tombstones), and the commit that removed them."""
+    held = blobs_at(wiki.dir, plan.base, plan.paths) if plan.base else {}
     removed = []
-    for rel in sorted(committed(wiki.dir, current)):
-        unlink_file(wiki.dir, rel)
-        removed.append(parse_page(rel, current[rel]))
-    index = f"{project}/{INDEX_NAME}"
+    for rel, data in sorted(held.items()):
+        try:
+            there = read_file(wiki.dir, rel)[0]
+        except FileNotFoundError:
+            there = None
+        if there is not None and there != data:
+            continue
+        if there is not None:
+            unlink_file(wiki.dir, rel)
+        removed.append(parse_page(rel, data))
+    index = f"{plan.project}/{INDEX_NAME}"
     try:
         if written_by_us(read_file(wiki.dir, index)[0], index):
             unlink_file(wiki.dir, index)
     except OSError:
         pass
-    if file_kind(wiki.dir, project) == "other":
-        remove_empty_folders(wiki.dir, project)
-    return removed, commit_all(wiki.dir, f"project purge: {project} ({len(removed)} pages)")
+    if file_kind(wiki.dir, plan.project) == "other":
+        remove_empty_folders(wiki.dir, plan.project)
+    return removed, commit_all(wiki.dir, message) or head_commit(wiki.dir)  # HEAD: committed before a crash
