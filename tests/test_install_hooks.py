@@ -102,7 +102,7 @@ def test_install_twice_is_byte_identical_and_backs_up_once(home: Path, data_dir:
     assert backup.read_bytes() == original
     second = cli(data_dir, home, "install-hooks", "--agent", "claude")
     assert second.returncode == 0 and f"unchanged {path}" in second.stdout
-    assert path.read_bytes() == first and first.endswith(b"}\n")
+    assert path.read_bytes() == first and first.startswith(b'{\n    "model": "opus",')  # its indent kept
     assert len(settings_backups(path, data_dir)) == 1
 
 
@@ -142,14 +142,15 @@ def test_dry_run_writes_nothing_and_prints_a_diff(home: Path, data_dir: Path) ->
     result = cli(data_dir, home, "install-hooks", "--agent", "claude", "--dry-run")
     assert result.returncode == 0, result.stderr
     assert f"--- {path}" in result.stdout and f"+++ {path}" in result.stdout
-    assert f'+            "command": "{data_dir}/bin/ai-memory-hook --data-dir {data_dir} claude Stop",' in result.stdout
+    stop = f'"command": "{data_dir}/bin/ai-memory-hook --data-dir {data_dir} claude Stop",'
+    assert any(line.startswith("+ ") and line.strip("+ ") == stop for line in result.stdout.splitlines())
     assert path.read_bytes() == original and settings_backups(path, data_dir) == []
     assert not data_dir.exists()  # not even the hook client
     # after a real install, an uninstall dry run shows the removal and changes nothing
     assert cli(data_dir, home, "install-hooks", "--agent", "claude").returncode == 0
     installed = path.read_bytes()
     undo = cli(data_dir, home, "uninstall-hooks", "--agent", "claude", "--dry-run")
-    assert f'-            "command": "{data_dir}/bin/ai-memory-hook --data-dir {data_dir} claude Stop",' in undo.stdout
+    assert any(line.startswith("- ") and line.strip("- ") == stop for line in undo.stdout.splitlines())
     assert path.read_bytes() == installed
 
 
@@ -342,3 +343,82 @@ def test_install_copies_the_packaged_hook_client(home: Path, data_dir: Path) -> 
     assert cli(data_dir, home, "install-hooks", "--agent", "gemini").returncode == 0
     dest = data_dir / "bin" / "ai-memory-hook"
     assert dest.read_bytes() == settings.HOOK_SOURCE.read_bytes() and os.access(dest, os.X_OK)
+
+
+# ---- settings with comments are edited, not refused -------------------------------------------
+
+GEMINI_JSONC = """// Gemini CLI settings, kept by hand
+{
+    "ui": {
+        "theme": "GitHub"   // dark at night
+    },
+  /* my own hooks,
+     lint first */
+  "hooks": {
+      "BeforeTool": [
+          {"matcher": "run_shell_command", "hooks": [
+              {"type": "command", "command": "./lint.sh", "name": "lint", "timeout": 2000} // fast
+          ]}
+      ]
+  },
+    "hooksConfig": {"enabled": true, "disabled": ["noisy"]}, // on
+    "general": {"vimMode": true}
+}
+"""
+
+
+def test_gemini_settings_with_comments_are_edited_in_place_and_given_back_byte_for_byte(home: Path, data_dir: Path) -> None:
+    path = home / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(GEMINI_JSONC)
+    done = cli(data_dir, home, "install-hooks", "--agent", "gemini")
+    assert done.returncode == 0, done.stderr
+    text = path.read_text()
+    for line in GEMINI_JSONC.splitlines()[:14]:  # everything up to the end of the user's hooks is as it was
+        assert line in text.splitlines(), line
+    assert '    "hooksConfig": {"enabled": true, "disabled": ["noisy"]}, // on\n    "general": {"vimMode": true}\n}\n' in text
+    doc = settings.jsonc_edit.parse(text, path)
+    assert list(doc) == ["ui", "hooks", "hooksConfig", "general"]  # key order kept
+    assert list(doc["hooks"]) == ["BeforeTool", *settings.GEMINI_EVENTS]
+    assert doc["hooks"]["BeforeTool"][0]["hooks"][0]["command"] == "./lint.sh"
+    assert '\n          "SessionStart": [\n' not in text and '\n      "SessionStart": [\n' in text  # indented as its siblings
+    assert cli(data_dir, home, "install-hooks", "--agent", "gemini").returncode == 0
+    assert path.read_text() == text  # a second install is a no-op
+    assert cli(data_dir, home, "uninstall-hooks", "--agent", "gemini").returncode == 0
+    assert path.read_text() == GEMINI_JSONC
+
+
+def test_a_broken_settings_file_is_named_with_its_line_in_one_line(home: Path, data_dir: Path) -> None:
+    path = home / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    broken = GEMINI_JSONC.replace('"general": {"vimMode": true}', '"general": {"vimMode": yes}')
+    path.write_text(broken)
+    done = cli(data_dir, home, "install-hooks", "--agent", "gemini")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert f"cannot parse {path} at line 16" in line, line
+    assert path.read_text() == broken and settings_backups(path, data_dir) == []
+
+
+def test_claude_settings_with_comments_tabs_and_crlf_come_back_byte_for_byte(home: Path, data_dir: Path) -> None:
+    path = home / ".claude" / "settings.json"
+    path.parent.mkdir()
+    original = b'{\r\n\t// mine\r\n\t"model": "opus", /* fast */\r\n\t"env": {"EDITOR": "vim"} // editor\r\n}\r\n'
+    path.write_bytes(original)
+    assert cli(data_dir, home, "install-hooks", "--agent", "claude").returncode == 0
+    installed = path.read_bytes()
+    assert installed.count(b"\n") == installed.count(b"\r\n") and b'\n\t"hooks": {\r\n\t\t"SessionStart": [' in installed
+    assert b'\t"env": {"EDITOR": "vim"}, // editor\r\n' in installed
+    assert cli(data_dir, home, "uninstall-hooks", "--agent", "claude").returncode == 0
+    assert path.read_bytes() == original
+
+
+def test_trailing_commas_are_kept_where_a_file_has_them(tmp_path: Path) -> None:
+    """JSON5's trailing commas (json-five reads them; whether an agent does is the agent's
+    business): an item added after the last one keeps the comma style, and goes again."""
+    text = '{\n  "a": [1, 2,],\n  "b": {\n    "c": true,\n  },\n}\n'
+    old = settings.jsonc_edit.parse(text, tmp_path)
+    new = {"a": [1, 2, 3], "b": {"c": True, "d": None}, "e": "x"}
+    out = settings.jsonc_edit.edit(text, new, tmp_path)
+    assert out == '{\n  "a": [1, 2, 3,],\n  "b": {\n    "c": true,\n    "d": null,\n  },\n  "e": "x",\n}\n'
+    assert settings.jsonc_edit.edit(out, old, tmp_path) == text

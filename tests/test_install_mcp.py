@@ -194,6 +194,54 @@ def test_codex_toml_changes_only_our_table(home: Path) -> None:
     assert path.read_text() == CODEX_TOML
 
 
+CODEX_COMMENTED = """\
+# my codex config
+model = "gpt-5-codex"   # the default
+approval_policy = "on-request"
+
+# servers I use
+[mcp_servers.docs]
+command = "npx"
+# pinned: the latest broke once
+args = ["-y", "docs-mcp@1.2"]   # keep this comment
+env = { DOCS_HOME = "~/.docs" }  # inline, mine
+
+  # profiles below, indented
+[profiles.fast]
+model = "gpt-5-mini"
+# end of file
+"""
+
+
+@pytest.mark.parametrize("scope", ["user", "project"])
+def test_codex_comments_around_and_inside_other_tables_survive_byte_for_byte(home: Path, tmp_path: Path,
+                                                                            scope: str) -> None:
+    project = tmp_path / "proj"
+    path = (home if scope == "user" else project) / ".codex" / "config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text(CODEX_COMMENTED)
+    args = ("--agent", "codex", "--scope", scope, "--project-dir", str(project))
+    ok(home, "install-mcp", *args)
+    text = path.read_text()
+    assert text.startswith(CODEX_COMMENTED + "\n[mcp_servers.ai-memory]\n")  # only our table, added at the end
+    assert tomllib.loads(text)["mcp_servers"]["ai-memory"]["args"][-1] == "mcp"
+    ok(home, "install-mcp", *args)
+    assert path.read_text() == text
+    ok(home, "uninstall-mcp", *args)
+    assert path.read_text() == CODEX_COMMENTED
+
+
+def test_gemini_mcp_entry_goes_into_settings_with_comments(home: Path) -> None:
+    path = home / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    original = '{\n  // servers\n  "mcpServers": {\n    "fs": {"command": "npx"} /* mine */\n  },\n  "ui": {"theme": "GitHub"}\n}\n'
+    path.write_text(original)
+    ok(home, "install-mcp", "--agent", "gemini")
+    assert '  // servers\n  "mcpServers": {\n    "fs": {"command": "npx"}, /* mine */\n    "ai-memory": {' in path.read_text()
+    ok(home, "uninstall-mcp", "--agent", "gemini")
+    assert path.read_text() == original
+
+
 def test_codex_replaces_a_stale_table_in_place_and_keeps_the_users_keys(home: Path, tmp_path: Path) -> None:
     project = tmp_path / "proj"
     path = project / ".codex" / "config.toml"
@@ -214,15 +262,19 @@ def test_codex_replaces_a_stale_table_in_place_and_keeps_the_users_keys(home: Pa
     assert "# the docs server" in path.read_text()
 
 
-def test_codex_refuses_what_it_cannot_edit_safely(home: Path) -> None:
+def test_codex_edits_an_inline_table_and_refuses_a_broken_file_in_one_line(home: Path) -> None:
     path = home / ".codex" / "config.toml"
     path.parent.mkdir()
-    for text, words in (('mcp_servers = { ai-memory = { command = "x" } }\n', "inline or with dotted keys"),
-                        ("model = \n", "cannot parse")):
-        path.write_text(text)
-        done = cli(home, "install-mcp", "--agent", "codex")
-        assert done.returncode == 2 and words in done.stderr and len(done.stderr.strip().splitlines()) == 1
-        assert path.read_text() == text and settings_backups(path, home.parent / "data") == []
+    path.write_text('mcp_servers = { ai-memory = { command = "x" }, docs = { command = "d" } }\n')
+    ok(home, "install-mcp", "--agent", "codex")
+    servers = tomllib.loads(path.read_text())["mcp_servers"]
+    assert servers["ai-memory"]["args"] == ["mcp"] and servers["docs"] == {"command": "d"}
+    assert path.read_text().startswith("mcp_servers = { ai-memory = {")  # still inline, edited in place
+    path.write_text("model = \n")
+    done = cli(home, "install-mcp", "--agent", "codex")
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
+    assert f"cannot parse {path}" in done.stderr and "line 1" in done.stderr
+    assert path.read_text() == "model = \n" and len(settings_backups(path, home.parent / "data")) == 1
 
 
 def test_gemini_keeps_other_servers_and_our_entrys_extra_keys(home: Path) -> None:

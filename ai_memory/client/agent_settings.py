@@ -14,8 +14,8 @@ older versions installed, posting to ``/hook`` or carrying ``AI_MEMORY_TOKEN``):
 replaces them in place or appends one matcher group per event, uninstall removes them and
 whatever group, event or ``hooks`` object that removal left empty, and both remove what older
 versions added for http hooks (the token in ``env``, allow-list entries). Everything else —
-other keys, other groups, other handlers, key order — survives byte for byte in meaning, so a
-second install is a no-op and uninstall gives back the user's file.
+other keys, other groups, other handlers, key order, comments — survives byte for byte
+(``jsonc_edit``), so a second install is a no-op and uninstall gives back the user's file.
 
 Planning is pure (``plan_install``/``plan_uninstall`` return ``FileChange``s);
 ``settings_backup.apply_changes`` writes them, with backups in the data dir.
@@ -24,7 +24,6 @@ Planning is pure (``plan_install``/``plan_uninstall`` return ``FileChange``s);
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import re
 import shlex
@@ -36,6 +35,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
+from ai_memory.client import jsonc_edit
 from ai_memory.client.hook_script import HOOK_CLIENT, hook_client_path
 from ai_memory.core.errors import ConfigError, StorageError
 
@@ -323,14 +323,14 @@ def plan_install(target: Target) -> list[FileChange]:
     """The file changes that install our hooks; nothing is written."""
     main_path = target.settings_path
     before, doc = read_settings(main_path)
-    changes = [_change(main_path, before, doc, install_doc(doc, target), False, install_notes(doc, target))]
+    changes = [json_change(main_path, before, doc, install_doc(doc, target), False, install_notes(doc, target))]
     return changes + _legacy_local(target)
 
 
 def plan_uninstall(target: Target) -> list[FileChange]:
     """The file changes that remove our hooks; files that do not exist are left alone."""
     before, doc = read_settings(target.settings_path)
-    main = (_change(target.settings_path, before, doc, uninstall_doc(doc, target), False) if before is not None
+    main = (json_change(target.settings_path, before, doc, uninstall_doc(doc, target), False) if before is not None
             else FileChange(target.settings_path, None, None))
     return [main] + _legacy_local(target)
 
@@ -343,37 +343,35 @@ def _legacy_local(target: Target) -> list[FileChange]:
     before, doc = read_settings(local)
     if before is None:
         return []
-    change = _change(local, before, doc, _unset_in(doc, "env", TOKEN_ENV), False)
+    change = json_change(local, before, doc, _unset_in(doc, "env", TOKEN_ENV), False)
     return [replace(change, git_local=True)]
 
 
-def _change(path: Path, before: str | None, old: Doc, new: Doc, private: bool,
-            notes: tuple[str, ...] = ()) -> FileChange:
+def json_change(path: Path, before: str | None, old: Doc, new: Doc, private: bool = False,
+                notes: tuple[str, ...] = ()) -> FileChange:
+    """A JSON settings file from ``old`` to ``new``: edited in place (``jsonc_edit``), rendered
+    when new or empty, its bytes kept when nothing changes."""
     if before is not None and new == old:  # nothing to do: keep the user's bytes
         return FileChange(path, before, before, private, notes)
-    return FileChange(path, before, render(new), private, notes)
+    after = jsonc_edit.edit(before, new, path) if before and before.strip() else jsonc_edit.render(new)
+    return FileChange(path, before, after, private, notes)
 
 
 # ---- files ----------------------------------------------------------------------------------
 
-def render(doc: Doc) -> str:
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-
-
 def read_settings(path: Path) -> tuple[str | None, Doc]:
-    """The file's text (None if absent) and its JSON object ({} for an empty file)."""
+    """The file's text, line endings kept (None if absent), and its JSON object ({} for an empty
+    file); comments are allowed (``jsonc_edit.parse``)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8", newline="") as fh:
+            text = fh.read()
     except FileNotFoundError:
         return None, {}
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path}", detail=str(exc)) from exc
     if not text.strip():
         return text, {}
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"cannot parse {path}; fix or move it first", detail=str(exc)) from exc
+    doc = jsonc_edit.parse(text, path)
     if not isinstance(doc, dict):
         raise ConfigError(f"{path} does not hold a JSON object")
     return text, doc

@@ -13,25 +13,28 @@ We own one entry, named ``ai-memory``, and in it the keys ``type`` (Claude), ``c
 Claude's ``url``/``headers``, Codex's ``url``/``http_headers``, Gemini's ``httpUrl``/``headers``);
 keys the user added to it (a timeout, ``trust``) and everything else in the file are kept.
 The HTTP form carries the caller's token in a header (none of the three CLIs can read it from
-a file), so a file holding it is written 0600 and, in a project, kept out of git. JSON files are re-rendered with their values and key order intact (as
-install-hooks does). TOML is edited as text: only our table's lines change, the rest stays
-byte-identical, and the result is parsed back and compared with what we meant to write, so
-a layout we cannot edit safely is an error, never a corrupted file.
+a file), so a file holding it is written 0600 and, in a project, kept out of git. JSON files are
+edited in place, comments and layout kept (``jsonc_edit``, as install-hooks does); TOML through
+tomlkit, which keeps every other line, comment and table, and the result is parsed back and
+compared with what we meant to write, so a layout we cannot edit safely is an error, never a
+corrupted file.
 """
 
 from __future__ import annotations
 
 import copy
-import re
+import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ai_memory.client.agent_settings import (
-    FileChange, check_agent_and_scope, read_settings, render, scoped_file,
-)
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
+from tomlkit.items import InlineTable, Table
+
+from ai_memory.client.agent_settings import FileChange, check_agent_and_scope, json_change, read_settings, scoped_file
 from ai_memory.core.errors import ConfigError
 from ai_memory.core.own_tools import SERVER_NAME
 OWNED_KEYS = ("type", "command", "args", "env", "url", "httpUrl", "headers", "http_headers")
@@ -134,12 +137,6 @@ def _servers(doc: Doc, path: Path) -> dict[str, Any]:
     return servers
 
 
-def _json_change(path: Path, before: str | None, old: Doc, new: Doc, private: bool = False) -> FileChange:
-    if before is not None and new == old:  # nothing to do: keep the user's bytes
-        return FileChange(path, before, before)
-    return FileChange(path, before, render(new), private)
-
-
 def _install_json(target: McpTarget, spec: ServerSpec | HttpSpec) -> FileChange:
     path = target.path
     before, doc = read_settings(path)
@@ -148,7 +145,7 @@ def _install_json(target: McpTarget, spec: ServerSpec | HttpSpec) -> FileChange:
     new = {**doc, "mcpServers": {**servers, SERVER_NAME: entry}}
     # ~/.claude.json also holds account and project state: keep it private like Claude Code does.
     private = isinstance(spec, HttpSpec) or (target.agent == "claude" and target.scope == "user")
-    return _with_token(_json_change(path, before, doc, new, private=private), target, spec)
+    return _with_token(json_change(path, before, doc, new, private=private), target, spec)
 
 
 def _with_token(change: FileChange, target: McpTarget, spec: ServerSpec | HttpSpec) -> FileChange:
@@ -168,7 +165,7 @@ def _uninstall_json(target: McpTarget) -> FileChange:
     new = {k: v for k, v in doc.items() if k != "mcpServers" or rest}
     if rest:
         new["mcpServers"] = rest
-    return _json_change(path, before, doc, new if SERVER_NAME in servers else doc)
+    return json_change(path, before, doc, new if SERVER_NAME in servers else doc)
 
 
 def _approval(target: McpTarget, approve: bool) -> FileChange:
@@ -192,93 +189,23 @@ def _approval(target: McpTarget, approve: bool) -> FileChange:
     denied = doc.get(DENIED_KEY)
     if approve and isinstance(denied, list) and SERVER_NAME in denied:
         notes = (f'{path} lists "{SERVER_NAME}" in {DENIED_KEY}: remove it there to let Claude Code start it',)
-    change = _json_change(path, before, doc, new)
+    change = json_change(path, before, doc, new)
     return FileChange(change.path, change.before, change.after, change.private, notes, git_local=True)
 
 
 # ---- TOML (Codex) ---------------------------------------------------------------------------
 
-_KEY = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"""
-_HEADER = re.compile(rf"^[ \t]*\[\[?[ \t]*({_KEY}(?:[ \t]*\.[ \t]*{_KEY})*)[ \t]*\]\]?[ \t]*(?:#.*)?$")
-_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
-
-
-def _key_path(header: str) -> tuple[str, ...]:
-    parts = re.findall(_KEY, header)
-    return tuple(tomllib.loads(f"k = {p}")["k"] if p[0] in "\"'" else p for p in parts)
-
-
-def _our_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each ``[mcp_servers.ai-memory…]`` section, ending after its last key line."""
-    spans: list[tuple[int, int]] = []
-    start: int | None = None
-    last_content = offset = 0
-    for line in text.splitlines(keepends=True):
-        header = _HEADER.match(line.rstrip("\r\n"))
-        if header:
-            if start is not None:
-                spans.append((start, last_content))
-            ours = _key_path(header.group(1))[:2] == ("mcp_servers", SERVER_NAME)
-            start = offset if ours else None
-        offset += len(line)
-        if line.strip() and not line.lstrip().startswith("#"):
-            last_content = offset  # comments and blank lines at a section's end go with the next one
-    if start is not None:
-        spans.append((start, last_content))
-    return spans
-
-
-def toml_string(value: str) -> str:
-    """A TOML basic string: quotes, backslashes and every control character escaped."""
-    named = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
-    return '"' + "".join(named.get(c) or (f"\\u{ord(c):04X}" if ord(c) < 32 or ord(c) == 127 else c)
-                         for c in value) + '"'
-
-
-def toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return toml_string(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        inner = ", ".join(f"{_toml_key(k)} = {toml_value(v)}" for k, v in value.items())
-        return "{ " + inner + " }" if inner else "{}"
-    raise ConfigError(f"cannot write a {type(value).__name__} value into TOML", detail=repr(value)[:80])
-
-
-def _toml_key(key: str) -> str:
-    return key if _BARE.match(key) else toml_string(key)
-
-
-def toml_table(entry: Doc) -> str:
-    lines = [f"[mcp_servers.{_toml_key(SERVER_NAME)}]"]
-    lines += [f"{_toml_key(k)} = {toml_value(v)}" for k, v in entry.items()]
-    return "\n".join(lines) + "\n"
-
-
-def _cut(text: str, start: int, end: int, insert: str = "") -> str:
-    before, after = text[:start], text[end:]
-    if insert:
-        return before + insert + after
-    if not after.strip("\n"):  # the last section: drop the blank line that set it apart
-        return before[:-1] if before.endswith("\n\n") else before
-    if after.startswith("\n") and (not before or before.endswith("\n\n")):
-        after = after[1:]  # between sections: keep one blank line, not two
-    return before + after
-
-
 def edit_toml(text: str | None, entry: Doc | None, path: Path) -> str | None:
-    """``text`` with our table set to ``entry`` (None: removed); None when nothing changes."""
+    """``text`` with our table set to ``entry`` (None: removed); None when nothing changes.
+    tomlkit keeps every other line, comment and table as it was, and the result must parse to
+    the old document with only our entry changed."""
     source = text or ""
     try:
-        doc = tomllib.loads(source)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"cannot parse {path}; fix or move it first", detail=str(exc)) from exc
-    servers = doc.get("mcp_servers", {})
+        doc = tomlkit.parse(source)
+    except TOMLKitError as exc:
+        raise ConfigError(f"cannot parse {path}: {' '.join(str(exc).split())}", detail="fix or move it first") from exc
+    old = doc.unwrap()
+    servers = old.get("mcp_servers", {})
     if not isinstance(servers, dict):
         raise ConfigError(f"mcp_servers in {path} is not a table")
     current = servers.get(SERVER_NAME)
@@ -286,19 +213,103 @@ def edit_toml(text: str | None, entry: Doc | None, path: Path) -> str | None:
         entry = merged_entry(current, entry)
     if current == entry:
         return None
-    spans = _our_spans(source)
-    if current is not None and not spans:
-        raise ConfigError(f"{path} defines mcp_servers.{SERVER_NAME} inline or with dotted keys",
-                          detail=f"rewrite it as a [mcp_servers.{SERVER_NAME}] table, or remove it, then re-run")
-    new = source
-    for start, end in reversed(spans[1:] if entry is not None else spans):
-        new = _cut(new, start, end)
-    if entry is not None and spans:
-        new = _cut(new, spans[0][0], spans[0][1], toml_table(entry))
-    elif entry is not None:
-        new = (new if not new or new.endswith("\n") else new + "\n") + ("\n" if new else "") + toml_table(entry)
-    _check_toml(new, doc, entry, path)
+    new = _with_entry(doc, source, entry) if entry is not None else _without_entry(doc, source)
+    if new.endswith("\n\n") and not source.endswith("\n\n"):
+        new = new[:-1]  # no blank line left at the end by a table added or taken away there
+    _check_toml(new, old, entry, path)
     return new
+
+
+def _with_entry(doc: tomlkit.TOMLDocument, source: str, entry: Doc) -> str:
+    """Our table updated in place, else added: inside an explicit ``[mcp_servers]`` or inline
+    table, else at the end of the file (after every other table, so no comment that opens the
+    next table is parted from it)."""
+    servers = doc.get("mcp_servers")
+    if servers is not None and SERVER_NAME in servers:
+        _update(servers[SERVER_NAME], entry, owned=OWNED_KEYS)
+        return tomlkit.dumps(doc)
+    if servers is not None and not (isinstance(servers, Table) and servers.is_super_table()):
+        servers[SERVER_NAME] = _toml_item(entry) if isinstance(servers, InlineTable) else _new_table(entry)
+        return tomlkit.dumps(doc)
+    block = tomlkit.document()
+    block["mcp_servers"] = tomlkit.table(is_super_table=True)
+    block["mcp_servers"][SERVER_NAME] = _new_table(entry)
+    if not source:
+        return tomlkit.dumps(block)
+    return source + ("" if source.endswith("\n") else "\n") + "\n" + tomlkit.dumps(block)
+
+
+def _new_table(entry: Doc) -> Table:
+    table = tomlkit.table()
+    table.update({key: _toml_item(value) for key, value in entry.items()})
+    return table
+
+
+def _without_entry(doc: tomlkit.TOMLDocument, source: str) -> str:
+    """Our table taken out (and ``mcp_servers`` with it when only tables made it, now none);
+    the comments that closed it stay where they were, before what follows."""
+    servers = doc["mcp_servers"]
+    closing = _closing_comments(servers[SERVER_NAME])
+    del servers[SERVER_NAME]
+    if not servers and isinstance(servers, Table) and servers.is_super_table():
+        del doc["mcp_servers"]
+    text = tomlkit.dumps(doc)
+    if closing:  # everything before our table is unchanged: put them back where the texts part
+        cut = text.rfind("\n", 0, len(os.path.commonprefix([source, text]))) + 1
+        text = text[:cut] + "".join(line + "\n" for line in closing) + text[cut:]
+    return text
+
+
+def _update(table: Any, wanted: Doc, owned: tuple[str, ...] | None = None) -> None:
+    """``table`` (tomlkit's, inline or not) holding ``wanted``: keys changed in place, ours
+    that are no longer wanted removed. A mapping whose keys change is written inline
+    (``env = { ... }``): keys added to a ``[...env]`` table would land after its closing comments."""
+    for key in [k for k in table if k not in wanted and (owned is None or k in owned)]:
+        _replace(table, key, None)
+    for key, value in wanted.items():
+        current = table.get(key)
+        if isinstance(value, dict) and isinstance(current, dict) and (
+                isinstance(current, InlineTable) or set(current) == set(value)):
+            _update(current, value)
+        elif isinstance(current, Table):
+            _replace(table, key, _toml_item(value))
+        elif current != value:
+            table[key] = _toml_item(value)
+
+
+def _replace(table: Any, key: str, item: Any) -> None:
+    """``table[key]`` replaced by ``item`` (None: removed); the comments that closed a sub-table
+    there introduce what follows it, so they stay at the end of ``table``."""
+    closing = _closing_comments(table[key])
+    if item is None:
+        del table[key]
+    else:
+        table[key] = item
+    for line in closing:
+        table.add(tomlkit.comment(line.lstrip().removeprefix("#").strip()) if line.strip() else tomlkit.nl())
+
+
+def _closing_comments(item: Any) -> list[str]:
+    """The comment lines a table ends with, after its last key: tomlkit counts them as the
+    table's own, though they speak of what follows."""
+    if not isinstance(item, Table):
+        return []
+    lines = item.as_string().splitlines()
+    closing: list[str] = []
+    while lines and (not lines[-1].strip() or lines[-1].lstrip().startswith("#")):
+        closing.insert(0, lines.pop())
+    while closing and not closing[0].strip():
+        closing.pop(0)
+    return closing
+
+
+def _toml_item(value: Any) -> Any:
+    """A value as we write it: a mapping inline (``env = { ... }``), the rest as tomlkit does."""
+    if not isinstance(value, dict):
+        return value
+    inline = tomlkit.inline_table()
+    inline.update(value)
+    return inline
 
 
 def _check_toml(new: str, old: Doc, entry: Doc | None, path: Path) -> None:
