@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
-from conftest import Daemon, run_cli
+from conftest import REPO, Daemon, cli_env, run_cli
 
 
 def doctor(data_dir: Path, home: Path) -> tuple[int, dict[str, dict]]:
@@ -78,3 +81,28 @@ def test_http_hooks_of_an_older_install_fail_with_the_reinstall(daemon: Daemon, 
     code, checks = doctor(daemon.data_dir, home)
     hooks = checks["hooks:claude"]
     assert code == 1 and "http hooks" in hooks["detail"] and hooks["fix"] == "run: ai-memory install-hooks --agent claude"
+
+
+def test_project_hooks_are_live_through_the_ai_memory_on_path(daemon: Daemon, tmp_path: Path) -> None:
+    """A project's hooks run ``ai-memory`` by name for the default data dir: doctor, run in the
+    project, finds the command on PATH and that data dir's daemon; without it on PATH, says so."""
+    home, project = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    project.mkdir()
+    done = run_cli(daemon.data_dir, "install-hooks", "--agent", "claude", "--scope", "project",
+                   "--project-dir", str(project), HOME=str(home))
+    assert done.returncode == 0, done.stderr
+    venv_bin = Path(sys.executable).parent
+    env = cli_env(daemon.data_dir, HOME=str(home), PATH=f"{venv_bin}{os.pathsep}/usr/bin:/bin", PYTHONPATH=str(REPO))
+
+    def doctor_in_project() -> dict[str, dict]:
+        run = subprocess.run([sys.executable, "-m", "ai_memory.cli", "doctor", "--json"], cwd=project, env=env,
+                             capture_output=True, text=True, timeout=60)
+        return {c["name"]: c for c in json.loads(run.stdout)["checks"]}
+
+    hooks = doctor_in_project()["hooks:claude"]
+    assert hooks["ok"] and "project" in hooks["detail"] and "live" in hooks["detail"], hooks
+    assert f"{daemon.data_dir} via {venv_bin / 'ai-memory'}" in hooks["detail"]
+    env["PATH"] = "/usr/bin:/bin"
+    hooks = doctor_in_project()["hooks:claude"]
+    assert not hooks["ok"] and "ai-memory is not on PATH" in hooks["detail"] and "install ai-memory" in hooks["fix"]

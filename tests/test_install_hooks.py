@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,8 @@ import pytest
 
 from ai_memory.client import agent_settings as settings
 from ai_memory.client.settings_backup import SettingsBackups, apply_changes
-from conftest import run_cli, settings_backups
+from conftest import REPO, Daemon, run_cli, settings_backups
+from wiki_helpers import wait_until
 
 SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "schemas" / "claude-code-settings.schema.json"
 URL = "http://127.0.0.1:49374"
@@ -343,6 +346,100 @@ def test_install_copies_the_packaged_hook_client(home: Path, data_dir: Path) -> 
     assert cli(data_dir, home, "install-hooks", "--agent", "gemini").returncode == 0
     dest = data_dir / "bin" / "ai-memory-hook"
     assert dest.read_bytes() == settings.HOOK_SOURCE.read_bytes() and os.access(dest, os.X_OK)
+
+
+# ---- a project's committed files are portable ---------------------------------------------------
+
+def committed(project: Path) -> list[Path]:
+    """The files `git add -A` would take from the project: what teammates get."""
+    listed = subprocess.run(["git", "-C", str(project), "add", "-A", "--dry-run"], capture_output=True,
+                            text=True, check=True).stdout
+    return [project / line.split("'")[1] for line in listed.splitlines() if line.startswith("add '")]
+
+
+def observations(daemon: Daemon, session: str) -> int:
+    status, body, _ = daemon.request("GET", f"/v1/sessions/{session}/observations")
+    return len(body.get("observations", [])) if status == 200 else 0
+
+
+def test_a_project_install_runs_for_a_teammate_with_their_own_memory(tmp_path: Path, claude_fixtures) -> None:
+    """One user installs hooks and MCP at project scope; a second user (another HOME, their own
+    default data dir, their own daemon, their own ai-memory on PATH) runs the committed hook as
+    Claude Code does: the event lands in the second user's memory, not the first's."""
+    home_a, project = tmp_path / "ana", tmp_path / "proj"
+    home_a.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    ana = Daemon(tmp_path / "ana-data").start()
+    home_b = tmp_path / "bo"
+    bo = Daemon(home_b / ".local" / "share" / "ai-memory")  # Bo's default data dir, derived from HOME
+    bo.data_dir.mkdir(parents=True)
+    bo.start()
+    try:
+        at_project = ("--scope", "project", "--project-dir", str(project))
+        for agent in settings.AGENTS:
+            for verb in ("install-hooks", "install-mcp"):
+                done = cli(ana.data_dir, home_a, verb, "--agent", agent, *at_project)
+                assert done.returncode == 0 and "each person's PATH" in done.stdout, done.stderr
+        files = committed(project)
+        assert sorted(str(p.relative_to(project)) for p in files) == [
+            ".claude/settings.json", ".codex/config.toml", ".codex/hooks.json", ".gemini/settings.json", ".mcp.json"]
+        machine = (str(tmp_path), str(Path(sys.executable).parent), sys.prefix, os.environ.get("HOME", "/root"))
+        for path in files:
+            text = path.read_text()
+            assert not [p for p in machine if p in text] and ana.token not in text, path
+            assert "/" not in text.replace(">/dev/null", ""), path  # no path of any machine at all
+
+        command = load(project / ".claude" / "settings.json")["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+        payload = {**claude_fixtures["PostToolUse"][0], "session_id": "teammate-1", "cwd": str(project)}
+        env_b = {"HOME": str(home_b), "PATH": f"{Path(sys.executable).parent}{os.pathsep}/usr/bin:/bin",
+                 "PYTHONPATH": str(REPO)}  # this checkout's ai-memory, as the venv's script runs it
+        done = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload), env=env_b, cwd=project,
+                              capture_output=True, text=True, timeout=30)
+        assert (done.returncode, done.stderr, done.stdout.strip()) == (0, "", "{}")
+        wait_until(lambda: observations(bo, "teammate-1") == 1, timeout=30)
+        assert observations(ana, "teammate-1") == 0 and not list((ana.data_dir / "spool").glob("*.json"))
+    finally:
+        bo.stop()
+        ana.stop()
+
+
+@pytest.mark.parametrize("shell", ["/bin/sh", "bash"])
+def test_a_committed_hook_without_ai_memory_on_path_reads_its_input_and_does_nothing(shell: str, tmp_path: Path) -> None:
+    """A teammate who has not installed ai-memory: every tool call runs the hook, which must not
+    fail, print or leave the agent writing into a closed pipe (Codex reports that as a failure)."""
+    path = "/usr/bin:/bin"
+    if shutil.which("ai-memory", path=path) or not shutil.which(shell, path=path):
+        pytest.skip(f"needs {shell} and no ai-memory on {path}")
+    handler = settings.wanted_handlers(target("codex", tmp_path, tmp_path / "data", scope="project"))["Stop"]
+    payload = json.dumps({"hook_event_name": "Stop", "last_assistant_message": "x" * 300_000}).encode()
+    proc = subprocess.Popen([shell, "-c", handler["command"]], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env={"HOME": str(tmp_path), "PATH": path}, cwd=tmp_path)
+    assert proc.stdin is not None
+    proc.stdin.write(payload)  # more than a pipe holds: a hook that did not read would break it
+    proc.stdin.close()
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = proc.stdout.read(), proc.stderr.read()
+    assert (proc.wait(timeout=30), out, err) == (0, b"", b"")
+
+
+def test_uninstall_takes_both_the_absolute_and_the_portable_form(home: Path, data_dir: Path, tmp_path: Path) -> None:
+    """An older project install wrote this machine's paths: the next install puts the portable
+    command in their place, and uninstall recognises either form."""
+    project = tmp_path / "proj"
+    path = project / ".claude" / "settings.json"
+    old = settings.Target("claude", "user", project, project, URL, data_dir)  # the absolute form, in the project's file
+    original = write_json(path, USER_CLAUDE)
+    apply_changes(settings.plan_install(old), SettingsBackups(data_dir, "s1"))
+    assert f"{data_dir}/bin/ai-memory-hook" in path.read_text()
+    args = ("--agent", "claude", "--scope", "project", "--project-dir", str(project))
+    assert cli(data_dir, home, "install-hooks", *args).returncode == 0
+    for event in settings.CLAUDE_EVENTS:
+        [handler] = ours(load(path), event)
+        assert handler["command"] == settings.PORTABLE_HOOK.format(agent="claude", event=event)
+    assert str(data_dir) not in path.read_text()
+    assert settings.is_ours({"command": f"{data_dir}/bin/ai-memory-hook --data-dir {data_dir} claude Stop"}, URL)
+    assert cli(data_dir, home, "uninstall-hooks", *args).returncode == 0
+    assert path.read_bytes() == original
 
 
 # ---- settings with comments are edited, not refused -------------------------------------------

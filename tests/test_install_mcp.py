@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import stat
 import subprocess
 import sys
@@ -52,7 +53,8 @@ def home(tmp_path: Path) -> Path:
 
 
 def cli(home: Path, *args: str, data_dir: Path | None = None, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    env = cli_env(data_dir or home.parent / "data", HOME=str(home))
+    # PYTHONPATH: this checkout's package, whichever directory the verb runs in
+    env = cli_env(data_dir or home.parent / "data", HOME=str(home), PYTHONPATH=str(REPO))
     return subprocess.run([sys.executable, "-m", "ai_memory.cli", *args], capture_output=True, text=True,
                           timeout=60, cwd=cwd, env=env)
 
@@ -75,6 +77,15 @@ def assert_our_command_runs(entry: dict[str, Any]) -> None:
     launcher = [entry["command"], *entry["args"][:-1], "--version"]
     done = subprocess.run(launcher, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "ai-memory" in done.stdout
+
+
+def assert_portable(entry: dict[str, Any]) -> None:
+    """A project's entry: ``ai-memory mcp`` by name, nothing of this machine pinned; it runs
+    wherever ai-memory is on PATH."""
+    assert entry["command"] == "ai-memory" and entry["args"] == ["mcp"] and "env" not in entry
+    found = shutil.which("ai-memory", path=str(Path(sys.executable).parent))
+    assert found is not None
+    assert_our_command_runs({**entry, "command": found})
 
 
 def validator() -> Any:
@@ -124,7 +135,7 @@ def test_claude_project_scope_writes_mcp_json_and_approves_it_in_local_settings(
     ok(home, "install-mcp", "--agent", "claude", "--scope", "project", cwd=project / "src")  # finds the git root
     mcp_json = json.loads((project / ".mcp.json").read_text())
     assert list(mcp_json) == ["mcpServers"] and list(mcp_json["mcpServers"]) == ["ai-memory"]
-    assert_our_command_runs(mcp_json["mcpServers"]["ai-memory"])
+    assert_portable(mcp_json["mcpServers"]["ai-memory"])
     settings = json.loads(local.read_text())
     assert settings == {**user_local, "enabledMcpjsonServers": ["github", "ai-memory"]}
     validator().validate(settings)
@@ -252,8 +263,8 @@ def test_codex_replaces_a_stale_table_in_place_and_keeps_the_users_keys(home: Pa
     ok(home, "install-mcp", "--agent", "codex", "--scope", "project", "--project-dir", str(project))
     doc = tomllib.loads(path.read_text())
     entry = doc["mcp_servers"]["ai-memory"]
-    assert entry["command"] != "/old/ai-memory" and entry["startup_timeout_sec"] == 20
-    assert entry["env"] == {"AI_MEMORY_DATA_DIR": str((tmp_path / "data").resolve())}
+    assert entry["startup_timeout_sec"] == 20  # the user's key, kept
+    assert_portable({k: v for k, v in entry.items() if k != "startup_timeout_sec"})  # a project's: no env
     assert "# the docs server\n[mcp_servers.docs]" in path.read_text()
     assert path.read_text().startswith(CODEX_TOML.split("[mcp_servers.docs]")[0] + "[mcp_servers.ai-memory]\n")
     ok(home, "uninstall-mcp", "--agent", "codex", "--scope", "project", "--project-dir", str(project))

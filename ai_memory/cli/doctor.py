@@ -95,7 +95,12 @@ def _our_handlers(agent: str, config: Config) -> list[tuple[str, Any]]:
 
 def _hook_target(handler: dict[str, Any]) -> tuple[Path, Path] | None:
     """(script, data dir) a command handler runs: ``<script> --data-dir DIR AGENT EVENT``, or an
-    older install's ``AI_MEMORY_DATA_DIR=DIR <script> AGENT EVENT``."""
+    older install's ``AI_MEMORY_DATA_DIR=DIR <script> AGENT EVENT``; a project's portable hook
+    runs ``ai-memory`` from PATH (a bare name when it is not there) for the default data dir."""
+    from ai_memory.client.agent_settings import runs_our_cli
+
+    if runs_our_cli(str(handler.get("command", ""))):
+        return Path(shutil.which("ai-memory") or "ai-memory"), load_config(None).data_dir
     try:
         words = shlex.split(str(handler.get("command", "")))
     except ValueError:
@@ -112,6 +117,9 @@ def _hook_target(handler: dict[str, Any]) -> tuple[Path, Path] | None:
 
 def _live(script: Path, data_dir: Path) -> str | None:
     """Why hooks running ``script`` for ``data_dir`` would lose their events; None when they will not."""
+    if not script.is_absolute():
+        return (f"{script} is not on PATH (the project's hooks run it by name); fix: install ai-memory, "
+                "or put the bin/ folder holding it on PATH")
     if not script.is_file() or not os.access(script, os.X_OK):
         return f"{script} is missing or not executable; fix: run ai-memory install-hooks again"
     config = load_config(data_dir)

@@ -39,3 +39,15 @@ def apply_and_report(changes: list[FileChange], data_dir: Path) -> None:
             print(f"updated {change.path} (backup: {applied.backup})")
         for note in change.notes:
             print(f"note: {note}")
+
+
+def portable_note(data_dir: Path, runs: str) -> str:
+    """What a project's committed file runs (``runs``), and which data dir that finds: each
+    person's own, so this one only if it is the default or AI_MEMORY_DATA_DIR names it."""
+    from ai_memory.config import default_data_dir
+
+    default = default_data_dir({})
+    shown = str(default).replace(str(Path.home()), "~", 1)
+    note = (f"the project's file runs {runs} from each person's PATH; each person's install finds its own "
+            f"data dir (AI_MEMORY_DATA_DIR, else {shown}) and daemon")
+    return note if data_dir == default else f"{note}; {data_dir} is found where AI_MEMORY_DATA_DIR names it"

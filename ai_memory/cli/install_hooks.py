@@ -1,8 +1,8 @@
 """``ai-memory install-hooks`` / ``uninstall-hooks``: wire an agent's hooks to the daemon.
 
 The merging lives in ``ai_memory.client.agent_settings``; this verb resolves the config and
-the target files, prints a diff (``--dry-run``) or writes the files (and installs the hook
-client into the data dir) and says what it did, one line per file.
+the target files, prints a diff (``--dry-run``) or writes the files (and, at user scope,
+installs the hook client into the data dir) and says what it did, one line per file.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from ai_memory.cli.common import config_from
-from ai_memory.cli.file_changes import apply_and_report, print_diffs
+from ai_memory.cli.file_changes import apply_and_report, portable_note, print_diffs
 from ai_memory.client import agent_settings as settings
 
 INSTALL_HELP = "add ai-memory's hooks to Claude Code, Codex or Gemini CLI settings"
@@ -47,10 +47,14 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print_diffs(changes)
         return 0
-    if installing and settings.install_hook_client(config.data_dir) is None:
+    if installing and target.scope == "user" and settings.install_hook_client(config.data_dir) is None:
         print(f"warning: {settings.HOOK_SOURCE} not found; {target.hook_command} is not installed",
               file=sys.stderr)
     apply_and_report(changes, config.data_dir)
-    if installing and target.agent == "codex" and any(change.changed for change in changes):
-        print(CODEX_TRUST_NOTE)
+    if installing and any(change.changed for change in changes):
+        if target.scope == "project":
+            runs = "`ai-memory hook` (a no-op where it is missing)"
+            print(f"note: {portable_note(config.data_dir, runs)}")
+        if target.agent == "codex":
+            print(CODEX_TRUST_NOTE)
     return 0

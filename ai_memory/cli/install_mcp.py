@@ -1,8 +1,8 @@
 """``ai-memory install-mcp`` / ``uninstall-mcp``: register ``ai-memory mcp`` with an agent.
 
 The file editing lives in ``ai_memory.client.mcp_settings``; this verb works out the command
-to run and the environment to pin, then prints a diff (``--dry-run``) or writes the files and
-says what it did, one line per file.
+to run and the environment to pin (at user scope; a project's file names ``ai-memory`` alone),
+then prints a diff (``--dry-run``) or writes the files and says what it did, one line per file.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ai_memory.cli.common import config_from
-from ai_memory.cli.file_changes import apply_and_report, print_diffs
+from ai_memory.cli.file_changes import apply_and_report, portable_note, print_diffs
 
 if TYPE_CHECKING:
     from ai_memory.client.mcp_settings import HttpSpec
@@ -58,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
     http = http_spec(config, project, args.scope) if args.mcp_verb == "install-mcp" and args.transport == "http" else None
     if http is not None:
         changes = mcp_settings.plan_install(target, http)
+    elif args.mcp_verb == "install-mcp" and args.scope == "project":
+        changes = mcp_settings.plan_install(target, mcp_settings.PORTABLE_SERVER)
     elif args.mcp_verb == "install-mcp":
         command, server_args = mcp_settings.server_command(Path(sys.executable))
         changes = mcp_settings.plan_install(target, mcp_settings.ServerSpec(command, server_args, pinned_env(config)))
@@ -69,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
     apply_and_report(changes, config.data_dir)
     if any(change.changed for change in changes):
         print(f"note: {RESTART_NOTE}")
+        if http is None and args.scope == "project":
+            print(f"note: {portable_note(config.data_dir, '`ai-memory mcp`')}")
     if http is not None:
         remember_http_use(config.data_dir)
         check_server(http)

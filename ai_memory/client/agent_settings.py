@@ -1,17 +1,23 @@
 """Agent settings files: merge ai-memory's hooks into Claude Code, Codex and Gemini CLI settings.
 
 Every agent nests hooks the same way: event → matcher groups → handlers. Every handler we
-install runs the spool-first shell client (``<data_dir>/bin/ai-memory-hook --data-dir D AGENT
-EVENT``), so capture never depends on the daemon being up; Claude Code's capture handlers are
+install runs the spool-first shell client, so capture never depends on the daemon being up: at
+user scope by its absolute path (``<data_dir>/bin/ai-memory-hook --data-dir D AGENT EVENT``, the
+fastest form); at project scope, in files meant to be committed, through ``ai-memory`` found on
+each person's PATH (``ai-memory hook --agent A --event E`` execs the packaged client before
+argparse loads), so the file holds no path of this machine and each person's own install finds
+its data dir and daemon; where ``ai-memory`` is not on PATH the hook reads its input and does
+nothing (``PORTABLE_HOOK``). Claude Code's capture handlers are
 ``async`` (it never waits for them), its SessionStart, Stop and SessionEnd run in the
 foreground (the briefing must be printed; a ``-p`` run kills async hooks as it ends, and Stop
 and SessionEnd are what end it). No setting carries the port (the
 client finds the daemon through the data dir's endpoint record) or the token (the client reads
 the data dir's token file).
 
-We only ever touch *our* handlers (a command running ``ai-memory-hook``; an http handler that
-older versions installed, posting to ``/hook`` or carrying ``AI_MEMORY_TOKEN``): install
-replaces them in place or appends one matcher group per event, uninstall removes them and
+We only ever touch *our* handlers (a command running ``ai-memory-hook`` or ``ai-memory hook``,
+either form, any install's; an http handler that older versions installed, posting to ``/hook``
+or carrying ``AI_MEMORY_TOKEN``): install replaces them in place or appends one matcher group
+per event, uninstall removes them and
 whatever group, event or ``hooks`` object that removal left empty, and both remove what older
 versions added for http hooks (the token in ``env``, allow-list entries). Everything else —
 other keys, other groups, other handlers, key order, comments — survives byte for byte
@@ -75,6 +81,13 @@ CLAUDE_LOCAL = ".claude/settings.local.json"
 Handler = dict[str, Any]
 Doc = dict[str, Any]
 _TOKEN_VALUE = re.compile(rf'("{TOKEN_ENV}"\s*:\s*)"(?:[^"\\]|\\.)*"')
+# A project's committed hook: ai-memory from the PATH of whoever runs the agent; without it, the
+# payload is read (an agent writing a large one must not meet a closed pipe) and nothing else
+# happens, exit 0. Every agent runs a command through a shell (Claude Code sh -c, Codex
+# $SHELL -lc, Gemini CLI bash -c); `&&`, `;` and `exec` mean the same in sh, bash, zsh and fish.
+PORTABLE_HOOK = ("command -v ai-memory >/dev/null 2>&1 && exec ai-memory hook --agent {agent} --event {event}; "
+                 "cat >/dev/null")
+_RUNS_OUR_CLI = re.compile(r"(?:^|[\s/;&|])ai-memory hook --agent ")
 
 
 def check_agent_and_scope(agent: str, scope: str) -> None:
@@ -149,7 +162,10 @@ def install_hook_client(data_dir: Path, source: Traversable = HOOK_SOURCE) -> Pa
 # ---- what our handlers look like ------------------------------------------------------------
 
 def hook_command(target: Target, event: str) -> str:
-    """The shell command an agent runs for ``event``: the client, pinned to our data dir."""
+    """The shell command an agent runs for ``event``: at user scope the client itself, pinned to
+    our data dir; at project scope ``ai-memory`` by name, portable to every teammate's machine."""
+    if target.scope == "project":
+        return PORTABLE_HOOK.format(agent=target.agent, event=event)
     return (f"{shlex.quote(str(target.hook_command))} --data-dir {shlex.quote(str(target.data_dir))} "
             f"{target.agent} {event}")
 
@@ -181,9 +197,14 @@ def is_ours(handler: Any, url: str) -> bool:
     if not isinstance(handler, dict):
         return False
     command = handler.get("command")
-    if isinstance(command, str) and HOOK_CLIENT in command:
+    if isinstance(command, str) and (HOOK_CLIENT in command or runs_our_cli(command)):
         return True
     return is_legacy_http(handler, url)
+
+
+def runs_our_cli(command: str) -> bool:
+    """A handler in the portable form (``ai-memory hook --agent ...``), any install's."""
+    return bool(_RUNS_OUR_CLI.search(command))
 
 
 def is_legacy_http(handler: Any, url: str) -> bool:

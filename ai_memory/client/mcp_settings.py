@@ -12,12 +12,15 @@ We own one entry, named ``ai-memory``, and in it the keys ``type`` (Claude), ``c
 ``args`` and ``env`` (stdio), or the URL and headers of the daemon's ``/mcp`` (Streamable HTTP:
 Claude's ``url``/``headers``, Codex's ``url``/``http_headers``, Gemini's ``httpUrl``/``headers``);
 keys the user added to it (a timeout, ``trust``) and everything else in the file are kept.
-The HTTP form carries the caller's token in a header (none of the three CLIs can read it from
-a file), so a file holding it is written 0600 and, in a project, kept out of git. JSON files are
-edited in place, comments and layout kept (``jsonc_edit``, as install-hooks does); TOML through
-tomlkit, which keeps every other line, comment and table, and the result is parsed back and
-compared with what we meant to write, so a layout we cannot edit safely is an error, never a
-corrupted file.
+At user scope the stdio command is this installation's absolute ``ai-memory``, with the data dir
+and URL pinned where they are not the defaults; at project scope, in a file meant to be
+committed, it is ``ai-memory mcp`` by name (``PORTABLE_SERVER``): each person's own install finds
+its data dir and daemon. The HTTP form carries the caller's token in a header (none of the three
+CLIs can read it from a file), so a file holding it is written 0600 and, in a project, kept out
+of git. JSON files are edited in place, comments and layout kept (``jsonc_edit``, as
+install-hooks does); TOML through tomlkit, which keeps every other line, comment and table, and
+the result is parsed back and compared with what we meant to write, so a layout we cannot edit
+safely is an error, never a corrupted file.
 """
 
 from __future__ import annotations
@@ -51,11 +54,15 @@ Doc = dict[str, Any]
 
 @dataclass(frozen=True)
 class ServerSpec:
-    """How an agent starts the server: an absolute command, its arguments, pinned environment."""
+    """How an agent starts the server: a command, its arguments, pinned environment."""
 
     command: str
     args: tuple[str, ...]
     env: Mapping[str, str] = field(default_factory=dict)
+
+
+# A project's committed entry: ai-memory from the PATH of whoever runs the agent, nothing pinned.
+PORTABLE_SERVER = ServerSpec("ai-memory", ("mcp",))
 
 
 @dataclass(frozen=True)
