@@ -90,3 +90,59 @@ def test_move_session_refusals(daemon: Daemon) -> None:
     assert same.returncode == 1 and "is in wrong already" in same.stderr
     status, body, _ = daemon.request("POST", f"/v1/sessions/{STAYS}/move", {"project": "///"})
     assert status == 400 and body["error"] == "bad project name"
+
+
+def test_a_page_written_while_its_session_moves_lands_in_the_new_project(tmp_path) -> None:
+    """The model's summary of a session's page, written while the session moves (its writer
+    chose the page's path, then waited for the git lock the move holds), goes to the new folder:
+    never a second copy of the session's page left in the old one. Each session moves a little
+    later after its compile than the one before, so the move meets the consolidation at
+    different points of its work."""
+    import time
+
+    from llm_helpers import PROPOSAL, llm_config, start_daemon
+    from llm_stub import StubServer
+
+    stub = StubServer()
+    stub.model.default_consolidation = lambda prompt: PROPOSAL
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "llm.key").write_text("sk-stub\n")
+    daemon = start_daemon(data, llm_config(stub, api_key_file="llm.key"))
+    sessions = [f"race-{n}" for n in range(8)]
+    try:
+        for n, sid in enumerate(sessions):
+            session(daemon, sid, f"Sketch idea {n} for the importer")
+            time.sleep(0.02 * n)  # the interleaving, spread on purpose
+            status, body, _ = daemon.request("POST", f"/v1/sessions/{sid}/move", {"project": "right"})
+            assert status == 200, body
+        wait_until(lambda: rows(daemon, "SELECT COUNT(*) FROM llm_jobs WHERE state = 'done'") == [(8,)], timeout=30)
+        wait_until(lambda: git(data / "wiki", "status", "--porcelain").strip() == "", timeout=30)
+        for sid in sessions:
+            pages = sorted(p.relative_to(data / "wiki").as_posix() for p in (data / "wiki").rglob("*.md")
+                           if f"session_id: {sid}\n" in p.read_text())
+            assert len(pages) == 1 and pages[0].startswith("right/"), pages
+            assert rows(daemon, "SELECT page_path FROM sessions WHERE id = ?", sid) == [(pages[0],)]
+    finally:
+        daemon.stop()
+        stub.close()
+
+
+def test_a_session_page_bound_for_its_old_folder_is_placed_in_the_new_one(tmp_path) -> None:
+    """Where a page is written once its session moved (what the page's writer chose before the
+    move published the projects map): the new project's folder, its project line changed."""
+    from ai_memory.core.project_map import ProjectMap
+    from ai_memory.wiki.project_moves import current_path
+
+    wiki = tmp_path / "wiki"
+    (wiki / "right" / "sessions").mkdir(parents=True)
+    text = "---\ntype: Session Summary\nproject: wrong\nsession_id: s-9\n---\n# Sketch\n"
+    pmap = ProjectMap(sessions={"s-9": "right"})
+    assert current_path(wiki, pmap, "wrong/sessions/2026-12-06-s-9.md", text) == (
+        "right/sessions/2026-12-06-s-9.md", text.replace("project: wrong", "project: right"))
+    other = text.replace("session_id: s-9", "session_id: s-10")
+    assert current_path(wiki, pmap, "wrong/sessions/2026-12-06-s-10.md", other) == (
+        "wrong/sessions/2026-12-06-s-10.md", other)
+    (wiki / "right" / "sessions" / "2026-12-06-s-9.md").write_text("a person's note\n")
+    assert current_path(wiki, pmap, "wrong/sessions/2026-12-06-s-9.md", text)[0] == \
+        "right/sessions/2026-12-06-s-9-from-wrong.md"  # never over another file

@@ -143,12 +143,13 @@ def _rewrite(wiki_dir: Path, rel: str, plan: MovePlan) -> None:
 
 
 def current_path(wiki_dir: Path, pmap: ProjectMap, rel: str, text: str) -> tuple[str, str]:
-    """``(rel, text)``; for a page bound for an old name's folder (its writer chose the name
-    before a rename published the map), the page under the project the name means now, its
-    project line changed. Never over another page (a clash gets ``-from-OLD``), only over the
-    very page it is (the same id, or the same session's summary compiled again)."""
+    """``(rel, text)``; for a page bound for a folder its project no longer has (its writer chose
+    it before a rename, a merge or a session's move published the map), the page under the
+    project that holds it now, its project line changed. Never over another page (a clash gets
+    ``-from-OLD``), only over the very page it is (the same id, or the same session's summary
+    compiled again)."""
     top, _, rest = rel.partition("/")
-    new = pmap.aliases.get(top)
+    new = pmap.aliases.get(top) or _moved_session_project(pmap, text, top)
     if new is None or not rest:
         return rel, text
     text = with_project(text, top, new) or text
@@ -157,6 +158,15 @@ def current_path(wiki_dir: Path, pmap: ProjectMap, rel: str, text: str) -> tuple
     if file_kind(wiki_dir, wanted) != "missing" and (there is None or not _same_page(there, text)):
         wanted = free_name(wiki_dir, wanted, top, set())
     return wanted, text
+
+
+def _moved_session_project(pmap: ProjectMap, text: str, folder: str) -> str | None:
+    """The project a session's page belongs in when its session was moved away from ``folder``."""
+    if not pmap.sessions or "session_id:" not in text:
+        return None
+    session = split_frontmatter(text)[0].get("session_id")
+    moved = pmap.sessions.get(str(session)) if session is not None else None
+    return moved if moved is not None and moved != folder else None
 
 
 def _same_page(a: str, b: str) -> bool:

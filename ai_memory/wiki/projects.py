@@ -184,10 +184,12 @@ class ProjectLifecycle:
             return {"dry_run": True, **(await asyncio.to_thread(planned)).as_json(), "rows_moved": 0}
         await self._settle(f"before {message}")
         await self.finish_interrupted()
-        before, self.map, self._moving = self.map, plan.pmap, True
+        before = self.map
         try:
-            plan.git_commit = await asyncio.to_thread(
-                self.wiki.committer.exclusively, lambda: carry_out(self.wiki.dir, planned(), message))
+            async with self.wiki.placing:  # no page is placed by the old map while files move
+                self.map, self._moving = plan.pmap, True
+                plan.git_commit = await asyncio.to_thread(
+                    self.wiki.committer.exclusively, lambda: carry_out(self.wiki.dir, planned(), message))
         except Conflict:  # refused before anything moved
             self.map = before
             raise

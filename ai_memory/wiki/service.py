@@ -65,6 +65,10 @@ class Wiki:
         # What each project name means now (``wiki.projects`` keeps it; a lifecycle verb
         # publishes its new map here before it moves a file, so every writer follows at once).
         self.project_map = ProjectMap()
+        # Held while a page's place is chosen and its file written, and by a lifecycle verb while
+        # it publishes its map and moves files: a page is never written into a folder a verb
+        # has just emptied (its writer chose the path before, then waited for the git lock).
+        self.placing = asyncio.Lock()
 
     def project_now(self, name: str | None, session_id: str | None = None) -> str | None:
         """The project a writer (or a client) naming ``name`` means now: an old name gives the
@@ -87,15 +91,16 @@ class Wiki:
         returning (deliberate memories) instead of within the commit window.
         """
         self.committer.check_backlog()  # 503 while git keeps failing and too much waits for it
-        pmap = self.project_map
-        if pmap.aliases:  # a writer that chose an old name's folder before a rename: the new one
-            pages = await asyncio.to_thread(lambda: [current_path(self.dir, pmap, rel, text) for rel, text in pages])
         await self.commit_changes_outside(await asyncio.to_thread(_existing, self.dir, [rel for rel, _ in pages]))
         written = []
-        for rel, text in pages:
-            data = text.encode("utf-8")
-            st = await asyncio.to_thread(atomic_write, self.dir, rel, data)
-            written.append((parse_page(rel, data), st))
+        async with self.placing:
+            pmap = self.project_map
+            if pmap.aliases or pmap.sessions:  # a writer that chose a folder before a verb moved it: the new one
+                pages = await asyncio.to_thread(lambda: [current_path(self.dir, pmap, rel, text) for rel, text in pages])
+            for rel, text in pages:
+                data = text.encode("utf-8")
+                st = await asyncio.to_thread(atomic_write, self.dir, rel, data)
+                written.append((parse_page(rel, data), st))
 
         def job(tx: WriteTx) -> None:
             ids = [index_page_rows(tx.conn, page, st.st_mtime_ns, st.st_size) for page, st in written]
