@@ -17,12 +17,13 @@ import numpy as np
 
 from ai_memory.core.chunks import chunk_text, text_hash
 from ai_memory.core.clock import utc_iso
-from ai_memory.core.errors import Conflict, NotFound
+from ai_memory.core.errors import AuthError, Conflict, NotFound
 from ai_memory.core.ids import new_id
 from ai_memory.core.memory import (
     MemoryDraft, correction_hides, mark_superseded, memory_page, normalized_hash, page_path,
 )
-from ai_memory.core.page import render_page, split_frontmatter
+from ai_memory.core.page import is_ours, render_page, split_frontmatter, with_line_added, without_line
+from ai_memory.core.users import ADMIN
 from ai_memory.embed.model import Embedder
 from ai_memory.store.embeddings import insert_embeddings
 from ai_memory.store.memories import by_idempotency_key, find_page, live_first_chunks, same_text
@@ -78,6 +79,11 @@ class Memories:
         if old["superseded_by"]:
             raise Conflict("already superseded", detail=f"correct the newest version, {old['superseded_by']}",
                            id=old["superseded_by"])
+        author = old["owner"] or ADMIN  # a person's note (no owner) is the vault owner's: the admin
+        hides = correction_hides(old["scope"], old["owner"], draft.scope, draft.owner)
+        if hides and draft.owner not in (author, ADMIN):  # a private correction is its author's own note
+            raise AuthError("only the page's author or the admin can correct it",
+                            detail=f"{old['path']} is {author}'s; write a memory of your own, or ask them")
         return old
 
     async def _check_duplicates(self, draft: MemoryDraft, moment: datetime,
@@ -113,35 +119,42 @@ class Memories:
         rel = page_path(draft, uid)
         pages = [(rel, render_page(meta, body))]  # the new page first: a crash then leaves no gap
         if old is not None and correction_hides(old["scope"], old["owner"], draft.scope, draft.owner):
-            old_meta, old_body = await self._read_page(old["path"])
-            marked = mark_superseded(old_meta, uid, draft.supersede_reason, moment)
-            pages.append((old["path"], render_page(marked, old_body)))
+            marked = await self._marked_superseded(old["path"], uid, draft.supersede_reason, moment)
+            if marked is not None:
+                pages.append((old["path"], marked))
         embedder = self._embedder()
         reason = f"memory: {draft.kind} {rel}" + (f" supersedes {old['path']}" if old else "")
         await self._wiki.write_pages(pages, reason, extra=_store_vector(draft, vector, embedder), commit_now=True)
         return Stored(uid, rel, True, old_ref)
 
+    async def _marked_superseded(self, rel: str, uid: str, reason: str | None, moment: datetime) -> str | None:
+        """The old page pointing at its correction: a page ai-memory wrote is rendered anew; a
+        person's note gets one line, ``superseded_by``, and not one other byte changed (None:
+        it has no frontmatter to add it to, and the correction's ``supersedes`` says it alone)."""
+        text, meta, body = await self._read_page(rel)
+        if is_ours(meta):
+            return render_page(mark_superseded(meta, uid, reason, moment), body)
+        return with_line_added(text, "superseded_by", uid)
+
     async def set_pinned(self, ref: str, pinned: bool, owner: str) -> dict[str, Any]:
         """Pin or unpin the page ``owner`` may see by ``ref``: its frontmatter's ``pinned``,
-        written and committed as any edit (a page already so is left alone)."""
+        written and committed as any edit (a page already so is left alone). A person's note
+        gains or loses exactly the line ``pinned: true``, nothing else; where that cannot be done
+        exactly, the pin is refused with the reason."""
         async with self._lock:
             found = await self._reader.run(lambda c: find_page(c, ref))
             if found is None or (found["scope"] == "private" and found["owner"] != owner):
                 raise NotFound("no such page", detail=ref[:200])
-            meta, body = await self._read_page(found["path"], "to pin")
+            text, meta, body = await self._read_page(found["path"], "to pin")
             changed = bool(meta.get("pinned")) != pinned
             if changed:
-                if pinned:
-                    meta["pinned"] = True
-                else:
-                    meta.pop("pinned", None)
                 verb = "pin" if pinned else "unpin"
-                await self._wiki.write_pages([(found["path"], render_page(meta, body))],
+                await self._wiki.write_pages([(found["path"], _pinned(found["path"], text, meta, body, pinned))],
                                              f"{verb} {found['path']} by {owner}", commit_now=True)
         return {"path": found["path"], "id": found["uid"], "pinned": pinned, "changed": changed}
 
-    async def _read_page(self, rel: str, purpose: str = "to supersede") -> tuple[dict[str, Any], str]:
-        """The file as it is now (files win over the index)."""
+    async def _read_page(self, rel: str, purpose: str = "to supersede") -> tuple[str, dict[str, Any], str]:
+        """The file as it is now (files win over the index): its text, frontmatter and body."""
         try:
             text = (await asyncio.to_thread(self._wiki.read, rel)).decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
@@ -149,7 +162,21 @@ class Memories:
         meta, body, problems = split_frontmatter(text)
         if problems:
             raise Conflict(f"the page {purpose} has broken frontmatter", detail=f"{rel}: {problems[0]}")
-        return meta, body
+        return text, meta, body
+
+
+def _pinned(rel: str, text: str, meta: dict[str, Any], body: str, pinned: bool) -> str:
+    """The page's text pinned or unpinned: ours rendered anew, a person's note changed by the one
+    line ``pinned: true`` (Conflict where that line cannot be added or removed exactly)."""
+    if is_ours(meta):
+        marked = {**meta, "pinned": True} if pinned else {k: v for k, v in meta.items() if k != "pinned"}
+        return render_page(marked, body)
+    changed = with_line_added(text, "pinned", True) if pinned else without_line(text, "pinned", True)
+    if changed is None:
+        where = "add a frontmatter line `pinned: true` to it" if pinned else "remove its `pinned` line"
+        raise Conflict("ai-memory did not write this page and changes it only by its own line",
+                       detail=f"{rel}: {where} yourself")
+    return changed
 
 
 def _body(draft: MemoryDraft) -> str:

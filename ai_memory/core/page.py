@@ -244,3 +244,48 @@ def with_project(text: str, old: str, new: str) -> str | None:
     changed = text[:start] + line + text[match.start(1) + lines[0].end():]
     after, _, still = split_frontmatter(changed)
     return changed if not still and after == {**meta, "project": new} else None
+
+
+def is_ours(meta: dict[str, Any]) -> bool:
+    """Whether ai-memory wrote the page: its records carry an ``id`` (a person's note does not),
+    and only such a page is ever re-rendered; another gets at most a line added or removed."""
+    return meta.get("id") is not None
+
+
+def with_line_added(text: str, key: str, value: Any) -> str | None:
+    """The page with one frontmatter line ``key: value`` added at the end of its frontmatter and
+    not one other byte changed; None when it has no frontmatter, has ``key`` already, or the line
+    would not read back as exactly that (a person's note is then left alone)."""
+    match = _FRONTMATTER.match(text)
+    meta, _, problems = split_frontmatter(text)
+    if match is None or problems or key in meta:
+        return None
+    newline = "\r\n" if "\r\n" in match.group(0) else "\n"
+    line = yaml.safe_dump({key: value}, width=1000, allow_unicode=True).strip()
+    end = match.end(1)
+    changed = (text[:end] + newline + line + text[end:]) if match.group(1) else (text[:end] + line + newline + text[end:])
+    after, _, still = split_frontmatter(changed)
+    return changed if not still and after == {**meta, key: value} else None
+
+
+def without_line(text: str, key: str, value: Any) -> str | None:
+    """The page with its frontmatter line ``key: value`` removed, as ``with_line_added`` wrote it,
+    and not one other byte changed; None when there is no such line."""
+    match = _FRONTMATTER.match(text)
+    meta, _, problems = split_frontmatter(text)
+    if match is None or problems or meta.get(key) != value:
+        return None
+    line = yaml.safe_dump({key: value}, width=1000, allow_unicode=True).strip()
+    block, base = match.group(1), match.start(1)
+    found = [m for m in re.finditer(rf"^{re.escape(line)}[ \t]*$", block, re.M)]
+    if len(found) != 1:
+        return None
+    at, end = base + found[0].start(), base + found[0].end()
+    if found[0].end() == len(block) and found[0].start() > 0:  # the last line: the newline before it goes
+        at -= 2 if text[at - 2:at] == "\r\n" else 1
+    else:  # its own newline goes with it
+        end += 2 if text[end:end + 2] == "\r\n" else 1 if text[end:end + 1] == "\n" else 0
+    changed = text[:at] + text[end:]
+    after, _, still = split_frontmatter(changed)
+    expected = {k: v for k, v in meta.items() if k != key}
+    return changed if not still and after == expected else None
