@@ -121,3 +121,23 @@ def test_a_symlink_in_history_is_no_page_version(daemon: Daemon) -> None:
     assert status == 404, body
     status, body, _ = daemon.request("POST", "/v1/pages/restore", {"path": "linked/link.md", "rev": "HEAD"})
     assert status == 404 and not (wiki / "linked" / "link.md").exists(), body
+
+
+def test_a_deleted_private_page_leaves_no_history_for_others(daemon: Daemon) -> None:
+    """Once alice deletes her private page, the index no longer knows it is private: its
+    versions say so, and bob is shown none of them (not its commits, times or messages)."""
+    tokens = {}
+    for name in ("alice2", "bob2"):
+        status, body, _ = daemon.request("POST", "/v1/users", {"name": name})
+        assert status == 201, body
+        tokens[name] = {"Authorization": f"Bearer {body['token']}"}
+    status, page, _ = daemon.request("POST", "/v1/pages", {"text": "Salary bands for the new hires",
+                                                           "kind": "fact", "project": "hist", "scope": "private"},
+                                     headers=tokens["alice2"])
+    assert status == 201, page
+    status, _, _ = daemon.request("DELETE", f"/v1/pages?path={page['path']}", headers=tokens["alice2"])
+    assert status == 200
+    status, body, _ = daemon.request("GET", f"/v1/pages/history?path={page['path']}", headers=tokens["bob2"])
+    assert status == 404, body
+    status, body, _ = daemon.request("GET", f"/v1/pages/history?path={page['path']}", headers=tokens["alice2"])
+    assert status == 200 and len(body["revisions"]) == 2, body  # written, then removed

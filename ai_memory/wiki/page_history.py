@@ -12,6 +12,8 @@ abbreviated or full commit id, or ``HEAD``/``HEAD~N``), never to a ref, a tag or
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -59,15 +61,17 @@ def check_page_path(rel: str) -> str:
     return rel
 
 
-def page_log(wiki_dir: Path, rel: str, limit: int = MAX_REVISIONS) -> list[Revision]:
-    """The revisions of ``rel``, newest first (at most ``limit``)."""
+def page_log(wiki_dir: Path, rel: str, limit: int = MAX_REVISIONS,
+             shown: Callable[[bytes], bool] = lambda data: True) -> list[Revision]:
+    """The revisions of ``rel``, newest first (at most ``limit``); only those whose version
+    ``shown`` accepts (for a removal: the version it removed)."""
     repo = ensure_repo(wiki_dir)
     check_page_path(rel)
     found: list[Revision] = []
     for commit in _first_parent_line(repo):
         here = _blob_id(commit.tree, rel)
         before = _blob_id(commit.parents[0].tree, rel) if commit.parents else None
-        if here != before:
+        if here != before and shown(repo[here or before].data):
             found.append(_revision(commit, removed=here is None))
             if len(found) >= limit:
                 break

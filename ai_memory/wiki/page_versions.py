@@ -14,6 +14,7 @@ from typing import Any
 
 from ai_memory.core.errors import InputError, NotFound
 from ai_memory.core.page import parse_page
+from ai_memory.core.users import visible_to
 from ai_memory.store.memories import find_page
 from ai_memory.wiki.page_history import PageAt, Revision, check_page_path, page_at, page_log, restore_reason
 from ai_memory.wiki.service import Wiki
@@ -51,17 +52,19 @@ class PageVersions:
         return check_page_path(ref)
 
     async def log(self, ref: str, owner: str) -> tuple[str, list[Revision]]:
+        """The revisions the caller may see: a version private to someone else is left out (a
+        deleted private page's whole history with it: its commits, times and messages)."""
         path = await self.resolve(ref, owner)
-        revisions = await asyncio.to_thread(page_log, self.wiki.dir, path)
+        revisions = await asyncio.to_thread(page_log, self.wiki.dir, path,
+                                            shown=lambda data: _visible(path, data, owner))
         if not revisions:
-            raise NotFound("the page has no history", detail=path)
+            raise NotFound("no such page", detail=path)
         return path, revisions
 
     async def at(self, ref: str, rev: str, owner: str) -> PageAt:
         path = await self.resolve(ref, owner)
         found = await asyncio.to_thread(page_at, self.wiki.dir, path, rev)
-        meta = parse_page(path, found.data).meta
-        if meta.get("scope") == "private" and meta.get("owner") != owner:
+        if not _visible(path, found.data, owner):
             raise NotFound("no such page", detail=path)  # private to someone else in that version
         return found
 
@@ -85,6 +88,16 @@ class PageVersions:
         path = written[0].path  # another than old.path when that project was renamed since
         latest = await asyncio.to_thread(page_log, self.wiki.dir, path, 1)
         return Restored(path, old.revision, True, latest[0].commit if latest else None)
+
+
+def _visible(path: str, data: bytes, owner: str) -> bool:
+    """Whether ``owner`` may see this version of a page: not when it was private to another."""
+    meta = parse_page(path, data).meta
+    return visible_to(owner, _text(meta.get("scope")), _text(meta.get("owner")))
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 def version_json(found: PageAt) -> dict[str, Any]:
