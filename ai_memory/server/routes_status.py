@@ -51,7 +51,8 @@ async def status_report(runtime: Runtime) -> dict:
                  "project_aliases": len(runtime.projects.map.aliases),
                  "pages_under_old_names": index["pages_under_old_names"],
                  "folder_mismatches": index["folder_mismatches"],
-                 "projects_file": runtime.projects.problems + runtime.projects.unfinished,
+                 "projects_file": runtime.projects.problems + runtime.projects.unfinished
+                 + runtime.projects.held_problems(),
                  "git": runtime.wiki.committer.describe()},
         "spool": runtime.spool.as_dict(),
         "llm": await runtime.llm.describe() if runtime.llm else {"enabled": False},

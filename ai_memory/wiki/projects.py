@@ -28,6 +28,7 @@ from ai_memory.store.forgetting import bury_pages
 from ai_memory.store.projects import apply_map, known, move_paths, project_paths, session_of
 from ai_memory.wiki.files import IGNORED_DIRS, file_kind, read_file, remove_empty_folders, unlink_file
 from ai_memory.wiki import lifecycle_intent
+from ai_memory.wiki.alias_trust import accept, trusted
 from ai_memory.wiki.git import blobs_at, commit_all, committed, head_commit
 from ai_memory.wiki.lifecycle_intent import Intent, PurgePlan
 from ai_memory.wiki.project_index import INDEX_NAME, written_by_us
@@ -47,6 +48,8 @@ class ProjectLifecycle:
         self.problems: list[str] = []  # the projects file's
         self.unfinished: list[str] = []  # verbs a crash cut short that could not be finished
         self._moving = False  # a verb published its map and its file is not written yet
+        self.file_map = ProjectMap()  # the projects file as written (with aliases held back here)
+        self.held: dict[str, str] = {}  # aliases from elsewhere this machine does not apply (alias_trust)
         self._seen: tuple[int, ...] | None = None  # the projects file's stat when last read
 
     @property
@@ -70,15 +73,21 @@ class ProjectLifecycle:
         if only_if_changed and seen is not None and seen == self._seen:
             return 0  # the file is as last read: no parse on every reconcile
         pmap, problems = await asyncio.to_thread(read_map, self.wiki.dir)
+        applied, held = await asyncio.to_thread(trusted, self.wiki.dir, pmap)
         self._seen = seen
         for problem in set(problems) - set(self.problems):
             log.warning("%s", problem)
-        self.problems = problems
-        if only_if_changed and pmap == self.map:
+        for old, new in held.items() - self.held.items():
+            log.warning("%s", _held_problem(old, new))
+        self.problems, self.file_map, self.held = problems, pmap, held
+        if only_if_changed and applied == self.map:
             return 0
-        moved = await self.wiki.writer.submit_wait(lambda tx: apply_map(tx.conn, pmap))
-        self.map = pmap
+        moved = await self.wiki.writer.submit_wait(lambda tx: apply_map(tx.conn, applied))
+        self.map = applied
         return int(moved)
+
+    def held_problems(self) -> list[str]:
+        return [_held_problem(old, new) for old, new in sorted(self.held.items())]
 
     async def rename(self, old_name: object, new_name: object, *, dry_run: bool = False) -> dict[str, Any]:
         old, new = checked_name(old_name), checked_name(new_name, "new project", IGNORED_DIRS)
@@ -91,7 +100,7 @@ class ProjectLifecycle:
         if await self._exists(new):
             raise Conflict(f"project {new} exists already",
                            detail=f"to move {old}'s pages into it: ai-memory project merge {old} {new}")
-        return await self._move(MovePlan("rename", old, new, self.map.renamed(old, new)), dry_run)
+        return await self._move(MovePlan("rename", old, new, self.file_map.renamed(old, new)), dry_run)
 
     async def merge(self, src_name: object, dst_name: object, *, dry_run: bool = False) -> dict[str, Any]:
         src, dst = checked_name(src_name), checked_name(dst_name, "destination project", IGNORED_DIRS)
@@ -104,7 +113,7 @@ class ProjectLifecycle:
         if not await self._exists(dst):
             raise NotFound(f"no project {dst}",
                            detail=f"to give {src} a new name: ai-memory project rename {src} {dst}")
-        return await self._move(MovePlan("merge", src, dst, self.map.renamed(src, dst)), dry_run)
+        return await self._move(MovePlan("merge", src, dst, self.file_map.renamed(src, dst)), dry_run)
 
     async def _bring_home(self, old: str, dry_run: bool) -> dict[str, Any]:
         """Pages still under ``old``, an old name (a sync from a machine that had not seen the
@@ -112,7 +121,7 @@ class ProjectLifecycle:
         target = self.map.aliases[old]
         if not await self._exists(old):
             raise Conflict(f"{old} is an old name of {target}", detail="no page is left under it")
-        return await self._move(MovePlan("merge", old, target, self.map), dry_run)
+        return await self._move(MovePlan("merge", old, target, self.file_map), dry_run)
 
     async def move_session(self, session_id: str, project: object, *, dry_run: bool = False) -> dict[str, Any]:
         dst = self.canonical(checked_name(project, refused=IGNORED_DIRS))
@@ -125,7 +134,7 @@ class ProjectLifecycle:
             raise InputError(f"session {session_id} is in {dst} already")
         if not storable_session_id(session_id):
             raise InputError("this session id cannot be recorded as moved", detail="1-256 printable characters")
-        plan = MovePlan("move-session", src, dst, self.map.session_moved(session_id, dst))
+        plan = MovePlan("move-session", src, dst, self.file_map.session_moved(session_id, dst))
         return await self._carry_out(plan, dry_run, f"move session {session_id}: {src} → {dst}",
                                      lambda: plan_pages(self.wiki.dir, plan, session["pages"]))
 
@@ -185,9 +194,10 @@ class ProjectLifecycle:
         await self._settle(f"before {message}")
         await self.finish_interrupted()
         before = self.map
+        applied = await self._applied(plan)
         try:
             async with self.wiki.placing:  # no page is placed by the old map while files move
-                self.map, self._moving = plan.pmap, True
+                self.map, self._moving = applied, True
                 plan.git_commit = await asyncio.to_thread(
                     self.wiki.committer.exclusively, lambda: carry_out(self.wiki.dir, planned(), message))
         except Conflict:  # refused before anything moved
@@ -210,15 +220,25 @@ class ProjectLifecycle:
         if plan.git_commit is None:  # written, not committed: the committer retries (and repairs)
             self.wiki.committer.request(message)
 
+        applied = await self._applied(plan)
+
         def rows(tx: Any) -> int:
             move_paths(tx.conn, plan.moves)
-            return apply_map(tx.conn, plan.pmap)
+            return apply_map(tx.conn, applied)
 
         moved = await self.wiki.writer.submit_wait(rows)
-        self.map = plan.pmap
+        self.map, self.file_map = applied, plan.pmap
         await asyncio.to_thread(lifecycle_intent.clear, self.wiki.dir)
         await self.wiki.reconcile()
         return int(moved)
+
+    async def _applied(self, plan: MovePlan) -> ProjectMap:
+        """The map this machine applies once ``plan`` is carried out: a name a rename or a merge
+        gives up is this machine's decision (``alias_trust.accept``), so it applies at once."""
+        if plan.verb != "move-session":
+            await asyncio.to_thread(accept, self.wiki.dir, {plan.src: plan.dst})
+        applied, self.held = await asyncio.to_thread(trusted, self.wiki.dir, plan.pmap)
+        return applied
 
     async def _bury(self, removed: list[ParsedPage], oid: str | None) -> None:
         await self.wiki.writer.submit_wait(bury_pages(removed, "purged", now_iso(), oid))
@@ -260,6 +280,12 @@ class ProjectLifecycle:
         the verb's own commit holds only its change."""
         await self.wiki.committer.flush()
         await self.wiki.committer.commit_now(f"external edit: {reason}")
+
+
+def _held_problem(old: str, new: str) -> str:
+    return (f"the projects file (from a sync) makes {old} an old name of {new}, but {old}/ holds pages here:"
+            f" not applied, events naming {old} stay in {old}; to accept it: ai-memory project merge {old} {new}"
+            f" (or rename, where {new} has no pages here)")
 
 
 def _remove_committed(wiki: Wiki, project: str, paths: list[str]) -> tuple[list[ParsedPage], str | None]:

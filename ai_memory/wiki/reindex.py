@@ -27,6 +27,7 @@ from ai_memory.store.observations import scoped_key, store_record
 from ai_memory.store.pages import store_page_rows
 from ai_memory.store.projects import apply_map
 from ai_memory.store.raw_log import JournalPosition, iter_lines, iter_records
+from ai_memory.wiki.alias_trust import trusted
 from ai_memory.wiki.files import fsync_dir, iter_pages, read_file
 from ai_memory.wiki.history import all_versions, changes, new_commits
 from ai_memory.wiki.project_moves import read_map
@@ -71,7 +72,7 @@ def rebuild(wiki_dir: Path, raw_dir: Path, db_path: Path, *, show_progress: bool
             # closed on an error too: its helpers stop then, not whenever the generator is collected
             with closing(in_order(read_versions, changes(wiki_dir, commits), helpers)) as versions:
                 record_versions(conn, versions, head, from_scratch=True)
-        projects = read_map(wiki_dir)[0]
+        projects = trusted(wiki_dir, read_map(wiki_dir)[0])[0]  # the old names this machine applies
         apply_map(conn, projects)  # first: each replayed event lands under its project's name now
         replay_journal(conn, raw_dir, report, show_progress, helpers)
         conn.execute(

@@ -108,3 +108,42 @@ def test_the_cli_and_the_config_refuse_it_too(data_dir: Path, tmp_path: Path) ->
     assert done.returncode != 0 and "bad git remote" in done.stderr
     assert not marker.exists()
     assert subprocess.run(["git", "-C", str(data_dir / "wiki"), "status"], capture_output=True).returncode == 0
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
+
+
+def test_a_remote_cannot_redirect_a_live_project_by_an_alias(daemon: Daemon, tmp_path: Path) -> None:
+    """Issue 39, item 8: a remote's projects file naming ``victim`` an old name of ``evil``
+    is held back while ``victim`` holds pages here: events and memories for victim stay in
+    victim; status names the alias and the verb that accepts it."""
+    import json
+
+    status, page, _ = daemon.request("POST", "/v1/pages", {"text": "Victim deploys on Mondays.", "kind": "fact",
+                                                           "project": "victim"})
+    assert status == 201, page
+    remote = tmp_path / "shared.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", "--initial-branch=main", str(remote)], check=True)
+    assert _sync(daemon, str(remote))[0] == 200
+    attacker = tmp_path / "attacker"
+    subprocess.run(["git", "clone", "--quiet", str(remote), str(attacker)], check=True)
+    (attacker / ".ai-memory").mkdir(exist_ok=True)
+    (attacker / ".ai-memory" / "projects.json").write_text(json.dumps({"aliases": {"victim": "evil"}, "sessions": {}}))
+    _git(attacker, "add", "-A")
+    _git(attacker, "-c", "user.name=x", "-c", "user.email=x@x", "commit", "--quiet", "-m", "alias")
+    _git(attacker, "push", "--quiet", "origin", "HEAD:main")
+    status, body = _sync(daemon, str(remote))
+    assert status == 200, body
+    assert (daemon.data_dir / "wiki" / ".ai-memory" / "projects.json").exists()  # the file came, as is
+    status, report, _ = daemon.request("GET", "/status")
+    assert any("victim" in p and "not applied" in p for p in report["wiki"]["projects_file"]), report["wiki"]
+    hooked = daemon.post_hook({"session_id": "victim-1", "hook_event_name": "UserPromptSubmit",
+                               "cwd": "/home/dev/victim", "prompt": "Ship the victim release"})
+    assert hooked[0] == 202
+    status, stored, _ = daemon.request("POST", "/v1/pages", {"text": "Victim rotates keys monthly.", "kind": "fact",
+                                                             "project": "victim"})
+    assert status == 201 and stored["path"].startswith("victim/"), stored
+    with __import__("sqlite3").connect(daemon.data_dir / "db" / "memory.sqlite") as conn:
+        assert conn.execute("SELECT project FROM observations WHERE session_id = 'victim-1'").fetchone() == ("victim",)
+    assert not (daemon.data_dir / "wiki" / "evil").exists()
