@@ -18,6 +18,9 @@ from typing import Any
 
 import pytest
 
+# helper modules whose asserts say what they saw, as a test's own do
+pytest.register_assert_rewrite("lifecycle_crash", "lifecycle_helpers", "wiki_helpers", "llm_helpers", "ui_helpers")
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 FIXTURES = SHARED / "fixtures" / "claude-code-hooks.json"

@@ -236,7 +236,8 @@ def purged_whole(daemon: Daemon, project: str = "pp") -> str:
         assert len(left) == PAGES and not buried, (len(left), len(buried))
         return "not begun"
     assert {p for p in buried if "/facts/" in p} == {f"{project}/facts/fact-{i:03d}.md" for i in range(PAGES)}
-    assert not hits(daemon, f"quartz{project}", project)
+    found = hits(daemon, f"quartz{project}", project)
+    assert not found, found
     return "done"
 
 

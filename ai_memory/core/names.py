@@ -13,6 +13,12 @@ def safe_name(value: str) -> str:
     return re.sub(r"\.{2,}", ".", _UNSAFE.sub("-", value.lower())).strip("-.")
 
 
+_PAGE_SUFFIX = re.compile(r"\.(md|markdown)$")
+
+
 def project_name(raw: str | None) -> str | None:
-    """The wiki's name for a project someone spelled ``raw`` ("Acme API" → "acme-api"), or None."""
-    return safe_name(raw or "")[:64].strip("-.") or None
+    """The wiki's name for a project someone spelled ``raw`` ("Acme API" → "acme-api"), or None.
+    A name that reads as a page (``todo.md``, ``README.md``) becomes ``todo-md``: its folder
+    would collide with the page at the wiki's top (on a case-insensitive disk, ``README.md``)."""
+    name = safe_name(raw or "")[:64].strip("-.")
+    return _PAGE_SUFFIX.sub(r"-\1", name) or None

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
 from ai_memory.core.clock import utc_iso
-from ai_memory.core.errors import NotFound
+from ai_memory.core.errors import AiMemoryError, NotFound
 from ai_memory.core.session_compile import compile_session
 from ai_memory.store.handoffs import upsert_auto_handoff
 from ai_memory.store.observations import (
@@ -32,6 +32,8 @@ from ai_memory.wiki.service import Wiki
 log = logging.getLogger(__name__)
 # (tx, session_id, page_path, page_text): runs in the page's transaction (the LLM queue's enqueue)
 OnCompiled = Callable[[WriteTx, str, str, str], None]
+GIVE_UP_AFTER = 5  # failed compiles of one session before the idle pass leaves it
+IDLE_BATCH = 100
 
 
 class SessionCompiler:
@@ -43,6 +45,8 @@ class SessionCompiler:
         self._idle = timedelta(minutes=idle_minutes)
         self._on_compiled = on_compiled
         self.compiled = 0
+        self._passes = 0  # idle passes run so far
+        self._failing: dict[str, tuple[int, float]] = {}  # session → (failures, the pass to try again at)
 
     async def finalize_known(self, session_id: str) -> str | None:
         """``finalize`` for a caller naming the session: NotFound when no event ever had it."""
@@ -102,16 +106,36 @@ class SessionCompiler:
         return page.path
 
     async def finalize_idle(self) -> list[str]:
-        """Compile sessions that stopped and stayed quiet, or changed since their last compile."""
+        """Compile sessions that stopped and stayed quiet, or changed since their last compile.
+        A session that cannot be compiled is tried again after 1, 2, 4 and 8 passes, then left
+        until the daemon restarts or someone asks (``finalize-session``): one line each time,
+        never a loop of tracebacks."""
         cutoff = utc_iso(datetime.now(timezone.utc) - self._idle)
-        ids = await self._reader.run(lambda c: sessions_to_compile(c, cutoff))
+        ids = await self._reader.run(lambda c: sessions_to_compile(c, cutoff, limit=IDLE_BATCH))
+        self._passes += 1
         paths = []
         for session_id in ids:
+            if self._failing.get(session_id, (0, 0))[1] > self._passes:
+                continue
             try:
                 path = await self.finalize(session_id)
-            except Exception:  # one bad session must not stop the others
-                log.exception("could not compile session %s", session_id)
+            except Exception as exc:  # one bad session must not stop the others
+                self._failed(session_id, exc)
                 continue
+            self._failing.pop(session_id, None)
             if path:
                 paths.append(path)
         return paths
+
+    def _failed(self, session_id: str, exc: Exception) -> None:
+        failures = self._failing.get(session_id, (0, 0))[0] + 1
+        again = self._passes + 2 ** (failures - 1) if failures < GIVE_UP_AFTER else float("inf")
+        self._failing[session_id] = (failures, again)
+        why = exc.message if isinstance(exc, AiMemoryError) else f"{type(exc).__name__}: {exc}"
+        if failures >= GIVE_UP_AFTER:
+            log.error("session %s could not be compiled %d times (%s); left until a restart or"
+                      " `ai-memory finalize-session --session %s`", session_id, failures, why, session_id)
+        else:
+            log.warning("could not compile session %s (%s); trying again later", session_id, why)
+        if not isinstance(exc, (AiMemoryError, OSError)) and failures == 1:
+            log.debug("compiling session %s failed", session_id, exc_info=exc)

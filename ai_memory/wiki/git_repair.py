@@ -51,8 +51,9 @@ def stale_lock(wiki_dir: Path, now: float | None = None) -> Path | None:
     return next(iter(stale_locks(wiki_dir, now)), None)
 
 
-def stale_locks(wiki_dir: Path, now: float | None = None) -> list[Path]:
-    """The wiki's git lock files that are left over: old, and held open by no process."""
+def stale_locks(wiki_dir: Path, now: float | None = None, stale_after: float = STALE_LOCK_S) -> list[Path]:
+    """The wiki's git lock files that are left over: ``stale_after`` seconds old, and held open
+    by no process."""
     git_dir = wiki_dir / ".git"
     found = []
     for lock in _lock_files(git_dir):
@@ -60,7 +61,7 @@ def stale_locks(wiki_dir: Path, now: float | None = None) -> list[Path]:
             age = (now or time.time()) - lock.lstat().st_mtime
         except FileNotFoundError:
             continue
-        if age >= STALE_LOCK_S and not _held_open(lock):
+        if age >= stale_after and not _held_open(lock):
             found.append(lock)
     return found
 
@@ -86,10 +87,12 @@ def index_readable(wiki_dir: Path) -> bool:
     return True
 
 
-def repair(wiki_dir: Path) -> list[str]:
-    """Repair what is safe to repair; what was done, one line each (empty: nothing was)."""
+def repair(wiki_dir: Path, stale_after: float = STALE_LOCK_S) -> list[str]:
+    """Repair what is safe to repair; what was done, one line each (empty: nothing was).
+    ``stale_after``: how old a lock no process holds must be to go (0: a caller that holds
+    the wiki's git lock and finishes what a crash cut short, before anything else commits)."""
     done = []
-    for lock in stale_locks(wiki_dir):
+    for lock in stale_locks(wiki_dir, stale_after=stale_after):
         lock.unlink(missing_ok=True)
         done.append(f"removed a stale {lock.relative_to(wiki_dir / '.git')} (no process held it)")
     if not index_readable(wiki_dir):

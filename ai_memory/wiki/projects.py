@@ -30,6 +30,7 @@ from ai_memory.wiki.files import IGNORED_DIRS, file_kind, read_file, remove_empt
 from ai_memory.wiki import lifecycle_intent
 from ai_memory.wiki.alias_trust import accept, trusted
 from ai_memory.wiki.git import blobs_at, commit_all, committed, head_commit
+from ai_memory.wiki.git_repair import repair
 from ai_memory.wiki.lifecycle_intent import Intent, PurgePlan
 from ai_memory.wiki.project_index import INDEX_NAME, written_by_us
 from ai_memory.wiki.project_moves import (
@@ -152,6 +153,8 @@ class ProjectLifecycle:
         await self.finish_interrupted()
         removed, oid = await asyncio.to_thread(
             self.wiki.committer.exclusively, lambda: _remove_committed(self.wiki, project, paths))
+        if oid is None and removed:  # git refused the commit: the committer retries (and repairs)
+            self.wiki.committer.request(f"project purge: {project}")
         await self._bury(removed, oid)
         gone = {p.path for p in removed}
         return {"dry_run": False, "project": project, "removed": sorted(gone),
@@ -263,16 +266,25 @@ class ProjectLifecycle:
         return intent.message
 
     async def _finish(self, intent: Intent) -> None:
+        """Carry the recorded plan out again. Under the git lock, a lock file the crash left
+        behind (the commit it killed) is removed first, whatever its age, when no process holds
+        it: nothing else of ours commits meanwhile, and the verb's commit must not wait for it."""
+        def again(finish: Callable[[], Any]) -> Any:
+            repair(self.wiki.dir, stale_after=0.0)
+            return finish()
+
         committer = self.wiki.committer
         if intent.move is not None:
             plan = intent.move
             plan.git_commit = await asyncio.to_thread(
-                committer.exclusively, lambda: finish_move(self.wiki.dir, plan, intent.message))
+                committer.exclusively, lambda: again(lambda: finish_move(self.wiki.dir, plan, intent.message)))
             await self._rows_follow(plan, intent.message)
         elif intent.purge is not None:
             purge = intent.purge
             removed, oid = await asyncio.to_thread(
-                committer.exclusively, lambda: _finish_purge(self.wiki, purge, intent.message))
+                committer.exclusively, lambda: again(lambda: _finish_purge(self.wiki, purge, intent.message)))
+            if oid is None:  # git refused the commit: the committer retries (and repairs)
+                self.wiki.committer.request(intent.message)
             await self._bury(removed, oid)
 
     async def _settle(self, reason: str) -> None:
@@ -331,4 +343,8 @@ def _finish_purge(wiki: Wiki, plan: PurgePlan, message: str) -> tuple[list[Parse
         pass
     if file_kind(wiki.dir, plan.project) == "other":
         remove_empty_folders(wiki.dir, plan.project)
-    return removed, commit_all(wiki.dir, message) or head_commit(wiki.dir)  # HEAD: committed before a crash
+    try:
+        return removed, commit_all(wiki.dir, message) or head_commit(wiki.dir)  # HEAD: committed before a crash
+    except (pygit2.GitError, OSError) as exc:
+        log.warning("%s: git refused the commit (%s); it is retried", message, exc)
+        return removed, None

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from conftest import Daemon, run_cli
+from wiki_helpers import wait_until
 
 
 def _user(daemon: Daemon, name: str) -> str:
@@ -95,3 +96,38 @@ def test_every_list_a_request_carries_is_bounded(daemon: Daemon) -> None:
         status, reply, _ = daemon.request("POST", path, body)
         assert 400 <= status < 500 and reply["error"], (path, reply)
         assert time.monotonic() - started < 5, path
+
+
+def test_a_project_named_like_a_page_gets_a_folder_of_its_own(daemon: Daemon) -> None:
+    """Issue 39, item 9: a checkout named ``todo.md`` (or ``README.md``, a collision on a
+    case-insensitive disk) names a project whose folder could never be made beside the page."""
+    wiki = daemon.data_dir / "wiki"
+    (wiki / "todo.md").write_text("# My todo list\n\n- water the plants\n")
+    for event in ("UserPromptSubmit", "SessionEnd"):
+        status, body = daemon.post_hook({"session_id": "todo-1", "hook_event_name": event, "cwd": "/home/dev/todo.md",
+                                         "prompt": "Sort the todo list"})
+        assert status == 202, body
+    wait_until(lambda: list((wiki / "todo-md" / "sessions").glob("*.md")) if (wiki / "todo-md").exists() else [],
+               timeout=20)
+    assert (wiki / "todo.md").read_text() == "# My todo list\n\n- water the plants\n"
+
+
+def test_a_session_that_cannot_compile_is_retried_a_few_times_in_one_line_each(tmp_path: Path) -> None:
+    """A session whose page cannot be written (a file where its project's folder must go) is
+    tried again after 1, 2, 4 and 8 idle passes, then left: one line each time, no traceback."""
+    data = tmp_path / "data"
+    daemon = Daemon(data, env={"AI_MEMORY_SESSIONS_IDLE_MINUTES": "0",
+                               "AI_MEMORY_WIKI_RECONCILE_INTERVAL_S": "0.2"}).start()
+    try:
+        (data / "wiki" / "blocked").write_text("a file where the project's folder would go\n")
+        for event in ("UserPromptSubmit", "Stop"):
+            status, body = daemon.post_hook({"session_id": "stuck-1", "hook_event_name": event,
+                                             "cwd": "/home/dev/blocked", "prompt": "Try it"})
+            assert status == 202, body
+        log = data.parent / f"daemon-{daemon.port}.log"
+        wait_until(lambda: "could not be compiled 5 times" in log.read_text(), timeout=30)
+        text = log.read_text()
+        assert "Traceback" not in text
+        assert sum("stuck-1" in line for line in text.splitlines() if "compile" in line) == 5
+    finally:
+        daemon.stop()
