@@ -15,7 +15,9 @@ from ai_memory.cli.common import print_json
 from ai_memory.cli.daemon_args import api_from
 from ai_memory.cli.lifecycle import change, render
 
-HELP = "the projects memory knows, and their lifecycle (list, rename, merge, purge)"
+HELP = "the projects memory knows, and their lifecycle (list, which, rename, merge, purge)"
+WHICH_HELP = ("the project a directory belongs to, and the rule that named it (a marker file, the git remote,"
+              " the repository, the directory's name)")
 LIST_HELP = "every project with its pages, sessions and last activity, most recent first"
 RENAME_HELP = ("give a project a new name: its wiki folder moves in one git commit, every index row and "
                "handoff follows, and the old name keeps resolving to the new one")
@@ -31,6 +33,11 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                                epilog="example: ai-memory project list --json")
     listing.add_argument("--json", action="store_true", help="print the list as JSON")
     listing.set_defaults(run=run_list, usage=listing.error)
+    which = verbs.add_parser("which", parents=[common], help=WHICH_HELP, description=WHICH_HELP,
+                             epilog="example: ai-memory project which ~/src/api --name-only")
+    which.add_argument("dir", metavar="DIR", nargs="?", default=".", help="a directory (default: the current one)")
+    which.add_argument("--name-only", action="store_true", help="print the project's name alone")
+    which.set_defaults(run=run_which, usage=which.error)
     for name, helptext, args, example in (
             ("rename", RENAME_HELP, ("OLD", "NEW"), "ai-memory project rename acme acme-api --dry-run"),
             ("merge", MERGE_HELP, ("SRC", "DST"), "ai-memory project merge acme-web acme --json"),
@@ -58,6 +65,15 @@ def run_list(args: argparse.Namespace) -> int:
         print(f"{p['project']:<{width}}  {p['pages']:>5}  {p['sessions']:>8}  {(p['last_activity'] or '-')[:19]}")
     if aliases:
         print("old names: " + ", ".join(f"{old} → {new}" for old, new in sorted(aliases.items())))
+    return 0
+
+
+def run_which(args: argparse.Namespace) -> int:
+    """Resolved on this machine, from files alone (what the hook clients do): no daemon is asked."""
+    from ai_memory.client.project import resolve_project
+
+    found = resolve_project(args.dir)
+    print(found.name if args.name_only else f"{found.name} ({found.source}: {found.root})")
     return 0
 
 

@@ -123,7 +123,11 @@ def run_hook(*, agent: str, event: str | None, stdin: bytes, url: str, token: st
 
 
 def _print_briefing(url: str, token: str, agent: str, payload: dict[str, object], out) -> None:
-    status, body = post(url, f"/v1/briefing?agent={quote(agent)}&format=hook", token,
+    from ai_memory.client.hook_drain import with_project  # SessionStart only: never on a capture event's path
+
+    named = with_project({"payload": payload})["payload"].get("project")  # type: ignore[index]
+    project = f"&project={quote(str(named))}" if named else ""  # named here: no daemon reads our paths
+    status, body = post(url, f"/v1/briefing?agent={quote(agent)}&format=hook{project}", token,
                         json.dumps(payload).encode(), BRIEFING_BUDGET_S)
     if status == 200 and body.strip().startswith(b"{"):
         out.write(body.decode("utf-8", "replace").strip() + "\n")

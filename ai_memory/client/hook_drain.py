@@ -16,9 +16,11 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ai_memory.client.project import resolve_project
 from ai_memory.client.resilient import ClientSettings, ResilientClient
 from ai_memory.client.state_files import try_lock
 from ai_memory.core.errors import DaemonUnavailable
+from ai_memory.core.agent_payloads import CWD_KEYS
 from ai_memory.core.spool_record import parse_spool_record
 
 _STOP = {401, 403, 408, 429}  # the server or the token is the problem, not the file
@@ -77,7 +79,7 @@ def _drain_once(client: ResilientClient, spool_dir: Path, report: DrainReport) -
             report.quarantined += 1
             continue
         try:
-            reply = client.request("POST", "/hook/envelope", envelope)
+            reply = client.request("POST", "/hook/envelope", with_project(envelope))
         except DaemonUnavailable as exc:
             report.stopped = exc.message
             return
@@ -90,6 +92,18 @@ def _drain_once(client: ResilientClient, spool_dir: Path, report: DrainReport) -
         else:  # a 4xx for this file: keep it for a person, out of the way (as the daemon's drain does)
             _quarantine(file)
             report.quarantined += 1
+
+
+def with_project(envelope: object) -> object:
+    """The envelope with the project its cwd belongs to here, where the payload names none: the
+    server never looks a client's path up on its own disk, so the client names the project."""
+    payload = envelope.get("payload") if isinstance(envelope, dict) else None
+    if not isinstance(payload, dict) or "project" in payload:
+        return envelope
+    cwd = next((payload[k] for k in CWD_KEYS if isinstance(payload.get(k), str) and payload[k]), None)
+    if cwd is None:
+        return envelope
+    return {**envelope, "payload": {**payload, "project": resolve_project(cwd).name}}  # type: ignore[dict-item]
 
 
 def _json(data: bytes) -> object | None:

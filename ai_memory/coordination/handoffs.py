@@ -24,9 +24,10 @@ MAX_ITEMS = 50
 _LISTS = ("open_questions", "files_touched", "next_steps")
 
 
-def real_dir(cwd: str) -> str:
-    """Symlinks resolved when the directory exists here (a remote client's path is kept as is)."""
-    return os.path.realpath(cwd) if os.path.isdir(cwd) else cwd
+def real_dir(cwd: str, paths_here: bool = True) -> str:
+    """Symlinks resolved when the directory is on this machine and exists (a path from another
+    machine is kept as it came: never looked up on this disk)."""
+    return os.path.realpath(cwd) if paths_here and os.path.isdir(cwd) else cwd
 
 
 def _line(value: object, key: str, kind: TextKind = TextKind.SUMMARY) -> str | None:
@@ -49,7 +50,8 @@ def _items(value: object, key: str) -> list[str]:
     return [sanitize(v, TextKind.NOTIFICATION).text for v in value if v.strip()]
 
 
-def parse_manual(body: object, *, project: str | None, owner: str, now: datetime) -> dict[str, Any]:
+def parse_manual(body: object, *, project: str | None, owner: str, now: datetime,
+                 paths_here: bool = True) -> dict[str, Any]:
     """Validate and sanitize a POST /v1/handoffs body into a handoff record."""
     if not isinstance(body, dict):
         raise InputError("body must be a JSON object", detail='{"summary": "...", "cwd": "/repo", "next_steps": []}')
@@ -63,7 +65,7 @@ def parse_manual(body: object, *, project: str | None, owner: str, now: datetime
     if not isinstance(shared, bool):
         raise InputError("shared must be true or false")
     record: dict[str, Any] = {
-        "project": project, "cwd": real_dir(cwd) if cwd else None, "summary": summary, "owner": owner,
+        "project": project, "cwd": real_dir(cwd, paths_here) if cwd else None, "summary": summary, "owner": owner,
         "shared": shared, "created_at": utc_iso(now),
         **{key: _items(body.get(key), key) for key in _LISTS},
     }
@@ -92,11 +94,11 @@ async def listing(reader: Reader, *, owner: str, project: str | None, state: str
 
 
 async def accept(writer: Writer, *, cwd: str, session_id: str, agent: str | None = None,
-                 project: str | None = None, owner: str = "local",
-                 now: datetime | None = None) -> dict[str, Any] | None:
+                 project: str | None = None, owner: str = "local", now: datetime | None = None,
+                 paths_here: bool = True) -> dict[str, Any] | None:
     """Claim the best matching handoff for this session, or None; exactly one caller wins each one."""
-    claimed = await claim_handoffs(writer, Receiver(cwd=real_dir(cwd), session_id=session_id, agent=agent, project=project,
-                                           owner=owner), now=now)
+    who = Receiver(cwd=real_dir(cwd, paths_here), session_id=session_id, agent=agent, project=project, owner=owner)
+    claimed = await claim_handoffs(writer, who, now=now)
     return claimed[0] if claimed else None
 
 

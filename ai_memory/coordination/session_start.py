@@ -36,14 +36,16 @@ class Briefing:
 
 
 async def brief(writer: Writer, reader: Reader, *, project: str, cwd: str, owner: str,
-                session_id: str | None = None, agent: str | None = None, claim_work: bool = False) -> Briefing:
+                session_id: str | None = None, agent: str | None = None, claim_work: bool = False,
+                paths_here: bool = True) -> Briefing:
     """The briefing for a session starting in ``cwd``; with ``claim_work`` and a session, it
     takes the handoffs meant for it and the messages it has room to show (each exactly once)."""
     now = now_iso()
     claiming = claim_work and bool(session_id)
     handoffs: list[dict[str, Any]] = []
     if claiming:
-        who = Receiver(cwd=real_dir(cwd), session_id=str(session_id), agent=agent, project=project, owner=owner)
+        who = Receiver(cwd=real_dir(cwd, paths_here), session_id=str(session_id), agent=agent, project=project,
+                       owner=owner)
         handoffs = await claim_handoffs(writer, who, fits=_fit_in_briefing)
 
     def read(conn) -> tuple[list[Section], list[dict], int]:

@@ -16,6 +16,8 @@ from typing import Any
 from ai_memory.core.events import TOOL_CALL_KINDS, EventKind
 from ai_memory.core.own_tools import own_tool, without_evidence
 
+# The keys an agent names its working directory by (the first present wins).
+CWD_KEYS = ("cwd", "current_dir", "working_dir", "directory")
 _HOOK_CONTEXT = re.compile(r"\A\s*<hook_context>.*?</hook_context>\s*", re.DOTALL)
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ai_memory.core.agent_payloads import as_meant
+from ai_memory.core.agent_payloads import CWD_KEYS, as_meant
 from ai_memory.core.clock import utc_iso
 from ai_memory.core.errors import InputError
 from ai_memory.core.events import EventKind, normalize_event
@@ -39,7 +39,6 @@ FIELD_CAPS: dict[str, TextKind] = {
 _AGENT_RE = re.compile(r"[A-Za-z0-9._-]{1,32}")
 _KEY_RE = re.compile(r"[\x21-\x7e]{1,128}")
 _SESSION_KEYS = ("session_id", "sessionId", "sessionID", "conversation_id", "conversationId")
-_CWD_KEYS = ("cwd", "current_dir", "working_dir", "directory")
 
 
 @dataclass(frozen=True)
@@ -168,7 +167,7 @@ def build_observation(
     clean = sanitize_json(payload, field_caps=FIELD_CAPS)
     value = clean.value if isinstance(clean.value, dict) else {}
     title_text, body_text = describe(kind, value)
-    cwd = _clean_path(value, _CWD_KEYS)
+    cwd = _clean_path(value, CWD_KEYS)
     project = project_name(_clean_short(value.get("project")))  # as the wiki will name it
     if project is None and cwd and project_resolver is not None:
         project = project_resolver(cwd)

@@ -9,6 +9,7 @@ several people; without one it is ``local``.
 
 from __future__ import annotations
 
+import ipaddress
 
 from aiohttp import web
 
@@ -40,3 +41,16 @@ def require_admin(request: web.Request) -> None:
     """Managing users and reading the audit log need the data dir's own token."""
     if token_user(request) != LOCAL_OWNER:
         raise AuthError("admin only", detail="this needs the data dir's token, not a user token")
+
+
+def paths_are_here(request: web.Request) -> bool:
+    """Whether a path the request names (a payload's ``cwd``) is one on this machine: only for
+    the admin token on a loopback connection no proxy forwarded. Any other caller's path is
+    read as text alone, never looked up on this disk: a teammate must not learn what the
+    server's checkouts hold (their git remotes, their symlinks) by naming paths."""
+    if token_user(request) != LOCAL_OWNER or "X-Forwarded-For" in request.headers:
+        return False
+    try:
+        return ipaddress.ip_address((request.remote or "").split("%")[0]).is_loopback
+    except ValueError:
+        return False

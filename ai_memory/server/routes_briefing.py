@@ -8,10 +8,11 @@ from aiohttp import web
 from ai_memory.coordination.briefing import hook_output
 from ai_memory.coordination.session_start import brief
 from ai_memory.core.errors import InputError
-from ai_memory.ingest.hooks import project_of
+from ai_memory.core.memory import check_project
+from ai_memory.ingest.hooks import project_for
 from ai_memory.server.audit import audit
 from ai_memory.server.body import read_json
-from ai_memory.server.identity import caller
+from ai_memory.server.identity import caller, paths_are_here
 from ai_memory.server.keys import RUNTIME
 
 routes = web.RouteTableDef()
@@ -22,9 +23,12 @@ async def _briefing(request: web.Request, cwd: str | None, session_id: str | Non
     if not cwd:
         raise InputError("missing cwd", detail="pass ?cwd= (or a hook payload with cwd)")
     runtime = request.app[RUNTIME]
-    project = runtime.projects.canonical(project_of(cwd))  # a renamed project's old name gives the new
+    here = paths_are_here(request)
+    named = request.query.get("project")  # what a client on another machine resolved itself
+    project = check_project(named) if named else project_for(cwd, here)
+    project = runtime.projects.canonical(project)  # a renamed project's old name gives the new
     found = await brief(runtime.writer, runtime.reader, project=project, cwd=cwd, owner=owner,
-                        session_id=session_id, agent=agent, claim_work=claim_work)
+                        session_id=session_id, agent=agent, claim_work=claim_work, paths_here=here)
     for handoff in found.handoffs:
         await audit(request, owner, "handoff.accept", handoff["id"], f"session {session_id} (briefing)")
     if request.query.get("format") == "hook":

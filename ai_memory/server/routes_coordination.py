@@ -9,10 +9,10 @@ from aiohttp import web
 from ai_memory.coordination import handoffs, messages
 from ai_memory.core.errors import InputError
 from ai_memory.core.memory import check_project
-from ai_memory.ingest.hooks import project_of
+from ai_memory.ingest.hooks import project_for
 from ai_memory.server.audit import audit
 from ai_memory.server.body import read_json
-from ai_memory.server.identity import caller
+from ai_memory.server.identity import caller, paths_are_here
 from ai_memory.server.keys import RUNTIME
 
 routes = web.RouteTableDef()
@@ -52,8 +52,10 @@ async def begin_handoff(request: web.Request) -> web.Response:
     body = _object(await read_json(request), '{"summary": "...", "cwd": "/repo", "next_steps": ["..."]}')
     cwd = _opt(body, "cwd")
     named = _opt(body, "project")
-    project = _canonical(request, check_project(named) if named else (project_of(cwd) if cwd else None))
-    record = handoffs.parse_manual(body, project=project, owner=caller(request, body), now=datetime.now(timezone.utc))
+    here = paths_are_here(request)
+    project = _canonical(request, check_project(named) if named else (project_for(cwd, here) if cwd else None))
+    record = handoffs.parse_manual(body, project=project, owner=caller(request, body), now=datetime.now(timezone.utc),
+                                   paths_here=here)
     record["idempotency_key"] = _idempotency_key(request, body)
     handoff, created = await handoffs.begin(request.app[RUNTIME].writer, record)
     if created:
@@ -78,9 +80,10 @@ async def accept_handoff(request: web.Request) -> web.Response:
     if not cwd or not session_id:
         raise InputError("cwd and session_id are required", detail='{"cwd": "/repo/api", "session_id": "..."}')
     who = caller(request, body)
-    project = _canonical(request, _opt(body, "project") or project_of(cwd))
+    here = paths_are_here(request)
+    project = _canonical(request, _opt(body, "project") or project_for(cwd, here))
     handoff = await handoffs.accept(request.app[RUNTIME].writer, cwd=cwd, session_id=session_id,
-                                    agent=_opt(body, "agent"), project=project, owner=who)
+                                    agent=_opt(body, "agent"), project=project, owner=who, paths_here=here)
     if handoff is not None:
         await audit(request, who, "handoff.accept", handoff["id"], f"session {session_id}")
     return web.json_response({"handoff": handoff})

@@ -9,7 +9,7 @@ from aiohttp import web
 
 from ai_memory.core.errors import AiMemoryError, InputError, PayloadTooLarge
 from ai_memory.server.body import read_json
-from ai_memory.server.identity import caller
+from ai_memory.server.identity import caller, paths_are_here
 from ai_memory.server.keys import RUNTIME
 from ai_memory.ingest.hooks import ingest_event
 from ai_memory.store.observations import InsertResult
@@ -25,7 +25,8 @@ async def ingest(request: web.Request, payload: Any, agent: str, event: str | No
     runtime = request.app[RUNTIME]
     result = await ingest_event(runtime.writer, payload, agent=agent, event=event, idempotency_key=key,
                                 host=host, client_os=client_os, captured_at=captured_at,
-                                owner=caller(request))  # every event is attributed to its token's user
+                                owner=caller(request),  # every event is attributed to its token's user
+                                paths_here=paths_are_here(request))
     runtime.notice(result)
     return result
 

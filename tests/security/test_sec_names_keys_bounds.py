@@ -131,3 +131,38 @@ def test_a_session_that_cannot_compile_is_retried_a_few_times_in_one_line_each(t
         assert sum("stuck-1" in line for line in text.splitlines() if "compile" in line) == 5
     finally:
         daemon.stop()
+
+
+def test_a_teammates_paths_are_never_looked_up_on_the_servers_disk(daemon: Daemon, tmp_path: Path) -> None:
+    """Issue 39, item 13: on a team server a client's ``cwd`` is text, not a path here: naming a
+    checkout on the server must not reveal its git remote as the project (nor resolve its links)."""
+    from ai_memory.client.hook_drain import with_project
+
+    checkout = tmp_path / "server-side" / "main"
+    (checkout / ".git").mkdir(parents=True)
+    (checkout / ".git" / "config").write_text('[remote "origin"]\n\turl = git@github.com:secret-org/internal-tool.git\n')
+    status, user, _ = daemon.request("POST", "/v1/users", {"name": "teammate"})
+    assert status == 201, user
+    as_teammate = {"Authorization": f"Bearer {user['token']}"}
+    for session, extra in (("probe-1", {}), ("probe-2", {"project": "their-api"})):
+        status, body, _ = daemon.request("POST", "/hook?agent=claude", {
+            "session_id": session, "hook_event_name": "UserPromptSubmit", "cwd": str(checkout), "prompt": "hi",
+            **extra}, headers=as_teammate)
+        assert status == 202, body
+    import sqlite3
+
+    with sqlite3.connect(daemon.data_dir / "db" / "memory.sqlite") as conn:
+        got = dict(conn.execute("SELECT session_id, project FROM observations WHERE session_id LIKE 'probe-%'"))
+    assert got == {"probe-1": "main", "probe-2": "their-api"}  # the name as text; the client's own project
+    status, brief, _ = daemon.request("POST", "/v1/briefing", {"session_id": "probe-3", "cwd": str(checkout)},
+                                      headers=as_teammate)
+    assert status == 200 and brief["project"] == "main", brief
+    # the admin's own hooks on this machine still read the checkout's identity
+    status, _ = daemon.post_hook({"session_id": "local-1", "hook_event_name": "UserPromptSubmit",
+                                  "cwd": str(checkout), "prompt": "hi"})
+    with sqlite3.connect(daemon.data_dir / "db" / "memory.sqlite") as conn:
+        assert conn.execute("SELECT project FROM observations WHERE session_id = 'local-1'").fetchone() == (
+            "secret-org-internal-tool",)
+    # a client on another machine names the project itself before it sends an event
+    envelope = with_project({"agent": "claude", "payload": {"session_id": "x", "cwd": str(checkout)}})
+    assert envelope["payload"]["project"] == "secret-org-internal-tool"
