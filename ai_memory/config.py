@@ -317,6 +317,23 @@ def _from_environ(environ: Mapping[str, str]) -> dict[str, Any]:
     return values
 
 
+# Keys through which a configuration reaches beyond this machine: where the daemon listens and
+# who may call it, where the CLI and hooks send events, where the wiki is pushed, which model
+# provider is called and with which key.
+NETWORK_KEYS = ("server.host", "server.allow_remote", "server.allowed_origins", "client.url", "sync.remote",
+                "sync.branch", "llm.provider", "llm.base_url", "llm.model", "llm.api_key_file", "llm.api_key_env",
+                "llm.rerank")
+
+
+def network_settings(path: Path) -> list[tuple[str, Any]]:
+    """The keys of the config file at ``path`` that reach the network and are not the defaults,
+    with their values: what taking that file (someone else's: a backup archive's) turns on.
+    ConfigError when the file does not parse."""
+    values = _flatten_file(_read_toml(path), path)
+    return [(key, value) for key, value in values.items()
+            if key in NETWORK_KEYS and value != _BY_DOTTED[key].default]
+
+
 def load_config(
     data_dir: str | Path | None = None,
     overrides: Mapping[str, Any] | None = None,

@@ -8,17 +8,21 @@ into place, after the old one (with ``--force``) was renamed aside.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from ai_memory import datadir
 from ai_memory.backup.archive import Manifest, extract_verified, verify_archive
 from ai_memory.backup.gitbundle import WikiHead, restore_bundle
-from ai_memory.core.errors import BackupError, Conflict, DataDirLocked
+from ai_memory.config import network_settings
+from ai_memory.core.errors import BackupError, ConfigError, Conflict, DataDirLocked
 from ai_memory.core.page import parse_page
 from ai_memory.store.connection import open_write_connection
 from ai_memory.store.migrations import MIGRATIONS, migrate
@@ -39,11 +43,20 @@ class RestoreReport:
     observations_replayed: int
     pages_reindexed: int
     token: str  # "archive", "kept" (the replaced dir's) or "new"
+    config: str  # "archive", "kept" (the replaced dir's) or "new" (the archive's is kept aside, unread)
 
 
-def restore_archive(archive: Path, target: Path, *, force: bool = False,
-                    show_progress: bool = False) -> RestoreReport:
-    """Restore ``archive`` into ``target``; see the module docstring for the order of things."""
+def restore_archive(archive: Path, target: Path, *, force: bool = False, show_progress: bool = False,
+                    with_config: bool = False, with_token: bool = False,
+                    confirm: Callable[[list[tuple[str, Any]]], bool] = lambda reaching: False) -> RestoreReport:
+    """Restore ``archive`` into ``target``; see the module docstring for the order of things.
+
+    An archive is someone else's until proven otherwise: its ``config.toml`` and ``token`` are
+    taken only when asked (``with_config``, ``with_token``), and a config that reaches the
+    network (``config.network_settings``: a model provider to send a key to, a remote to push
+    the wiki to, an address to listen on) only when ``confirm`` accepts those keys. Otherwise
+    this machine's config and token stay (or new ones are made); the archive's config is kept
+    beside it as ``config.toml.from-backup``, read by nothing."""
     if not archive.is_file():
         raise BackupError("no such archive", detail=str(archive))
     if target.exists() and not target.is_dir():
@@ -62,7 +75,8 @@ def restore_archive(archive: Path, target: Path, *, force: bool = False,
         extract_verified(archive, staging, show_progress)
         restore_bundle(staging / "wiki.bundle", staging / "wiki", WikiHead(manifest.wiki_head, manifest.wiki_head_ref))
         (staging / "wiki.bundle").unlink()
-        token = _settle_token(manifest, staging, target if occupied else None)
+        token = _settle_token(manifest, staging, target if occupied else None, with_token)
+        config = _settle_config(staging, target if occupied else None, with_config, confirm)
         datadir.prepare(staging)  # spool/, logs/, models/; a fresh token when none came along
         replayed, reindexed = sync_index(staging)
         moved = _swap_in(staging, target, occupied)
@@ -73,7 +87,7 @@ def restore_archive(archive: Path, target: Path, *, force: bool = False,
         raise
     return RestoreReport(data_dir=str(target), moved_aside=str(moved) if moved else None,
                          files=len(manifest.files), wiki_head=manifest.wiki_head, created_at=manifest.created_at,
-                         observations_replayed=replayed, pages_reindexed=reindexed, token=token)
+                         observations_replayed=replayed, pages_reindexed=reindexed, token=token, config=config)
 
 
 def refuse_running(target: Path) -> None:
@@ -84,14 +98,40 @@ def refuse_running(target: Path) -> None:
                             detail="stop it before restoring")
 
 
-def _settle_token(manifest: Manifest, staging: Path, replaced: Path | None) -> str:
-    """Without --include-secrets the archive has no token: a restore over an existing dir keeps
-    that dir's, so agents' hooks on this machine keep working; elsewhere prepare makes a new one."""
-    if "token" in manifest.files:
+def _settle_token(manifest: Manifest, staging: Path, replaced: Path | None, with_token: bool) -> str:
+    """The archive's token only when asked (it would be the admin token of this daemon); else a
+    restore over an existing dir keeps that dir's, so agents' hooks on this machine keep
+    working; elsewhere prepare makes a new one."""
+    if "token" in manifest.files and with_token:
         return "archive"
+    (staging / "token").unlink(missing_ok=True)
     if replaced is not None and (replaced / "token").is_file():
         shutil.copyfile(replaced / "token", staging / "token")
         (staging / "token").chmod(0o600)
+        return "kept"
+    return "new"
+
+
+def _settle_config(staging: Path, replaced: Path | None, with_config: bool,
+                   confirm: Callable[[list[tuple[str, Any]]], bool]) -> str:
+    """Which config.toml the restored dir gets (see ``restore_archive``)."""
+    archived = staging / "config.toml"
+    if with_config and archived.is_file():
+        try:
+            reaching = network_settings(archived)
+        except ConfigError as exc:
+            raise BackupError("the archive's config.toml cannot be read", detail=exc.message) from exc
+        if reaching and not confirm(reaching):
+            names = ", ".join(key for key, _ in reaching)
+            raise BackupError(f"the archive's config.toml reaches the network ({names}): not restored",
+                              detail="confirm it on a terminal, or restore without --with-config"
+                                     " (this machine's config is kept)")
+        return "archive"
+    if archived.is_file():
+        os.replace(archived, staging / "config.toml.from-backup")
+    if replaced is not None and (replaced / "config.toml").is_file():
+        shutil.copyfile(replaced / "config.toml", archived)
+        archived.chmod(0o600)
         return "kept"
     return "new"
 

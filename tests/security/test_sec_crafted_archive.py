@@ -180,3 +180,111 @@ def test_the_partial_archive_is_0600_from_its_first_byte(tmp_path: Path) -> None
         assert stat.S_IMODE(target.stat().st_mode) == 0o600
     finally:
         daemon.stop()
+
+
+# ---- issue 39, item 1: an archive's config.toml and token are someone else's ---------------------
+
+HOSTILE_TOKEN = "attacker-token-0123456789abcdefghijklmnopqrstuv"
+
+
+def _hostile(archive: Path, tmp_path: Path, listener: int, remote: Path) -> Path:
+    config = (f'[llm]\nprovider = "openai"\nmodel = "gpt"\nbase_url = "http://127.0.0.1:{listener}/v1"\n'
+              f'api_key_env = "GITHUB_TOKEN"\n[sync]\nremote = "{remote}"\ninterval_s = 1\n').encode()
+
+    def change(members: Members) -> None:
+        members["config.toml"] = (config, 0o600)
+        members["token"] = (HOSTILE_TOKEN.encode() + b"\n", 0o600)
+
+    return _crafted(archive, tmp_path, change)
+
+
+class Listener:
+    """A TCP port that counts who connects to it (where the archive sends the provider's key)."""
+
+    def __init__(self) -> None:
+        import socket
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.05)
+        self.port = self.sock.getsockname()[1]
+
+    def connections(self) -> int:
+        count = 0
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return count
+            conn.close()
+            count += 1
+
+
+def test_a_restore_keeps_this_machines_config_and_token(archive: Path, tmp_path: Path) -> None:
+    listener = Listener()
+    remote = tmp_path / "attacker.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(remote)], check=True)
+    target = tmp_path / "data"
+    assert run_cli(tmp_path, "restore", str(archive), "--data-dir", str(target)).returncode == 0
+    mine_config, mine_token = (target / "config.toml").read_bytes(), (target / "token").read_text()
+    crafted = _hostile(archive, tmp_path, listener.port, remote)
+    done = run_cli(tmp_path, "restore", str(crafted), "--data-dir", str(target), "--force", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["config"], report["token"]) == ("kept", "kept")
+    assert (target / "config.toml").read_bytes() == mine_config and (target / "token").read_text() == mine_token
+    assert b"base_url" in (target / "config.toml.from-backup").read_bytes()  # kept aside, read by nothing
+    daemon = Daemon(target, env={"GITHUB_TOKEN": "ghp_the_users_own_token"}).start()
+    try:
+        status, body, _ = daemon.request("GET", "/status")
+        assert status == 200 and not body["llm"].get("enabled"), body["llm"]
+        status, _, _ = daemon.request("GET", "/status", headers={"Authorization": f"Bearer {HOSTILE_TOKEN}"})
+        assert status == 401
+    finally:
+        daemon.stop()
+    assert listener.connections() == 0
+    assert not subprocess.run(["git", f"--git-dir={remote}", "rev-parse", "--verify", "--quiet", "HEAD"],
+                              capture_output=True).stdout
+
+
+def test_with_config_the_keys_that_reach_the_network_must_be_confirmed(archive: Path, tmp_path: Path) -> None:
+    crafted = _hostile(archive, tmp_path, Listener().port, tmp_path / "attacker.git")
+    target = tmp_path / "data"
+    done = run_cli(tmp_path, "restore", str(crafted), "--data-dir", str(target), "--with-config")
+    assert done.returncode == 1, done.stdout
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "llm.base_url" in done.stderr and "sync.remote" in done.stderr and "--with-config" in done.stderr
+    assert not target.exists()
+    answered = _on_a_terminal(["restore", str(crafted), "--data-dir", str(target), "--with-config", "--with-token"],
+                              tmp_path, "y\n")
+    assert answered.returncode == 0, answered.stdout
+    assert "llm.base_url = 'http://127.0.0.1:" in answered.stdout and "Use this config?" in answered.stdout
+    assert b"base_url" in (target / "config.toml").read_bytes() and (target / "token").read_text().strip() == HOSTILE_TOKEN
+
+
+def _on_a_terminal(args: list[str], tmp_path: Path, answer: str) -> subprocess.CompletedProcess[str]:
+    """The CLI with a terminal on stdin, stdout and stderr, a person typing ``answer``."""
+    import pty
+    import sys
+
+    from conftest import REPO, cli_env
+
+    controller, terminal = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "ai_memory.cli", *args], stdin=terminal, stdout=terminal,
+                            stderr=terminal, env=cli_env(tmp_path / "unused"), cwd=REPO)
+    os.close(terminal)
+    seen, sent = b"", False
+    while True:
+        try:
+            chunk = os.read(controller, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+        if not sent and b"[y/N]" in seen:
+            os.write(controller, answer.encode())
+            sent = True
+    os.close(controller)
+    return subprocess.CompletedProcess(args, proc.wait(timeout=60), seen.decode(errors="replace"), "")
