@@ -24,6 +24,11 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SEGMENTS = re.compile(r"[^a-z0-9]+")
 _PASSWORD_ENDINGS = ("password", "passwd", "passphrase", "secret", "credential", "credentials", "authorization")
 _PASSWORD_WORDS = {"pass", "pwd", "pw", "pswd", "cookie"}
+# services whose password variable is glued to "pass": SSHPASS (read by sshpass -e), DBPASS, ROOTPASS
+_PASS_OWNERS = frozenset("ssh db root admin mysql smtp ftp wifi redis ldap mail vnc sudo user".split())
+# words that make a bare "key" a credential: "the wifi key is …", "hmac key: …", "api key 5f4d…"
+_KEY_OWNERS = frozenset("wifi wi-fi wpa wpa2 wlan network router hmac signing encryption master api access "
+                        "secret private license ssh gpg".split())
 _TOKEN_ENDINGS = ("token", "apikey", "secretkey", "privatekey", "accesskey")
 _STRONG_PAIRS = {"api", "access", "secret", "private", "auth", "master", "signing", "encryption",
                  "account", "subscription", "client", "app", "consumer", "sas"}
@@ -46,7 +51,7 @@ def name_strength(name: str) -> int:
     if not words:
         return 0
     last = words[-1]
-    if last in _PASSWORD_WORDS or last.endswith(_PASSWORD_ENDINGS):
+    if last in _PASSWORD_WORDS or last.endswith(_PASSWORD_ENDINGS) or last[-4:] == "pass" and last[:-4] in _PASS_OWNERS:
         return PASSWORD
     if last.endswith(_TOKEN_ENDINGS) or last == "key" and len(words) > 1 and words[-2] in _STRONG_PAIRS:
         return TOKEN
@@ -125,6 +130,8 @@ def _assignment(text: str, m: re.Match[str]) -> Found:
     if text[m.end("kw"):m.end("kw") + 1] in ("=", " ", "\t") and _FLAG_NAME.fullmatch(name.lower()):
         return None  # --token X, --api-key=X: the flag rule (_dash) reads the value, once
     strength = name_strength(name)
+    if strength == WEAK and name.lower() == "key" and _word_before(text, start) in _KEY_OWNERS:
+        strength = TOKEN  # "the wifi key is …", "hmac key: …"
     if name.lower() == "key" and sep == "=":
         nuget = _NUGET.match(text, m.start("val"))  # <add key="ClearTextPassword" value="…"/>
         if nuget is not None and not is_placeholder(nuget.group(1)):
@@ -143,6 +150,15 @@ def _assignment(text: str, m: re.Match[str]) -> Found:
         return None
     s, e = m.start("val") + found[0] - (sep == ">"), m.start("val") + found[1] - (sep == ">")
     return s, e, _named_kind(name, text[s:e], strength, _line_around(text, start))
+
+
+_WORD_BEFORE = re.compile(r"([A-Za-z][\w-]{0,15})[ \t]\Z")
+
+
+def _word_before(text: str, start: int) -> str:
+    """The word that stands just before ``start``, separated by one space or tab, lower case."""
+    found = _WORD_BEFORE.search(text, max(0, start - 17), start)
+    return found.group(1).lower() if found else ""
 
 
 # the long options whose value _dash reads (its ``flag`` group, for the same words)
@@ -187,8 +203,8 @@ _LOGIN_TOOLS = ("docker", "podman", "nerdctl", "helm", "oras", "buildah", "skope
 
 
 def _dash(text: str, m: re.Match[str]) -> Found:
-    """A PEM block, --password VALUE, curl -u user:pass, mysql -pPASS, sshpass -p PASS, and the
-    value echoed into ``--password-stdin``."""
+    """A PEM block, --password VALUE, curl -u user:pass, mysql -pPASS, sshpass -p 'PASS', curl's
+    --cookie/-b, and the value echoed into ``--password-stdin``."""
     kind = m.lastgroup or ""
     if kind == "pem":
         return key_block(text, m)
@@ -205,11 +221,50 @@ def _dash(text: str, m: re.Match[str]) -> Found:
         password = value.partition(":")[2]
         ok = ("curl" in line or "http" in line) and len(password) >= 4 and not is_placeholder(value)
         return (at, m.end(kind), "auth_header") if ok else None
+    if kind in ("cookie", "cookie2"):  # curl --cookie 'a=b', curl -b 'a=b' (-b elsewhere is no cookie)
+        return cookie_values(text, at, m.end(kind)) if kind == "cookie" or "curl" in line else None
     spaced = value.startswith(" ")  # mysql -p DBNAME prompts for the password; sshpass -p PASS does not
     logs_in = " login" in line and any(tool in line for tool in _LOGIN_TOOLS)  # docker login -u me -p PASS
-    if ("sshpass" in line or logs_in or "mysql" in line and not spaced) and not is_placeholder(value):
-        return at + spaced, m.end(kind), "secret_assignment"
+    start, end = at + spaced, m.end(kind)
+    if value[spaced:spaced + 1] in ("'", '"'):  # sshpass -p 'pa ss'
+        start, end = start + 1, end - 1
+    if ("sshpass" in line or logs_in or "mysql" in line and not spaced) and not is_placeholder(text[start:end]):
+        return start, end, "secret_assignment"
     return None
+
+
+_COOKIE_PAIR = re.compile(r"([^\s=;,]{1,100})=([^;\s]{1,4000})")
+
+
+def cookie_values(text: str, start: int, end: int) -> Found:
+    """The session values of a cookie list (``Cookie: a=1; sid=…``, ``curl -b 'sid=…'``): from the
+    first value that looks like key material to the last (``lang=en`` and ``theme=dark`` stay)."""
+    first = last = -1
+    for pair in _COOKIE_PAIR.finditer(text, start, end):
+        value = pair.group(2).strip("\"'")
+        if len(value) >= 16 and not is_placeholder(value) and (
+                key_material(value, 16) or DIGIT.search(value) is not None and len(set(value)) >= 10):
+            first = pair.start(2) if first < 0 else first
+            last = pair.end(2) - (len(pair.group(2)) - len(pair.group(2).rstrip("\"'")))
+    return (first, last, "session_cookie") if first >= 0 else None
+
+
+def _cookie_header(text: str, m: re.Match[str]) -> Found:
+    return cookie_values(text, m.start("jar"), m.end("jar"))
+
+
+_NOT_KEYS = ("sha", "hash", "digest", "checksum", "commit", "fingerprint", "md5", "etag", "id ", "id:", "id=",
+             "uuid", "cache")
+
+
+def _hex_key(text: str, m: re.Match[str]) -> Found:
+    """Hex key material after a key word on its line: "the hmac key 3f9a…", "signing secret (hex)
+    5f4d…"; not a digest ("key sha256 9f86…", "cache key 1b4e…")."""
+    gap = text[m.start("kw"):m.start("hex")].lower()
+    if any(word in gap for word in _NOT_KEYS) or any(word in _line_before(text, m.start()).lower()[-24:]
+                                                     for word in _NOT_KEYS):
+        return None
+    return (m.start("hex"), m.end("hex"), "high_entropy_secret") if key_material(m.group("hex"), 32) else None
 
 
 # ---------------------------------------------------------------- context rules
@@ -223,7 +278,7 @@ _VALUE = (r"(?P<val>[rbuf]{0,2}\"(?:[^\"\\\r\n]|\\.){0,1000}\"|[rbuf]{0,2}'(?:[^
 # token, secret or a .netrc password; or the > of <password>…</password>
 _ASSIGN = (r"(?![a-z0-9_])(?:\\?[\"'`]\]?)?[ \t]*(?P<sep>:=|=>|=(?!=)"
            r"|:(?![:/=])(?:[ \t]*[a-z_][a-z0-9_.\[\], |]{0,60}?[ \t]+=(?!=))?"
-           r"|(?P<prose>(?<=[a-z])[ \t]+(?:for[ \t]+[\w.@/:-]{1,40}(?:[ \t]+[\w.@/:-]{1,40}){0,2}[ \t]+)?"
+           r"|(?P<prose>(?<=[a-z])[ \t]+(?:(?:for|to|of|on|at)[ \t]+[\w.@/:-]{1,40}(?:[ \t]+[\w.@/:-]{1,40}){0,2}[ \t]+)?"
            r"(?:is|was)(?:[ \t]+(?:now|still))?[ \t]+)"
            r"|(?<=access.key)[ \t]+|(?<= password)[ \t]+|(?<=token)[ \t]+|(?<=secret)[ \t]+"
            r"|>(?=[^<\s]{1,512}</))[ \t]*" + _VALUE)
@@ -289,11 +344,14 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     folded_rule("secret_assignment", r"-(?:(?P<pem>----begin (?:[a-z0-9]+ ){0,3}private key(?: block)?-----)"
                                      r"|-(?P<stdin>password-stdin)"
                                      r"|-(?:user[= ]['\"]?(?P<user>[^\s'\":@/$]{1,128}:[^\s'\"@]{1,256})"
+                                     r"|cookie[= ]['\"]?(?P<cookie>[^\r\n'\"]{3,4000})"
                                      r"|[a-z0-9-]{0,40}?(?:password|passwd|token|secret|api-?key|access-?key"
                                      r"|secret-?key|auth-?key|credentials?)(?:=|[ \t]+)(?P<flag>\\\"[^\"\\]{1,1000}\\\""
                                      r"|[^\s\\]{1,1000}))"
                                      r"|(?<= -)u[= ]['\"]?(?P<user2>[^\s'\":@/$]{1,128}:[^\s'\"@]{1,256})"
-                                     r"|(?<= -)p(?P<mysql> ?[^\s'\"-][^\s'\"]{3,}))", _dash),
+                                     r"|(?<= -)b[= ]?['\"]?(?P<cookie2>[^\s'\"=;]{1,100}=[^\r\n'\"]{1,4000})"
+                                     r"|(?<= -)p(?P<mysql> ?(?:'[^'\r\n]{4,200}'|\"[^\"\r\n]{4,200}\""
+                                     r"|[^\s'\"-][^\s'\"]{3,})))", _dash),
     _keyword(r"p(?:ass(?:word|wd|phrase)?|wd|w|swd)"),
     _keyword(r"secret"),
     _keyword(r"token"),
@@ -301,10 +359,17 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     folded_rule("secret_assignment", r"(?P<kw>auth)(?:" + _AUTH_HEADER + "|" + _ASSIGN + ")", _assignment),
     _keyword(r"credentials?"),
     # a vendor's credential named by what it is (ALGOLIA_APP_ID, TWILIO_ACCOUNT_SID, SENTRY_DSN): run
-    # only near a run of key material, as tokens are (the name is within the 48 characters before)
-    _keyword(r"client[_.-]?id", "client_id clientid client-id client.id"), _keyword(r"app[_.-]?id", "app_id appid app-id"),
-    _keyword(r"account[_.-]?sid", "ccount_sid ccountsid"), _keyword(r"access[_.-]?id", "ccess_id ccessid"),
+    # only near a run of key material, as tokens are (the name is within the 48 characters before);
+    # an id may be shorter than such a run (LINKEDIN_CLIENT_ID, 14 characters): those run always
+    _keyword(r"client[_.-]?id"), _keyword(r"app[_.-]?id", "app_id appid app-id"), _keyword(r"access[_.-]?id"),
+    _keyword(r"api[_.-]?id", "api_id apiid api-id"), _keyword(r"account[_.-]?sid", "ccount_sid ccountsid"),
     _keyword(r"dsn", "_dsn .dsn -dsn"), _keyword(r"login", "_login .login -login"),
     _keyword(r"contribsys[_.-]{0,2}com", "contribsys", base64=True),  # its name is a long run
     folded_rule("kubernetes_secret", r"kind:[ \t]*[\"']?secret\b", _secret_manifest),
+    # Cookie: and Set-Cookie: headers (a curl -H, a dict of headers, a log line)
+    folded_rule("session_cookie", r"cookie(?:\\?[\"'])?[ \t]*:[ \t]*(?:\\?[\"'])?(?P<jar>[^\r\n\"'\\]{3,4000})",
+                _cookie_header),
+    # hex key material after a key word ("the hmac key 3f9a…"): run only near a run of key material
+    folded_rule("high_entropy_secret", r"(?P<kw>key|secret|hmac|seed)(?![a-z])[^\n]{0,30}?(?<![0-9a-z])(?:0x)?"
+                                       r"(?P<hex>[0-9a-f]{32,128})(?![0-9a-z])", _hex_key, "key secret hmac seed"),
 )

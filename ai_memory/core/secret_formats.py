@@ -151,6 +151,12 @@ def _percent_body(text: str, m: re.Match[str]) -> Found:
     return (m.start(), m.end(), "twitter_token") if looks_random(m.group(0)[22:].replace("%", ""), 12) else None
 
 
+def _hash_body(text: str, m: re.Match[str]) -> Found:
+    """A password hash, unless its hash part is filler (``$1$salt$xxxxxxxx…`` in documentation)."""
+    body = re.split(r"[$}]", m.group(0))[-1]
+    return (m.start(), m.end(), "password_hash") if len(set(body)) >= 10 else None
+
+
 # The kinds found by shape alone; the order is the scan's, not a priority (see PRIORITY).
 FORMAT_RULES: tuple[Rule, ...] = (
     token_rule("private_key", "PuTTY-User-Key-File-", r"PuTTY-User-Key-File-\d+: ", key_block),
@@ -282,6 +288,12 @@ FORMAT_RULES: tuple[Rule, ...] = (
     token_rule("gocardless_token", "live_", r"live_(?<![A-Za-z0-9_]live_)[A-Za-z0-9_=-]{40}" + _END,
                random_body("gocardless_token", 5)),
     folded_rule("auth_header", r"bearer[ \t]+([a-z0-9._~+/=-]{16,})", _bearer, gates="earer EARER"),
+    # password hashes (htpasswd, /etc/shadow, a users table): crackable offline, so secrets too
+    token_rule("password_hash", "", r"\$(?:(?:apr1|1|5|6)\$(?:rounds=\d{1,9}\$)?[./0-9A-Za-z]{1,16}\$[./0-9A-Za-z]{22,86}"
+               r"|2[abxy]?\$\d\d\$[./0-9A-Za-z]{53}|y\$[./0-9A-Za-z]{1,40}\$[./0-9A-Za-z]{1,64}\$[./0-9A-Za-z]{43}"
+               r"|argon2(?:id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]{8,}\$[A-Za-z0-9+/]{16,})(?![./0-9A-Za-z])",
+               _hash_body),
+    token_rule("password_hash", "", r"\{S?SHA(?:256|512)?\}[A-Za-z0-9+/]{27,}={0,2}", _hash_body),
     # from here on, no gates: these run on every text
     folded_rule("url_credentials", r"://(?P<user>[^\s/?#@:'\"<>()\[\]{}]{0,256})(?::(?P<pw>[^\s/@'\"<>]{0,256}))?@"
                                    r"(?=[a-z0-9\[])", _url_credentials),

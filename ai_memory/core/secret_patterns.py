@@ -2,8 +2,9 @@
 
 `scan(text)` finds every secret-looking span and labels it with a kind; the sanitizer merges the
 spans and replaces them. Layer 0: pure, standard library only, no I/O. The rules are the fixed
-formats of ``secret_formats`` (a vendor's prefix, a key block) and the names and contexts of
-``secret_context`` (``NAME = value``, flags, prose); here is the second look at text in base64.
+formats of ``secret_formats`` (a vendor's prefix, a key block), the names and contexts of
+``secret_context`` (``NAME = value``, flags, prose, cookies) and the seed phrases of
+``secret_phrases``; here is the second look at text in base64.
 
 Speed (the hook path sanitizes thousands of events a second, and `re` pays ~100 ns for every
 position where a pattern might start): every pattern starts with a literal, so `re` jumps between
@@ -21,6 +22,7 @@ import string
 
 from ai_memory.core.secret_context import CONTEXT_RULES, TOKEN, name_strength
 from ai_memory.core.secret_formats import FORMAT_RULES, LETTER_HEADS, NAMED_KINDS
+from ai_memory.core.secret_phrases import PHRASE_KIND, seed_phrases
 from ai_memory.core.secret_shapes import Rule, Span
 from ai_memory.core.secret_views import base64_runs, decoded_runs, fold
 
@@ -100,10 +102,10 @@ _RUN_GATES = _PrefixGates(_gate_table([r for r in _TOKEN_RULES if not r.folded],
 _BASE64_GATES = (_grouped(_gate_table([r for r in RULES if r.base64 and not r.folded])),
                  _grouped(_gate_table([r for r in RULES if r.base64 and r.folded])))
 
-REDACTION_KINDS: frozenset[str] = frozenset({rule.kind for rule in RULES} | NAMED_KINDS)
+REDACTION_KINDS: frozenset[str] = frozenset({rule.kind for rule in RULES} | NAMED_KINDS | {PHRASE_KIND})
 # When finds overlap, the most specific kind names the merged redaction.
 _GENERIC = ("jwt", "kubernetes_secret", "azure_connection_string", "azure_sas_token", "url_credentials",
-            "auth_header", "secret_assignment", "high_entropy_secret")
+            "auth_header", "secret_assignment", "high_entropy_secret", "session_cookie")
 PRIORITY: dict[str, int] = {kind: i for i, kind in enumerate(
     ["private_key"] + sorted(REDACTION_KINDS - set(_GENERIC) - {"private_key"}) + list(_GENERIC))}
 
@@ -184,7 +186,7 @@ def scan(text: str) -> list[Span]:
 def _scan(text: str, runs: list[tuple[int, int]]) -> list[Span]:
     low = text.lower()
     folded = low if len(low) == len(text) else None  # lower() lengthens a few characters (İ): use the twins
-    spans: list[Span] = []
+    spans: list[Span] = [(s, e, kind, PRIORITY[kind]) for s, e, kind in seed_phrases(text)]  # type: ignore[misc]
     _apply(_ALWAYS, text, folded, spans)
     # The lines of a key block are token-like runs; they are found already, so gate on the rest.
     heads, starts = _token_heads(text, [(s, e) for s, e, kind, _ in spans if kind == "private_key"])
