@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from sanitizer_checklist import CHECKLIST, ISSUE_39
 from sanitizer_formats import (
     ALNUM, B64, B64URL, EVASIONS, HEX, NAMED, PREFIXED, UPPER_NUM, Draw, Format,
 )
@@ -217,27 +218,27 @@ def _pem_samples(d: Draw) -> Iterator[SecretSample]:
     for i, label in enumerate(_PEM_KINDS * 2):
         body = "\n".join(d.s(B64, 64) for _ in range(d.rng.randint(4, 25))) + "\n" + d.s(B64, 20) + "=="
         block = f"-----BEGIN {label}-----\n{body}\n-----END {label}-----"
-        style = i % 5
+        style, where = i % 5, f"private_key/{label}#{i % 5}"
         if style == 0:
-            yield SecretSample("private_key", body, f"$ cat ~/.ssh/id_rsa\n{block}\n$ ", "shell")
+            yield SecretSample("private_key", body, f"$ cat ~/.ssh/id_rsa\n{block}\n$ ", where)
         elif style == 1:  # a service-account JSON: the newlines are escaped
             escaped = json.dumps(block + "\n")[1:-1]
             yield SecretSample("private_key", json.dumps(body)[1:-1],
                                f'{{"type": "service_account", "private_key": "{escaped}", "client_email": "x@y"}}',
-                               "json")
+                               where)
         elif style == 2:
-            yield SecretSample("private_key", body, f'KEY = """{block}"""\n', "python")
+            yield SecretSample("private_key", body, f'KEY = """{block}"""\n', where)
         elif style == 3:  # cut by an upstream truncation: no END line
-            yield SecretSample("private_key", body, f"tls:\n  key: |\n    {block.split('-----END')[0]}", "truncated")
+            yield SecretSample("private_key", body, f"tls:\n  key: |\n    {block.split('-----END')[0]}", where)
         else:
-            yield SecretSample("private_key", body, f"ssh_key={block}\nnext=1", "env")
+            yield SecretSample("private_key", body, f"ssh_key={block}\nnext=1", where)
     armor = "\n".join(d.s(B64, 64) for _ in range(12))
     yield SecretSample("private_key", armor,
                        f"-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\n{armor}\n=Ab1c\n"
-                       "-----END PGP PRIVATE KEY BLOCK-----", "pgp")
+                       "-----END PGP PRIVATE KEY BLOCK-----", "private_key/pgp#0")
 
 
-FORMATS: list[Format] = PREFIXED + NAMED + EVASIONS
+FORMATS: list[Format] = PREFIXED + NAMED + EVASIONS + CHECKLIST + ISSUE_39
 
 
 def format_ids() -> list[str]:
@@ -248,14 +249,16 @@ def format_ids() -> list[str]:
 
 
 def secret_samples(seed: int = 20251130, per_template: int = 2) -> list[SecretSample]:
-    """Every kind, several formats each, each template filled with fresh secrets and set in a context."""
+    """Every kind, several formats each, each template filled with fresh secrets and set in a context
+    (``format#template/wrapper``)."""
     d = Draw(seed)
     raw = list(_pem_samples(d))
     for kind, (factories, templates) in KINDS.items():
         for t, template in enumerate(templates):
             for n in range(per_template):
-                secret = factories[(t + n) % len(factories)](d)
-                raw.append(SecretSample(kind, secret, template.format(s=secret, id=d.digits(18)), f"{kind}#{t}"))
+                which = (t + n) % len(factories)
+                secret = factories[which](d)
+                raw.append(SecretSample(kind, secret, template.format(s=secret, id=d.digits(18)), f"{kind}/{which}#{t}"))
     for fmt in FORMATS:
         for t, template in enumerate(fmt.contexts):
             secret = fmt.make(d)
@@ -266,6 +269,11 @@ def secret_samples(seed: int = 20251130, per_template: int = 2) -> list[SecretSa
         secret = json.dumps(sample.secret)[1:-1] if name == "json" else sample.secret
         samples.append(SecretSample(sample.kind, secret, wrap(sample.text), f"{sample.context}/{name}"))
     return samples
+
+
+def format_of(sample: SecretSample) -> str:
+    """The id (of ``format_ids``) of the format a sample was drawn in."""
+    return sample.context.split("#")[0]
 
 
 def leaked(secret: str, output: str) -> bool:
@@ -295,3 +303,20 @@ def clean_chunks(stride: int = 1) -> list[tuple[str, str]]:
                 chunks.append((f"{path.relative_to(root)}:{start + 1}", "".join(lines[start:start + CHUNK_LINES])))
             index += 1
     return chunks
+
+
+def flagged_lines(scan: Callable[[str], list], lines: list[str], chunk: int = 100) -> list[tuple[int, str]]:
+    """(line index, kind) of each line a find touches, the lines scanned ``chunk`` at a time (as a
+    tool's output comes)."""
+    out = []
+    for start in range(0, len(lines), chunk):
+        part = lines[start:start + chunk]
+        offsets, pos = [], 0
+        for line in part:
+            offsets.append(pos)
+            pos += len(line)
+        for s, e, kind, _ in scan("".join(part)):
+            first = next(i for i in range(len(part) - 1, -1, -1) if offsets[i] <= s)
+            last = next(i for i in range(len(part) - 1, -1, -1) if offsets[i] < max(e, s + 1))
+            out += [(start + i, kind) for i in range(first, last + 1)]
+    return sorted(set(out))
