@@ -1,19 +1,24 @@
 """Sanitizer: recall on the corpus, false positives on real source code, and per-event cost,
-today's rules beside the rules of commit efd2560 (``benchmarks/frozen``), all in one run.
+today's rules beside those of main's HEAD before issue 39 (commit 21c539d, read from git) and of
+commit efd2560 (``benchmarks/frozen``), all in one run; optionally detect-secrets as the engine.
 
-    python benchmarks/sanitizer.py [--repeat N] [--max-files N] [--json OUT]
+    python benchmarks/sanitizer.py [--repeat N] [--max-files N] [--json OUT] [--table docs/secrets.md]
+                                   [--detect-secrets DIR] [--base COMMIT]
 
 - Recall: the corpus of ``tests/sanitizer_corpus.py`` (every format, each set in several
   contexts and wrappers); a sample counts as found when none of its secret survives (not even a
   12-character piece) and a redaction is there. Also three sets the corpus cannot hold as plain
-  text: a token split across two JSON fields, and the corpus under two other seeds.
+  text: a token split across two JSON fields, and the corpus under two other seeds. ``--table``
+  writes the per-format table (``tests/sanitizer_table.py``) the docs show.
 - False positives: every line of the ``.py`` files of this interpreter's site-packages (the
   venv: torch, numpy, aiohttp, ...), test suites left out as they hold deliberate fake keys; a
   line counts when any redaction touches it. Scanned 100 lines at a time, as a tool's output is.
+  detect-secrets, a hundred times slower, reads every 20th file, and so do ours beside it.
 - Per-event cost: 2 KB events of four shapes, clean and with one to three corpus secrets spliced
-  in; each event timed with the old rules and the new back to back, its best of ``--repeat``
-  rounds kept, and the mean over events reported, so both rule sets meet the same machine (a
-  shared one); the ratio new/old is the figure that matters.
+  in; each event timed with every rule set back to back, its best of ``--repeat`` rounds kept,
+  and the mean over events reported, so all meet the same machine (a shared one); the ratios
+  today/base and today/efd2560 are the figures that matter (target: today at most 1.5× base).
+  detect-secrets is timed beside today's on the first 40 events of each shape, 3 rounds.
 """
 
 from __future__ import annotations
@@ -38,7 +43,9 @@ from ai_memory.core import sanitizer as new  # noqa: E402
 from ai_memory.core.secret_patterns import scan as new_scan  # noqa: E402
 from frozen import sanitizer_efd2560 as old  # noqa: E402
 from frozen.secret_patterns_efd2560 import scan as old_scan  # noqa: E402
-from sanitizer_corpus import format_ids, leaked, secret_samples, stdlib_files  # noqa: E402
+from sanitizer_corpus import flagged_lines, format_ids, leaked, secret_samples, stdlib_files  # noqa: E402
+from sanitizer_engines import DetectSecrets, at_commit  # noqa: E402
+from sanitizer_table import render, rows  # noqa: E402
 
 SIZE = 2048
 CHUNK = 100
@@ -67,7 +74,7 @@ caller? Keep the backoff we already have, and add a test that fakes the clock in
 Also check whether the session cookie is cleared on logout, because support says users stay signed
 in on shared machines. Please do not change the public API of the Session class.
 """
-RULES = {"efd2560": old, "today": new}
+LIBRARY_EVENTS = 40
 
 
 # -- recall -------------------------------------------------------------------------------------
@@ -116,28 +123,11 @@ def source_files(max_files: int | None) -> list[Path]:
     return files[:max_files] if max_files else files
 
 
-def flagged_lines(scan: Callable[[str], list], lines: list[str]) -> list[tuple[int, str]]:
-    """(line index, kind) of each line a find touches, for one file."""
-    out = []
-    for start in range(0, len(lines), CHUNK):
-        chunk = lines[start:start + CHUNK]
-        text = "".join(chunk)
-        offsets, pos = [], 0
-        for line in chunk:
-            offsets.append(pos)
-            pos += len(line)
-        for s, e, kind, _ in scan(text):
-            first = next(i for i in range(len(chunk) - 1, -1, -1) if offsets[i] <= s)
-            last = next(i for i in range(len(chunk) - 1, -1, -1) if offsets[i] < max(e, s + 1))
-            out += [(start + i, kind) for i in range(first, last + 1)]
-    return sorted(set(out))
-
-
-def false_positives(files: list[Path]) -> dict[str, dict]:
+def false_positives(files: list[Path], scans: dict[str, Callable[[str], list]]) -> dict[str, dict]:
     results: dict[str, dict] = {}
     texts = [(p, p.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)) for p in files]
     total = sum(len(lines) for _, lines in texts)
-    for name, scan in (("efd2560", old_scan), ("today", new_scan)):
+    for name, scan in scans.items():
         started = time.perf_counter()
         hits = [(path, i, kind, lines[i]) for path, lines in texts for i, kind in flagged_lines(scan, lines)]
         seconds = time.perf_counter() - started
@@ -195,7 +185,7 @@ def paired_costs(fns: dict[str, Callable[[object], object]], events: list, repea
     return {name: sum(times) / len(times) / 1e3 for name, times in best.items()}
 
 
-def costs(repeat: int) -> list[dict]:
+def event_shapes() -> list[tuple[str, str, list]]:
     rng = random.Random(2025)
     clean = clean_events(rng)
     shapes: list[tuple[str, str, list]] = []
@@ -203,67 +193,108 @@ def costs(repeat: int) -> list[dict]:
         shapes += [(f"{shape} (2 KB)", "text", events), (f"{shape} (2 KB) + secrets", "text", with_secrets(events, rng))]
     shapes += [("hook payload (sanitize_json)", "json", payloads(clean["code"])),
                ("hook payload + secrets", "json", payloads(with_secrets(clean["code"], rng)))]
-    rows = []
-    for name, how, events in shapes:
-        fns = {rules: (lambda t, m=module: m.sanitize(t, m.TextKind.TOOL_IO)) if how == "text" else module.sanitize_json
-               for rules, module in RULES.items()}
-        best = paired_costs(fns, events, repeat)
-        rows.append({"event": name, "efd2560_us": round(best["efd2560"], 1), "today_us": round(best["today"], 1),
-                     "ratio": round(best["today"] / best["efd2560"], 2)})
-    return rows
+    return shapes
+
+
+def _callers(engines: dict[str, object], how: str) -> dict[str, Callable[[object], object]]:
+    return {name: (lambda t, m=module: m.sanitize(t, m.TextKind.TOOL_IO)) if how == "text" else module.sanitize_json
+            for name, module in engines.items()}
+
+
+def costs(engines: dict[str, object], base: str, repeat: int, library: object | None) -> list[dict]:
+    rows_out = []
+    for name, how, events in event_shapes():
+        best = paired_costs(_callers(engines, how), events, repeat)
+        row = {"event": name, **{f"{k}_us": round(v, 1) for k, v in best.items()},
+               "ratio": round(best["today"] / best[base], 2), "ratio_efd2560": round(best["today"] / best["efd2560"], 2)}
+        if library is not None:
+            pair = paired_costs(_callers({"today": new, "library": library}, how), events[:LIBRARY_EVENTS], 3)
+            row["detect_secrets_over_today"] = round(pair["library"] / pair["today"], 1)
+        rows_out.append(row)
+    return rows_out
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--max-files", type=int, default=0, help="site-packages files to read (0: all)")
+    parser.add_argument("--base", default="21c539d", help="the commit whose rules are 'before' (read from git)")
+    parser.add_argument("--detect-secrets", metavar="DIR", help="measure detect-secrets too (its install dir)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--table", type=Path, help="write the per-format table (docs/secrets.md) here")
     args = parser.parse_args(argv)
-    report: dict[str, object] = {}
+    base, base_scan = at_commit(REPO, args.base)
+    engines: dict[str, object] = {"efd2560": old, args.base: base, "today": new}
+    scans: dict[str, Callable[[str], list]] = {"efd2560": old_scan, args.base: base_scan.scan, "today": new_scan}
+    library = DetectSecrets(args.detect_secrets, new) if args.detect_secrets is not None else None
+    report: dict[str, object] = {"base": args.base}
 
     samples = secret_samples()
-    formats = format_ids()
-    print(f"corpus: {len(set(formats))} formats, {len(samples)} samples")
-    report["corpus"] = {"formats": len(set(formats)), "samples": len(samples)}
-    for name, module in RULES.items():
+    table = rows(samples)
+    print(f"corpus: {len(set(format_ids()))} formats, {len(samples)} samples")
+    corpus: dict[str, object] = {"formats": len(set(format_ids())), "samples": len(samples),
+                                 "per_format": {r.id: [r.found, r.samples] for r in table}}
+    for name, module in {**engines, **({"detect-secrets": library} if library else {})}.items():
         rate, missed = recall(module, samples)
-        print(f"  recall, rules of {name:8} {rate:8.2%}  ({len(missed)} missed)")
-        report["corpus"][f"recall_{name}"] = round(rate, 4)
+        print(f"  recall, rules of {name:14} {rate:8.2%}  ({len(missed)} missed)")
+        corpus[f"recall_{name}"] = round(rate, 4)
         if name == "today":
             for s in missed[:10]:
                 print(f"    missed {s.context}: {s.text[:100]!r}")
+    print(f"  formats with every sample found: {sum(r.found == r.samples for r in table)} of {len(table)}")
     for seed in (7, 8):
         others = secret_samples(seed=seed)
         rate, _ = recall(new, others)
         print(f"  recall, rules of today, corpus seed {seed}: {rate:.2%} of {len(others)}")
-        report["corpus"][f"recall_today_seed_{seed}"] = round(rate, 4)
+        corpus[f"recall_today_seed_{seed}"] = round(rate, 4)
     split = split_payloads(random.Random(5))
-    for name, module in RULES.items():
+    for name, module in engines.items():
         rate = split_recall(module, split)
         print(f"  token split across two JSON fields, rules of {name:8} {rate:8.2%} of {len(split)}")
-        report["corpus"][f"split_fields_{name}"] = round(rate, 4)
+        corpus[f"split_fields_{name}"] = round(rate, 4)
+    report["corpus"] = corpus
+    if args.table:
+        args.table.write_text(render(table))
 
     files = source_files(args.max_files or None)
     print(f"false positives: {len(files)} .py files of {sysconfig.get_paths()['purelib']}")
-    fp = false_positives(files)
+    fp = false_positives(files, scans)
     for name, row in fp.items():
         print(f"  rules of {name:8} {row['flagged']:6} of {row['lines']} lines = {row['rate']:.4%}"
               f"  (scanned in {row['seconds']} s)")
     for path, i, kind, line in fp["today"]["examples"]:
         print(f"    {kind:22} {path.name}:{i + 1}: {line.strip()[:90]!r}")
     report["false_positives"] = {k: {x: v for x, v in row.items() if x != "examples"} for k, row in fp.items()}
+    if library is not None:
+        fp_sample = false_positives(files[::20], {"today": new_scan, "detect-secrets": library.scan})
+        for name, row in fp_sample.items():
+            print(f"  every 20th file, {name:14} {row['flagged']:6} of {row['lines']} lines = {row['rate']:.4%}"
+                  f"  (scanned in {row['seconds']} s)")
+        for path, i, kind, line in fp_sample["detect-secrets"]["examples"][:6]:
+            print(f"    {kind:22} {path.name}:{i + 1}: {line.strip()[:90]!r}")
+        report["false_positives_every_20th_file"] = {k: {x: v for x, v in row.items() if x != "examples"}
+                                                     for k, row in fp_sample.items()}
 
-    rows = costs(args.repeat)
-    print(f"per-event cost, each event's best of {args.repeat} rounds, old and new back to back:")
-    print(f"  {'event':34} {'efd2560 µs':>11} {'today µs':>9} {'ratio':>6}")
-    for row in rows:
-        print(f"  {row['event']:34} {row['efd2560_us']:11.1f} {row['today_us']:9.1f} {row['ratio']:6.2f}")
-    mean = statistics.geometric_mean(row["ratio"] for row in rows)
-    print(f"  geometric mean of the ratios: {mean:.2f}")
-    report["cost"] = {"rows": rows, "geometric_mean_ratio": round(mean, 2)}
+    cost_rows = costs(engines, args.base, args.repeat, library)
+    print(f"per-event cost, each event's best of {args.repeat} rounds, all rule sets back to back:")
+    print(f"  {'event':34} {'efd2560 µs':>11} {args.base + ' µs':>12} {'today µs':>9} {'today/base':>11}"
+          f" {'today/efd':>10}" + ("  detect-secrets/today" if library else ""))
+    for row in cost_rows:
+        print(f"  {row['event']:34} {row['efd2560_us']:11.1f} {row[args.base + '_us']:12.1f} {row['today_us']:9.1f}"
+              f" {row['ratio']:11.2f} {row['ratio_efd2560']:10.2f}"
+              + (f"  {row['detect_secrets_over_today']:>20}" if library else ""))
+    mean = statistics.geometric_mean(row["ratio"] for row in cost_rows)
+    mean_old = statistics.geometric_mean(row["ratio_efd2560"] for row in cost_rows)
+    print(f"  geometric mean of the ratios: today/{args.base} {mean:.2f}, today/efd2560 {mean_old:.2f}")
+    report["cost"] = {"rows": cost_rows, "geometric_mean_ratio": round(mean, 2),
+                      "geometric_mean_ratio_efd2560": round(mean_old, 2)}
+    if library is not None:
+        lib = statistics.geometric_mean(row["detect_secrets_over_today"] for row in cost_rows)
+        print(f"  detect-secrets costs {lib:.0f}× today's rules (geometric mean)")
+        report["cost"]["detect_secrets_over_today"] = round(lib, 1)
     if args.json:
         args.json.write_text(json.dumps(report, indent=2, default=str))
-    print(json.dumps(report["corpus"]))
+    print(json.dumps({k: v for k, v in corpus.items() if k != "per_format"}))
     return 0
 
 
