@@ -88,7 +88,7 @@ ISSUE_39: list[Format] = [
     Format("bip39-mnemonic", "seed_phrase", _phrase,
            ("my seed phrase is: {s}", "{s}", "wallet recovery words:\n{s}\n(keep offline)", 'MNEMONIC="{s}" npm run deploy',
             '{"mnemonic": "{s}", "path": "m/44\'/60\'/0\'/0/0"}')),
-    Format("bip39-numbered", "seed_phrase", _numbered, ("Backup words:\n{s}\nDone.", "{s}")),
+    Format("bip39-numbered", "seed_phrase", _numbered, ("Wallet backup words:\n{s}\nDone.", "{s}")),
     Format("prose-root-pass", "secret_assignment", lambda d: d.password(),
            ("the root pass to db1 is {s}", "root pass to the NAS is {s}", "admin pass on the router is {s}")),
     Format("prose-wifi-key", "secret_assignment", lambda d: d.password(),

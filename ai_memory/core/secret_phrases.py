@@ -9,7 +9,9 @@ numbering; twelve of its words fill 57 characters or more (the shortest of 200,0
 eleven spaces or newlines, or fewer than ten listed words (counted by ``map`` over its split), is
 passed by (``str.translate`` or a regex there cost prose 3 µs a stretch), and only the rest is
 read word by word. Twelve listed words in a row, eight of them different, are a phrase, checksum
-or not (one mistyped word still gives the wallet away). Layer 0: pure.
+or not (one mistyped word still gives the wallet away). A text longer than 512 characters is read
+only if it names what a phrase is for (a mnemonic, a wallet, a seed, recovery words): reading every
+2 KB of prose for one cost the hook path a third more. Layer 0: pure.
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ _STRETCH = b"a" * 55
 # a newline may come escaped ("\\n": a JSON string inside text): the letter after a backslash is no word
 _TABLE = bytes(ord("a") if chr(b) in string.ascii_lowercase + string.digits + " \t\r\n.)-\\" else ord(" ")
                for b in range(256))
+# A phrase is looked for in a text short enough to be one pasted alone, or in one that names it: in
+# every text, the stretches of prose cost the hook path a third more (benchmarks/sanitizer.py).
+_ALONE = 512
+_HINTS = ("mnemonic", "wallet", "seed", "recovery")  # each `in` costs a 2 KB text a microsecond
 _WORD = re.compile(r"(?<!\\)[A-Za-z]+")
 
 
@@ -42,6 +48,10 @@ def _wordlist() -> frozenset[str]:
 
 def seed_phrases(text: str) -> list[Found]:
     """(start, end, kind) of every run of twelve or more BIP39 words in ``text``."""
+    if len(text) > _ALONE:
+        low = text.lower()
+        if not any(hint in low for hint in _HINTS):
+            return []
     found: list[Found] = []
     for start, end in _stretches(text.encode("ascii", "replace").translate(_TABLE)):  # a byte a character
         if _gaps(text, start, end) >= _MIN_WORDS - 1:  # most stretches of prose hold ten words or fewer
