@@ -56,7 +56,8 @@ KEYS: tuple[Key, ...] = (
     Key("server", "port", int, DEFAULT_PORT, "TCP port of the daemon"),
     Key("server", "allow_remote", bool, False, "allow binding a non-loopback address"),
     Key("server", "allowed_origins", list, [], "browser Origins allowed to call the API"),
-    Key("server", "max_body_bytes", int, 10 * 1024 * 1024, "largest accepted request body"),
+    Key("server", "max_body_bytes", int, 10 * 1024 * 1024,
+        "largest request body of any route; each route also has its own, smaller limit"),
     Key("server", "rate_limit_per_s", float, 200.0, "requests per second each user token may make; 0: no limit"),
     Key("server", "rate_burst", int, 400, "requests a user token may make at once before the rate limit applies"),
     Key("server", "query_workers", int, 2, "search threads of the model worker, the one process beside the daemon"

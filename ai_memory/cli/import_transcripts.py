@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from ai_memory.cli.common import client_from, config_from
@@ -11,7 +12,7 @@ from ai_memory.core.errors import DaemonUnavailable, InputError
 
 HELP = "backfill from Claude Code transcript JSONL files or folders of them (idempotent)"
 EXAMPLE = "example: ai-memory import --agent claude ~/.claude/projects/   # every *.jsonl below, recursively"
-BATCH = 256
+BATCH = 256  # events per batch at most: the daemon's bound
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -71,20 +72,38 @@ def _import_file(client, path: Path, agent: str, counts) -> tuple[int, int, int]
     from ai_memory.core.transcript import parse_transcript
 
     totals = [0, 0, 0]
-    batch: list[dict] = []
     try:
         fh = path.open("rb")
     except OSError as exc:
         raise InputError(f"cannot read {path}", detail=str(exc)) from exc
     with fh:
-        for payload in parse_transcript(iter(fh), counts):
-            batch.append({"agent": agent, "idempotency_key": payload["idempotency_key"], "payload": payload})
-            if len(batch) == BATCH:
-                totals = [a + b for a, b in zip(totals, _send(client, batch))]
-                batch = []
-    if batch:
-        totals = [a + b for a, b in zip(totals, _send(client, batch))]
+        items = ({"agent": agent, "idempotency_key": payload["idempotency_key"], "payload": payload}
+                 for payload in parse_transcript(iter(fh), counts))
+        for batch in _batches(items):
+            totals = [a + b for a, b in zip(totals, _send(client, batch))]
     return totals[0], totals[1], totals[2]
+
+
+def _batches(items: Iterator[dict]) -> Iterator[list[dict]]:
+    """The items in batches the daemon takes: at most ``BATCH`` events, and half the bytes and
+    JSON tokens it allows a batch (an event larger than that goes alone)."""
+    import json
+
+    from ai_memory.core.body_limits import BATCH as LIMIT, json_tokens
+
+    batch: list[dict] = []
+    size = tokens = 0
+    for item in items:
+        raw = json.dumps(item).encode()
+        more = json_tokens(raw, LIMIT.max_tokens)
+        if batch and (len(batch) == BATCH or size + len(raw) > LIMIT.max_bytes // 2
+                      or tokens + more > LIMIT.max_tokens // 2):
+            yield batch
+            batch, size, tokens = [], 0, 0
+        batch.append(item)
+        size, tokens = size + len(raw), tokens + more
+    if batch:
+        yield batch
 
 
 def _send(client, batch: list[dict]) -> tuple[int, int, int]:
@@ -99,6 +118,8 @@ def _send(client, batch: list[dict]) -> tuple[int, int, int]:
         except DaemonUnavailable:
             raise DaemonUnavailable(f"the daemon is not running at {client.url}",
                                     detail="start it with: ai-memory serve") from None
+        if reply.status == 413 and len(pending) == 1:  # one event larger than a batch may be: refused alone
+            return stored, duplicates, rejected + 1
         if not reply.ok:
             raise DaemonUnavailable(f"the daemon refused the batch ({reply.status})", detail=str(reply.body)[:200])
         retry = []

@@ -15,6 +15,7 @@ from ai_memory.server import routes_lint
 from ai_memory.server import routes_sync
 from ai_memory.server import routes_team
 from ai_memory.server import routes_history, routes_projects
+from ai_memory.server.body import BODIES, BodyReader
 from ai_memory.server.errors import error_middleware
 from ai_memory.server.keys import RUNTIME, UI_ACCESS, UI_VIEWS
 from ai_memory.server.security import make_security_middleware
@@ -38,6 +39,7 @@ def create_app(runtime: Runtime) -> web.Application:
         client_max_size=cfg.server.max_body_bytes,
     )
     app[RUNTIME] = runtime
+    app[BODIES] = BodyReader(cfg.server.max_body_bytes)
     app[UI_ACCESS] = ui_access
     app[UI_VIEWS] = Views()
     app.add_routes(routes_status.routes)
@@ -53,6 +55,7 @@ def create_app(runtime: Runtime) -> web.Application:
     app.add_routes(routes_projects.routes)
     for ui_routes in (routes_login.routes, routes_read.routes, routes_actions.routes):
         app.add_routes(ui_routes)
+    app.cleanup_ctx.append(app[BODIES].context)
     app.cleanup_ctx.append(_runtime_context)
     return app
 

@@ -3,7 +3,7 @@ transport is one).
 
 The request has passed the app's middlewares first (token, Host and Origin, rate limit, JSON
 errors), so what the ASGI app sees was already let in. Its body is read whole, within
-``client_max_size``; the answer is streamed back as the ASGI app sends it. The app's lifespan
+what an MCP call can use (``body.WRITE``: bytes and JSON tokens); the answer is streamed back as the ASGI app sends it. The app's lifespan
 (a task group the SDK keeps for its sessions) runs in a task of its own, entered and left in that
 task as anyio requires, and is stopped by a cleanup context of the aiohttp app like any
 background work.
@@ -22,8 +22,8 @@ from typing import Any
 
 from aiohttp import web
 
-from ai_memory.core.errors import PayloadTooLarge
-from ai_memory.server.keys import MOUNTS
+from ai_memory.server.body import WRITE
+from ai_memory.server.keys import BODIES, MOUNTS
 
 Message = dict[str, Any]
 ASGIApp = Callable[[dict[str, Any], Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]],
@@ -151,10 +151,7 @@ def _scope(request: web.Request) -> dict[str, Any]:
 
 async def call_asgi(asgi: ASGIApp, request: web.Request) -> web.StreamResponse:
     """Run one request through ``asgi`` and answer with what it sent."""
-    try:
-        body = await request.read()
-    except web.HTTPRequestEntityTooLarge as exc:
-        raise PayloadTooLarge("body too large", detail=f"limit is {request.app._client_max_size} bytes") from exc
+    body = await request.app[BODIES].raw(request, WRITE)  # an MCP call: a query, a memory to store, a handoff
     delivered, finished = False, asyncio.Event()
     response: web.StreamResponse | None = None
 

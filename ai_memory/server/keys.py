@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from ai_memory.runtime import Runtime
+from ai_memory.server.body import BODIES  # noqa: F401  (defined beside the reader it holds)
 from ai_memory.server.ui.access import UiAccess
 from ai_memory.server.ui.render import Views
 

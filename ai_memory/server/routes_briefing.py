@@ -11,7 +11,7 @@ from ai_memory.core.errors import InputError
 from ai_memory.core.memory import check_project
 from ai_memory.ingest.hooks import project_for
 from ai_memory.server.audit import audit
-from ai_memory.server.body import read_json
+from ai_memory.server.body import EVENT, read_json
 from ai_memory.server.identity import caller, paths_are_here
 from ai_memory.server.keys import RUNTIME
 
@@ -54,7 +54,7 @@ async def get_briefing(request: web.Request) -> web.Response:
 @routes.post("/v1/briefing")
 async def post_briefing(request: web.Request) -> web.Response:
     """The hook clients post the SessionStart payload itself; cwd and session_id come from it."""
-    payload = await read_json(request)
+    payload = await read_json(request, EVENT)
     if not isinstance(payload, dict):
         raise InputError("payload must be a JSON object")
     q = request.query

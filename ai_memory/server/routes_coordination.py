@@ -11,7 +11,7 @@ from ai_memory.core.errors import InputError
 from ai_memory.core.memory import check_project
 from ai_memory.ingest.hooks import project_for
 from ai_memory.server.audit import audit
-from ai_memory.server.body import read_json
+from ai_memory.server.body import SMALL, WRITE, read_json
 from ai_memory.server.identity import caller, paths_are_here
 from ai_memory.server.keys import RUNTIME
 
@@ -49,7 +49,7 @@ def _opt(body: dict, key: str) -> str | None:
 @routes.post("/v1/handoffs")
 async def begin_handoff(request: web.Request) -> web.Response:
     """Leave a handoff on purpose; the next matching session (or ``to_agent``) takes it first."""
-    body = _object(await read_json(request), '{"summary": "...", "cwd": "/repo", "next_steps": ["..."]}')
+    body = _object(await read_json(request, WRITE), '{"summary": "...", "cwd": "/repo", "next_steps": ["..."]}')
     cwd = _opt(body, "cwd")
     named = _opt(body, "project")
     here = paths_are_here(request)
@@ -75,7 +75,7 @@ async def list_handoffs(request: web.Request) -> web.Response:
 @routes.post("/v1/handoffs/accept")
 async def accept_handoff(request: web.Request) -> web.Response:
     """{cwd, agent, session_id} → {"handoff": {...}} for exactly one caller, else {"handoff": null}."""
-    body = _object(await read_json(request), '{"cwd": "/repo/api", "agent": "codex", "session_id": "..."}')
+    body = _object(await read_json(request, SMALL), '{"cwd": "/repo/api", "agent": "codex", "session_id": "..."}')
     cwd, session_id = _opt(body, "cwd"), _opt(body, "session_id")
     if not cwd or not session_id:
         raise InputError("cwd and session_id are required", detail='{"cwd": "/repo/api", "session_id": "..."}')
@@ -99,7 +99,7 @@ async def cancel_handoff(request: web.Request) -> web.Response:
 
 @routes.post("/v1/messages")
 async def send_message(request: web.Request) -> web.Response:
-    body = _object(await read_json(request), '{"to_project": "web", "body": "...", "from_project": "api"}')
+    body = _object(await read_json(request, WRITE), '{"to_project": "web", "body": "...", "from_project": "api"}')
     message = messages.parse_message(body, owner=caller(request, body), now=datetime.now(timezone.utc))
     for key in ("to_project", "from_project"):
         message[key] = _canonical(request, message.get(key))
@@ -120,7 +120,7 @@ async def get_messages(request: web.Request) -> web.Response:
 @routes.post("/v1/messages/pop")
 async def pop_messages(request: web.Request) -> web.Response:
     """{project, session_id?, limit?} → the oldest open messages, each delivered to one caller only."""
-    body = _object(await read_json(request), '{"project": "web", "limit": 1}')
+    body = _object(await read_json(request, SMALL), '{"project": "web", "limit": 1}')
     project = _canonical(request, check_project(_opt(body, "project")))
     limit = body.get("limit", 1)
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= messages.MAX_POP:

@@ -8,7 +8,7 @@ from aiohttp import web
 
 from ai_memory.core.errors import InputError
 from ai_memory.server.audit import audit
-from ai_memory.server.body import read_json
+from ai_memory.server.body import SMALL, read_json
 from ai_memory.server.identity import caller
 from ai_memory.server.keys import RUNTIME
 from ai_memory.wiki.page_versions import PageVersions, version_json
@@ -47,7 +47,7 @@ async def page_at(request: web.Request) -> web.Response:
 @routes.post("/v1/pages/restore")
 async def restore_page(request: web.Request) -> web.Response:
     """{path|id, rev} → the page written back as that version, in a new commit."""
-    body = await read_json(request)
+    body = await read_json(request, SMALL)
     if not isinstance(body, dict):
         raise InputError("body must be a JSON object", detail='{"path": "...", "rev": "..."}')
     who = caller(request, body)

@@ -8,7 +8,7 @@ from typing import Any
 from aiohttp import web
 
 from ai_memory.core.errors import AiMemoryError, InputError, PayloadTooLarge
-from ai_memory.server.body import read_json
+from ai_memory.server.body import BATCH, EVENT, read_json
 from ai_memory.server.identity import caller, paths_are_here
 from ai_memory.server.keys import RUNTIME
 from ai_memory.ingest.hooks import ingest_event
@@ -44,7 +44,7 @@ async def ingest_envelope(request: web.Request, envelope: dict[str, Any], defaul
 
 @routes.post("/hook")
 async def post_hook(request: web.Request) -> web.Response:
-    payload = await read_json(request)
+    payload = await read_json(request, EVENT)
     agent = request.query.get("agent", "unknown")
     result = await ingest(request, payload, agent, request.query.get("event"),
                           request.headers.get("Idempotency-Key"), request.query.get("host"))
@@ -79,7 +79,7 @@ async def _one(request: web.Request, item: Any, default_agent: str) -> dict[str,
 
 @routes.post("/hook/batch")
 async def post_batch(request: web.Request) -> web.Response:
-    items = _batch_items(await read_json(request))
+    items = _batch_items(await read_json(request, BATCH))
     agent = request.query.get("agent", "unknown")
     results = await asyncio.gather(*(_one(request, item, agent) for item in items))
     for index, result in enumerate(results):
@@ -91,7 +91,7 @@ async def post_batch(request: web.Request) -> web.Response:
 @routes.post("/hook/envelope")
 async def post_envelope(request: web.Request) -> web.Response:
     """One spool envelope {agent, event, idempotency_key, host, os, payload}: the hook clients' path."""
-    envelope = await read_json(request)
+    envelope = await read_json(request, EVENT)
     if not is_envelope(envelope):
         raise InputError("not an envelope", detail="expected {agent, event, idempotency_key, payload: {...}}")
     result = await ingest_envelope(request, envelope, "unknown")

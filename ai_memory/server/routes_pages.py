@@ -14,7 +14,7 @@ from ai_memory.core.observation import parse_timestamp
 from ai_memory.overview import activity
 from ai_memory.retrieval.search import KIND_TYPES, Query
 from ai_memory.server.audit import audit
-from ai_memory.server.body import query_limit, read_json
+from ai_memory.server.body import SMALL, WRITE, query_limit, read_json
 from ai_memory.server.identity import caller, require_admin
 from ai_memory.server.keys import RUNTIME
 from ai_memory.wiki import page_access as pages
@@ -86,7 +86,7 @@ def _check_date(text: str) -> str:
 @routes.post("/v1/query")
 async def query(request: web.Request) -> web.Response:
     runtime = request.app[RUNTIME]
-    body = await read_json(request)
+    body = await read_json(request, SMALL)
     q = dataclasses.replace(parse_query(body), owner=caller(request, body))
     result = await runtime.search(q)
     runtime.note_access([h["path"] for h in result.hits])
@@ -100,7 +100,7 @@ async def query(request: web.Request) -> web.Response:
 async def pin_page(request: web.Request) -> web.Response:
     """{path or id, pinned}: pin a page (the forget sweep keeps it, the briefing lists a pinned
     rule or decision) or unpin it; the page's frontmatter changes, in git like any edit."""
-    body = await read_json(request)
+    body = await read_json(request, SMALL)
     if not isinstance(body, dict):
         raise InputError("body must be a JSON object", detail='{"path": "acme-api/rules/x.md", "pinned": true}')
     ref, pinned = body.get("path") or body.get("id"), body.get("pinned", True)
@@ -127,7 +127,7 @@ async def read_page(request: web.Request) -> web.Response:
 @routes.post("/v1/pages")
 async def store_page(request: web.Request) -> web.Response:
     """Store a structured memory: {text, kind, project, ...} → {id, path}; 409 on a duplicate."""
-    body = await read_json(request)
+    body = await read_json(request, WRITE)
     draft = parse_draft(body, owner=caller(request, body))
     stored = await request.app[RUNTIME].memories.remember(draft)
     if stored.created:

@@ -9,7 +9,7 @@ from aiohttp import web
 
 from ai_memory.core.errors import InputError
 from ai_memory.server.audit import audit
-from ai_memory.server.body import read_json
+from ai_memory.server.body import SMALL, read_json
 from ai_memory.server.identity import caller, require_admin
 from ai_memory.server.keys import RUNTIME
 from ai_memory.overview.activity import projects
@@ -27,7 +27,7 @@ async def list_projects(request: web.Request) -> web.Response:
 async def _body(request: web.Request, example: str) -> tuple[dict[str, Any], bool]:
     """The admin's JSON object and its ``dry_run`` flag: the verbs move every user's pages."""
     require_admin(request)
-    body = await read_json(request)
+    body = await read_json(request, SMALL)
     if not isinstance(body, dict):
         raise InputError("body must be a JSON object", detail=example)
     dry_run = body.get("dry_run", False)

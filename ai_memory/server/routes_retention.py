@@ -9,7 +9,7 @@ from aiohttp import web
 from ai_memory.core.errors import InputError
 from ai_memory.core.retention import FEEDBACK_DELTAS
 from ai_memory.server.audit import audit
-from ai_memory.server.body import query_limit, read_json
+from ai_memory.server.body import SMALL, query_limit, read_json
 from ai_memory.server.identity import caller, require_admin
 from ai_memory.server.keys import RUNTIME
 from ai_memory.wiki.forget import tombstones as removed_pages
@@ -28,7 +28,7 @@ def _object(body: Any, example: str) -> dict[str, Any]:
 async def forget_sweep(request: web.Request) -> web.Response:
     """{dry_run?}: remove cold episodic and expired pages (or only list them), purge old tombstones."""
     require_admin(request)  # the sweep (and its list) spans every user's pages, private ones included
-    body = _object(await read_json(request), '{"dry_run": true}')
+    body = _object(await read_json(request, SMALL), '{"dry_run": true}')
     dry_run = body.get("dry_run", False)
     if not isinstance(dry_run, bool):
         raise InputError("dry_run must be true or false")
@@ -52,7 +52,7 @@ async def tombstones(request: web.Request) -> web.Response:
 @routes.post("/v1/feedback")
 async def feedback(request: web.Request) -> web.Response:
     """{path or id, signal}: move the page's salience (search authority and retention)."""
-    body = _object(await read_json(request), '{"path": "acme-api/decisions/x.md", "signal": "helpful"}')
+    body = _object(await read_json(request, SMALL), '{"path": "acme-api/decisions/x.md", "signal": "helpful"}')
     ref, signal = body.get("path") or body.get("id"), body.get("signal")
     if not isinstance(ref, str) or not ref.strip():
         raise InputError("missing path or id", detail="the page's wiki path or memory id")

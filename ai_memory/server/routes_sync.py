@@ -6,7 +6,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from ai_memory.core.errors import InputError
-from ai_memory.server.body import query_limit, read_json
+from ai_memory.server.body import SMALL, query_limit, read_json
 from ai_memory.server.identity import caller, require_admin
 from ai_memory.server.keys import RUNTIME
 from ai_memory.wiki.export import MAX_LIMIT, decode_cursor
@@ -18,7 +18,7 @@ routes = web.RouteTableDef()
 @routes.post("/v1/sync")
 async def sync(request: web.Request) -> web.Response:
     """{remote?}: sync the wiki with sync.remote (or ``remote``) now; the report of what moved."""
-    body = await read_json(request) if request.can_read_body else {}
+    body = await read_json(request, SMALL) if request.can_read_body else {}
     if not isinstance(body, dict):
         raise InputError("body must be a JSON object", detail='{"remote": "git@host:me/wiki.git"}')
     remote = body.get("remote")

@@ -16,6 +16,7 @@ from ai_memory.coordination.users import Users
 from ai_memory.core.errors import AuthError, Overloaded, TokenRefused
 from ai_memory.core.ratelimit import RateLimiter
 from ai_memory.core.users import ADMIN
+from ai_memory.server.body import read_form
 from ai_memory.server.errors import Handler, error_response
 from ai_memory.server.ui.access import COOKIE, UiAccess, csrf_ok
 
@@ -95,7 +96,7 @@ async def _ui_identity(request: web.Request, ui: UiAccess) -> web.StreamResponse
     if request.method not in SAFE_METHODS:
         sent = request.headers.get("X-CSRF-Token")
         if sent is None and request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
-            sent = (await request.post()).get("csrf")  # type: ignore[assignment]
+            sent = (await read_form(request)).get("csrf")  # type: ignore[assignment]
         if not csrf_ok(session, sent if isinstance(sent, str) else None):
             return error_response(AuthError.status, "missing or wrong CSRF token", "reload the page and try again")
     request["user"] = session.user

@@ -12,6 +12,7 @@ from ai_memory.coordination import handoffs
 from ai_memory.core.errors import InputError
 from ai_memory.core.retention import FEEDBACK_DELTAS
 from ai_memory.server.audit import audit
+from ai_memory.server.body import read_form
 from ai_memory.server.identity import token_user
 from ai_memory.server.keys import RUNTIME
 from ai_memory.server.ui.pages import back_to, html_errors
@@ -21,7 +22,7 @@ routes = web.RouteTableDef()
 
 
 async def _form(request: web.Request, *required: str) -> dict[str, str]:
-    form = {k: v for k, v in (await request.post()).items() if isinstance(v, str)}
+    form = {k: v for k, v in (await read_form(request)).items() if isinstance(v, str)}
     missing = [k for k in required if not form.get(k, "").strip()]
     if missing:
         raise InputError(f"missing {missing[0]}")
