@@ -24,6 +24,10 @@ class ProcScanner:
         self._stop.set()
         self._thread.join(timeout=10)
 
+    def _check(self, where: str, data: bytes) -> None:
+        if self.secret in data:
+            self.found.append(f"{where}: {data[:200]!r}")
+
     def _loop(self) -> None:
         while not self._stop.is_set():
             for proc in Path("/proc").iterdir():
@@ -34,7 +38,21 @@ class ProcScanner:
                         data = (proc / what).read_bytes()
                     except OSError:
                         continue
-                    if self.secret in data:
-                        self.found.append(f"{proc.name}/{what}: {data[:200]!r}")
+                    self._check(f"{proc.name}/{what}", data)
             self.scans += 1
             self._stop.wait(0.002)  # a pass takes a few ms; leave the CPU to what is being watched
+
+
+class ProcRecorder(ProcScanner):
+    """Keeps every command line and environment it reads, for a secret known only afterwards."""
+
+    def __init__(self) -> None:
+        super().__init__("")
+        self.seen: dict[bytes, str] = {}
+
+    def _check(self, where: str, data: bytes) -> None:
+        self.seen.setdefault(data, where)
+
+    def holding(self, secret: str) -> list[str]:
+        """Where ``secret`` was seen: ``<pid>/cmdline`` or ``<pid>/environ`` with the text's start."""
+        return [f"{where}: {data[:200]!r}" for data, where in self.seen.items() if secret.encode() in data]

@@ -8,14 +8,17 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import pytest
 
-from conftest import Daemon
+from conftest import REPO, Daemon, cli_env
 from test_team import add_user, ok
 from test_wiki_sessions import drive_session
 from ui_helpers import login_path
@@ -71,14 +74,39 @@ def world(tmp_path_factory: pytest.TempPathFactory, claude_fixtures: dict) -> It
 
 
 def _login(world: dict, token: str, **context: Any) -> Any:
+    """A new browser context opening a login link, and confirming on the page it shows."""
     page = world["browser"].new_context(viewport={"width": 1280, "height": 900}, **context).new_page()
     page.goto(world["daemon"].url + login_path(world["daemon"], token))
+    page.click("#login-confirm button")
     assert page.url == world["daemon"].url + "/ui/"
     return page
 
 
 def _shot(world: dict, page: Any, name: str) -> None:
     page.screenshot(path=str(world["shots"] / f"{name}.png"), full_page=True)
+
+
+def test_ai_memory_ui_logs_in_through_its_local_page(world: dict, tmp_path: Path) -> None:
+    """The real verb, with a browser command that writes down what it is handed: a file:// page
+    (no code in any command line), which Chromium then opens, posts and confirms."""
+    daemon = world["daemon"]
+    record, fake = tmp_path / "browser-got.txt", tmp_path / "fake-browser"
+    fake.write_text(f"#!{sys.executable}\nimport pathlib, sys\npathlib.Path({str(record)!r}).write_text(sys.argv[1])\n")
+    fake.chmod(0o700)
+    ui = subprocess.Popen([sys.executable, "-m", "ai_memory.cli", "ui"], cwd=REPO, text=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, env=cli_env(daemon.data_dir, BROWSER=str(fake), AI_MEMORY_URL=daemon.url))
+    wait_until(lambda: record.exists() and record.read_text(), timeout=30)
+    handed = record.read_text()
+    assert handed.startswith("file://") and "code" not in handed
+    page = world["browser"].new_context(viewport={"width": 1280, "height": 900}).new_page()
+    page.goto(handed)
+    assert page.locator("#login-user").inner_text() == "local"  # the form posted itself, at once
+    _shot(world, page, "00-login-confirm")
+    page.click("#login-confirm button")
+    assert page.url == daemon.url + "/ui/" and page.locator("#user").inner_text() == "local"
+    _, err = ui.communicate(timeout=30)
+    assert ui.returncode == 0 and "logged in" in err, err
+    assert not Path(unquote(urlparse(handed).path)).exists()
 
 
 def test_search_open_explain_history_feedback_and_pin(world: dict) -> None:

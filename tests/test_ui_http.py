@@ -56,11 +56,16 @@ def test_nothing_under_ui_answers_without_the_cookie(served: dict) -> None:
 def test_a_login_code_works_once_and_sets_a_strict_httponly_cookie(served: dict) -> None:
     daemon = served["daemon"]
     path = login_path(daemon, served["alice"])
+    code = path.split("code=", 1)[1]
     first = Browser(daemon)
-    status, _, headers = first.request("GET", path)
+    status, text, headers = first.request("GET", path)  # the link shows whose account it opens, nothing more
+    assert status == 200 and 'id="login-user">alice<' in text and "Set-Cookie" not in headers
+    status, _, headers = first.request("POST", "/ui/login/confirm", {"code": code})
     assert status == 303 and headers["Location"] == "/ui/"
     cookie = headers["Set-Cookie"]
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/ui" in cookie
+    status, text, _ = Browser(daemon).request("POST", "/ui/login/confirm", {"code": code})
+    assert status == 401 and "used already or has expired" in text
     status, text, _ = Browser(daemon).request("GET", path)
     assert status == 401 and "used already or has expired" in text
     assert Browser(daemon).request("GET", "/ui/login?code=guessed")[0] == 401
@@ -184,11 +189,11 @@ def test_ai_memory_ui_prints_a_link_that_logs_in_once(served: dict) -> None:
     assert done.returncode == 0, done.stderr
     url = json.loads(done.stdout)["url"]
     assert url.startswith(f"{daemon.url}/ui/login?code=")
-    browser = Browser(daemon)
-    status, _, headers = browser.request("GET", url.removeprefix(daemon.url))
-    assert status == 303 and "aim_ui=" in headers["Set-Cookie"]
+    browser = Browser(daemon).open_link(url.removeprefix(daemon.url))
+    assert "aim_ui=" in browser.set_cookie
     done = run_cli(daemon.data_dir, "ui", "--no-open", AI_MEMORY_URL=daemon.url)
     assert done.returncode == 0 and done.stdout.startswith(f"{daemon.url}/ui/login?code=")
+    assert "confirm the login" in done.stderr
 
 
 def test_codes_and_sessions_expire() -> None:

@@ -46,7 +46,14 @@ class Browser:
         return resp.status, text, got
 
     def login(self, token: str) -> "Browser":
-        status, _, headers = self.request("GET", login_path(self.daemon, token))
+        return self.open_link(login_path(self.daemon, token))
+
+    def open_link(self, path: str) -> "Browser":
+        """Open a login link, then confirm on the page it shows (as a person does)."""
+        status, text, _ = self.request("GET", path)
+        found = re.search(r'name="code" value="([^"]+)"', text)
+        assert status == 200 and found, (status, text[:300])
+        status, _, headers = self.request("POST", "/ui/login/confirm", {"code": found.group(1)})
         assert status == 303 and headers["Location"] == "/ui/", (status, headers)
         self.set_cookie = headers["Set-Cookie"]
         cookie = SimpleCookie(self.set_cookie)

@@ -77,8 +77,12 @@ class MemoryAPI:
         return self._call("POST", "/v1/feedback", {_ref_key(ref): ref, "signal": signal})
 
     def ui_login(self) -> dict[str, Any]:
-        """A one-time login path into the web view for this token's user."""
+        """A one-time login code into the web view for this token's user: {path, code, expires_in_s}."""
         return self._call("POST", "/v1/ui/login", {})
+
+    def ui_login_pending(self, code: str) -> bool:
+        """Whether this token's login code still waits to be used."""
+        return bool(self._call("POST", "/v1/ui/login/state", {"code": code})["pending"])
 
     def forget_sweep(self, dry_run: bool = False) -> dict[str, Any]:
         return self._call("POST", "/v1/forget-sweep", {"dry_run": dry_run})

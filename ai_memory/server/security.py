@@ -19,10 +19,11 @@ from ai_memory.core.users import ADMIN
 from ai_memory.server.body import read_form
 from ai_memory.server.errors import Handler, error_response
 from ai_memory.server.ui.access import COOKIE, UiAccess, csrf_ok
+from ai_memory.server.ui.routes_login import CONFIRM_PATH, LOGIN_PATH
 
 OPEN_PATHS = frozenset({"/health"})
 UI_PREFIX = "/ui"
-UI_OPEN_PATHS = frozenset({"/ui/login"})
+UI_OPEN_PATHS = frozenset({LOGIN_PATH, CONFIRM_PATH})
 SAFE_METHODS = frozenset({"GET", "HEAD"})
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
@@ -56,10 +57,15 @@ def make_security_middleware(users: Users, bound_host: str, allowed_origins: lis
         own_host = host in allowed_hosts
         origin = request.headers.get("Origin")
         own_origin = own_host and origin is not None and origin.rstrip("/") == f"{request.scheme}://{request.host}"
-        if origin is not None and origin.rstrip("/") not in origins and not own_origin:
+        # the 0600 page `ai-memory ui` hands the browser posts its code from a file: Origin "null";
+        # what it reaches only shows whose account the code opens
+        local_page = origin == "null" and request.method == "POST" and request.path == LOGIN_PATH
+        if origin is not None and origin.rstrip("/") not in origins and not own_origin and not local_page:
             return error_response(AuthError.status, "origin not allowed", f"Origin {origin[:200]!r} is not in server.allowed_origins")
         if not allow_remote and not own_host:
             return error_response(AuthError.status, "host not allowed", f"Host {host[:200]!r} is not this daemon")
+        if request.path == CONFIRM_PATH and not own_origin:  # a login only from the daemon's own page: no login CSRF
+            return error_response(AuthError.status, "origin not allowed", "confirm the login on the daemon's own page")
         if request.path in OPEN_PATHS or request.path in UI_OPEN_PATHS:
             return await handler(request)
         if is_ui_path(request.path):

@@ -1,8 +1,10 @@
 """Who is looking at the web view: one-time login codes, browser sessions, CSRF tokens.
 
 A browser never holds a bearer token. ``ai-memory ui`` asks the daemon (with its token) for a
-login code bound to that token's user; the code lives ``CODE_TTL_S`` and works once, and is
-exchanged for a random session id in an HttpOnly, SameSite=Strict cookie. Each session has its
+login code bound to that token's user; the code lives ``CODE_TTL_S`` and works once. The browser
+is shown whose account the code opens (``user_of``, which spends nothing), and only a confirmation
+sent from the daemon's own page exchanges it (``redeem``) for a random session id in an HttpOnly,
+SameSite=Strict cookie. Each session has its
 own CSRF token, which every form carries. State is in memory only: a restart logs everyone
 out, which costs one more ``ai-memory ui``.
 """
@@ -46,6 +48,13 @@ class UiAccess:
         code = secrets.token_urlsafe(24)
         self._codes[code] = (user, now + CODE_TTL_S)
         return code
+
+    def user_of(self, code: str) -> str | None:
+        """The user a live code would log in, without spending it; None for any other code."""
+        found = self._codes.get(code) if code else None
+        if found is None or found[1] <= self._clock() or not self._is_active(found[0]):
+            return None
+        return found[0]
 
     def redeem(self, code: str) -> tuple[str, UiSession] | None:
         """A new (session id, session) for a live, unused code; None otherwise. The code is spent."""
