@@ -1,7 +1,7 @@
 """Hostile bodies: the daemon's memory and /health latency while parallel JSON bombs arrive.
 
     python benchmarks/hostile_bodies.py [--baseline 21c539d] [--commit HEAD] [--trees this,baseline]
-        [--parallel 8] [--rounds 3] [--json OUT]
+        [--parallel 8] [--rounds 20] [--json OUT]
 
 For each tree (``this``: ``--commit``; ``baseline``: ``--baseline``, the tree before the body
 limits; each from ``git archive``, so the run measures committed code), in one run: a daemon
@@ -16,9 +16,10 @@ through these bodies (issue 39, item 2):
 - ``hook-arrays-1MB``: ``POST /hook``, just under this tree's byte limit for an event (1 MiB),
   which only the count of JSON values refuses
 
-Meanwhile one client asks ``GET /health`` in a loop (a fresh request as soon as the last one
-answered) and the daemon's RSS is read from ``/proc`` every 10 ms. Printed per tree: the answers'
-statuses, RSS before, its peak during the attacks and 2 s after, /health p50/p99/max during them.
+Meanwhile one client, a process of its own, asks ``GET /health`` in a loop (5 ms after each
+answer) and the daemon's RSS is read from ``/proc`` every 10 ms. Printed per tree: the answers'
+statuses, RSS before, its peak during the attacks and 2 s after, /health p50/p99/max during them
+(and over 1 s before them, for scale).
 Goal: RSS grows by < 50 MB, /health p99 < 50 ms.
 """
 
@@ -27,6 +28,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import multiprocessing as mp
 import os
 import statistics
 import subprocess
@@ -84,36 +86,41 @@ def post(port: int, token: str, path: str, body: bytes) -> str:
         conn.close()
 
 
+def ping_health(port: int, stop: Any, out: Any) -> None:
+    """In a process of its own (the senders' threads would otherwise hold its GIL): GET /health in
+    a loop, each latency in ms put on ``out`` at the end."""
+    conn, seen = http.client.HTTPConnection("127.0.0.1", port, timeout=60), []
+    while not stop.is_set():
+        t0 = time.perf_counter()
+        conn.request("GET", "/health")
+        conn.getresponse().read()
+        seen.append((time.perf_counter() - t0) * 1000)
+        stop.wait(0.005)
+    conn.close()
+    out.put(seen)
+
+
 class Watch:
-    """/health latencies and peak RSS, sampled in threads until stopped."""
+    """/health latencies (from another process) and peak RSS (a thread), until stopped."""
 
     def __init__(self, port: int, pid: int) -> None:
-        self.port, self.pid = port, pid
+        self.pid = pid
         self.health_ms: list[float] = []
         self.peak_mb = rss_mb(pid)
-        self._stop = threading.Event()
-        self._threads = [threading.Thread(target=self._health, daemon=True),
-                         threading.Thread(target=self._rss, daemon=True)]
+        self._stop, self._out = mp.Event(), mp.Queue()
+        self._pinger = mp.Process(target=ping_health, args=(port, self._stop, self._out), daemon=True)
+        self._sampler = threading.Thread(target=self._rss, daemon=True)
 
     def __enter__(self) -> "Watch":
-        for t in self._threads:
-            t.start()
+        self._pinger.start()
+        self._sampler.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
-        for t in self._threads:
-            t.join()
-
-    def _health(self) -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        while not self._stop.is_set():
-            t0 = time.perf_counter()
-            conn.request("GET", "/health")
-            conn.getresponse().read()
-            self.health_ms.append((time.perf_counter() - t0) * 1000)
-            self._stop.wait(0.005)
-        conn.close()
+        self.health_ms = self._out.get(timeout=120)
+        self._pinger.join()
+        self._sampler.join()
 
     def _rss(self) -> None:
         while not self._stop.is_set():
@@ -143,6 +150,8 @@ def measure(name: str, tree_dir: Path, work: Path, parallel: int, rounds: int) -
             post(port, token, "/hook?agent=claude", json.dumps(
                 {"session_id": "warm", "hook_event_name": "UserPromptSubmit", "prompt": f"warm up {i}"}).encode())
         time.sleep(2.0)
+        with Watch(port, proc.pid) as idle:  # /health with nothing else to do, for scale
+            time.sleep(1.0)
         before = rss_mb(proc.pid)
         sent = bodies()
         statuses: dict[str, dict[str, int]] = {n: {} for n, _, _ in sent}
@@ -159,6 +168,7 @@ def measure(name: str, tree_dir: Path, work: Path, parallel: int, rounds: int) -
         out = {"tree": name, "rss_before_mb": round(before, 1), "rss_peak_mb": round(watch.peak_mb, 1),
                "rss_after_mb": round(rss_mb(proc.pid), 1), "growth_mb": round(watch.peak_mb - before, 1),
                "attack_s": round(attack_s, 1), "health_n": len(watch.health_ms),
+               "idle_health_p50_ms": _pct(idle.health_ms, 0.5), "idle_health_p99_ms": _pct(idle.health_ms, 0.99),
                "health_p50_ms": _pct(watch.health_ms, 0.5), "health_p99_ms": _pct(watch.health_ms, 0.99),
                "health_max_ms": round(max(watch.health_ms, default=0.0), 1),
                "health_mean_ms": round(statistics.fmean(watch.health_ms), 1) if watch.health_ms else 0.0,
@@ -176,7 +186,7 @@ def main() -> None:
     parser.add_argument("--commit", default="HEAD", help="the commit measured as this")
     parser.add_argument("--trees", default="this,baseline")
     parser.add_argument("--parallel", type=int, default=8)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--json", type=Path, help="write the results here")
     args = parser.parse_args()
     commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", args.commit], check=True,
@@ -195,6 +205,8 @@ def main() -> None:
         print(f"{r['tree']:<10}{r['rss_before_mb']:>11.0f}{r['rss_peak_mb']:>8.0f}{r['rss_after_mb']:>8.0f}"
               f"{r['growth_mb']:>8.0f}{r['attack_s']:>10.1f}{r['health_p50_ms']:>12.1f}{r['health_p99_ms']:>8.1f}"
               f"{r['health_max_ms']:>8.1f}")
+    for r in results:
+        print(f"{r['tree']}: /health before the attacks p50 {r['idle_health_p50_ms']} ms, p99 {r['idle_health_p99_ms']} ms")
     for r in results:
         print(f"{r['tree']}: answers " + "; ".join(f"{k} {v}" for k, v in r["statuses"].items()))
     if args.json:
