@@ -56,6 +56,9 @@ KEYS: tuple[Key, ...] = (
     Key("server", "port", int, DEFAULT_PORT, "TCP port of the daemon"),
     Key("server", "allow_remote", bool, False, "allow binding a non-loopback address"),
     Key("server", "allowed_origins", list, [], "browser Origins allowed to call the API"),
+    Key("server", "public_url", str, "", "the URL people open the daemon at through a TLS proxy"
+        " (https://memory.example.com, or with a path the proxy strips); the web view's forms,"
+        " links and Secure session cookie follow it; empty: the daemon is reached directly"),
     Key("server", "max_body_bytes", int, 10 * 1024 * 1024,
         "largest request body of any route; each route also has its own, smaller limit"),
     Key("server", "rate_limit_per_s", float, 200.0, "requests per second each user token may make; 0: no limit"),

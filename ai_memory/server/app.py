@@ -17,22 +17,23 @@ from ai_memory.server import routes_team
 from ai_memory.server import routes_history, routes_projects
 from ai_memory.server.body import BODIES, BodyReader
 from ai_memory.server.errors import error_middleware
-from ai_memory.server.keys import RUNTIME, UI_ACCESS, UI_VIEWS
+from ai_memory.server.keys import RUNTIME, UI_ACCESS, UI_SITE, UI_VIEWS
 from ai_memory.server.security import make_security_middleware
 from ai_memory.server.ui import routes_actions, routes_login, routes_read
 from ai_memory.server.ui.access import UiAccess
 from ai_memory.server.ui.render import Views
+from ai_memory.server.ui.site import UiSite
 
 
 def create_app(runtime: Runtime) -> web.Application:
     """Build the app; the runtime starts with the app and stops (draining the writer) with it."""
     cfg = runtime.config
-    ui_access = UiAccess(runtime.users.active)
+    ui_access, ui_site = UiAccess(runtime.users.active), UiSite.parse(cfg.server.public_url)
     security = make_security_middleware(
         runtime.users, cfg.host, cfg.server.allowed_origins,
         cfg.server.allow_remote,
         RateLimiter(cfg.server.rate_limit_per_s, cfg.server.rate_burst),
-        ui_access,
+        ui_access, ui_site,
     )
     app = web.Application(
         middlewares=[error_middleware, security],
@@ -41,6 +42,7 @@ def create_app(runtime: Runtime) -> web.Application:
     app[RUNTIME] = runtime
     app[BODIES] = BodyReader(cfg.server.max_body_bytes)
     app[UI_ACCESS] = ui_access
+    app[UI_SITE] = ui_site
     app[UI_VIEWS] = Views()
     app.add_routes(routes_status.routes)
     app.add_routes(routes_hooks.routes)

@@ -8,8 +8,10 @@ from ai_memory.runtime import Runtime
 from ai_memory.server.body import BODIES  # noqa: F401  (defined beside the reader it holds)
 from ai_memory.server.ui.access import UiAccess
 from ai_memory.server.ui.render import Views
+from ai_memory.server.ui.site import UiSite
 
 RUNTIME = web.AppKey("runtime", Runtime)
 UI_ACCESS = web.AppKey("ui_access", UiAccess)
 UI_VIEWS = web.AppKey("ui_views", Views)
+UI_SITE = web.AppKey("ui_site", UiSite)
 MOUNTS = web.AppKey("mounts", dict)  # path -> "not loaded" | "loading" | "ready" | "failed: <reason>"

@@ -18,8 +18,9 @@ from ai_memory.core.ratelimit import RateLimiter
 from ai_memory.core.users import ADMIN
 from ai_memory.server.body import read_form
 from ai_memory.server.errors import Handler, error_response
-from ai_memory.server.ui.access import COOKIE, UiAccess, csrf_ok
+from ai_memory.server.ui.access import UiAccess, csrf_ok
 from ai_memory.server.ui.routes_login import CONFIRM_PATH, LOGIN_PATH
+from ai_memory.server.ui.site import UiSite
 
 OPEN_PATHS = frozenset({"/health"})
 UI_PREFIX = "/ui"
@@ -44,19 +45,21 @@ def is_ui_path(path: str) -> bool:
 
 
 def make_security_middleware(users: Users, bound_host: str, allowed_origins: list[str],
-                             allow_remote: bool, limiter: RateLimiter, ui: UiAccess):
+                             allow_remote: bool, limiter: RateLimiter, ui: UiAccess, site: UiSite):
     """A middleware enforcing Host/Origin on every request, and a known token (or, under /ui/, a
     session cookie and a CSRF token) and the rate limit on all but /health; it sets
-    ``request["user"]`` (``local`` for the admin token)."""
-    allowed_hosts = set(LOOPBACK_NAMES) | {bound_host}
+    ``request["user"]`` (``local`` for the admin token). Behind a TLS proxy, ``site`` (the
+    configured public URL) names a host and an origin that are this daemon's too."""
+    direct_hosts = set(LOOPBACK_NAMES) | {bound_host}  # the daemon's own origin is scheme://Host on these
     origins = {o.rstrip("/") for o in allowed_origins}
 
     @web.middleware
     async def security(request: web.Request, handler: Handler) -> web.StreamResponse:
         host = _host_name(request.headers.get("Host", ""))
-        own_host = host in allowed_hosts
+        direct = host in direct_hosts
+        own_host = direct or host == site.host
         origin = request.headers.get("Origin")
-        own_origin = own_host and origin is not None and origin.rstrip("/") == f"{request.scheme}://{request.host}"
+        own_origin = origin is not None and site.is_own(origin.rstrip("/"), request, direct)
         # the 0600 page `ai-memory ui` hands the browser posts its code from a file: Origin "null";
         # what it reaches only shows whose account the code opens
         local_page = origin == "null" and request.method == "POST" and request.path == LOGIN_PATH
@@ -69,7 +72,7 @@ def make_security_middleware(users: Users, bound_host: str, allowed_origins: lis
         if request.path in OPEN_PATHS or request.path in UI_OPEN_PATHS:
             return await handler(request)
         if is_ui_path(request.path):
-            refused = await _ui_identity(request, ui)
+            refused = await _ui_identity(request, ui, site)
             if refused is not None:
                 return refused
         else:
@@ -92,12 +95,12 @@ def make_security_middleware(users: Users, bound_host: str, allowed_origins: lis
     return security
 
 
-async def _ui_identity(request: web.Request, ui: UiAccess) -> web.StreamResponse | None:
+async def _ui_identity(request: web.Request, ui: UiAccess, site: UiSite) -> web.StreamResponse | None:
     """Set the user of a web-view request from its cookie; a refusal to send back otherwise."""
-    session = ui.session(request.cookies.get(COOKIE))
+    session = ui.session(request.cookies.get(site.cookie_name))
     if session is None:
         if request.method in SAFE_METHODS:
-            return web.Response(status=303, headers={"Location": "/ui/login"})
+            return web.Response(status=303, headers={"Location": site.link(LOGIN_PATH)})
         return error_response(TokenRefused.status, "not logged in", "run `ai-memory ui` for a login link")
     if request.method not in SAFE_METHODS:
         sent = request.headers.get("X-CSRF-Token")

@@ -21,7 +21,6 @@ CODE_TTL_S = 60.0
 SESSION_TTL_S = 12 * 3600.0
 MAX_CODES = 256
 MAX_SESSIONS = 1024
-COOKIE = "aim_ui"
 
 
 @dataclass(frozen=True)

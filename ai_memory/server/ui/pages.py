@@ -10,7 +10,7 @@ from urllib.parse import quote
 from aiohttp import web
 
 from ai_memory.core.errors import AiMemoryError
-from ai_memory.server.keys import UI_VIEWS
+from ai_memory.server.keys import UI_SITE, UI_VIEWS
 
 HTML = "text/html"
 MAX_NEXT_CHARS = 2000
@@ -27,7 +27,7 @@ SECURITY_HEADERS = {
 def page(request: web.Request, template: str, status: int = 200, **context: Any) -> web.Response:
     session = request.get("ui_session")
     context = {"user": request.get("user"), "csrf": session.csrf if session else "", "path": request.path,
-               "done": request.query.get("done", ""), **context}
+               "done": request.query.get("done", ""), "base": request.app[UI_SITE].prefix, **context}
     text = request.app[UI_VIEWS].render(template, context)
     return web.Response(text=text, content_type=HTML, status=status, headers=SECURITY_HEADERS)
 
@@ -43,7 +43,8 @@ def back_to(request: web.Request, fallback: str, done: str) -> web.Response:
     if not target.startswith("/ui/") or len(target) > MAX_NEXT_CHARS or not target.isprintable():
         target = fallback  # never another site, and never a header a newline could split
     sep = "&" if "?" in target else "?"
-    return web.Response(status=303, headers={"Location": f"{target}{sep}done={quote(done)}", **SECURITY_HEADERS})
+    location = request.app[UI_SITE].link(f"{target}{sep}done={quote(done)}")
+    return web.Response(status=303, headers={"Location": location, **SECURITY_HEADERS})
 
 
 def html_errors(handler: Callable[[web.Request], Awaitable[web.StreamResponse]]):

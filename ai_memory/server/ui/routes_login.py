@@ -12,14 +12,12 @@ page answers a GET (a link pasted into a browser) and a POST: the form of the 06
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 
 from ai_memory.server.body import SMALL, read_form, read_json
 from ai_memory.server.identity import token_user
-from ai_memory.server.keys import UI_ACCESS
-from ai_memory.server.ui.access import CODE_TTL_S, COOKIE, SESSION_TTL_S
+from ai_memory.server.keys import UI_ACCESS, UI_SITE
+from ai_memory.server.ui.access import CODE_TTL_S, SESSION_TTL_S
 from ai_memory.server.ui.pages import SECURITY_HEADERS, page
 
 LOGIN_PATH = "/ui/login"
@@ -70,19 +68,16 @@ async def confirm(request: web.Request) -> web.Response:
     redeemed = request.app[UI_ACCESS].redeem(code) if isinstance(code, str) else None
     if redeemed is None:
         return page(request, "login.html", status=401, had_code=True)
-    sid, _ = redeemed
-    response = web.Response(status=303, headers={"Location": "/ui/", **SECURITY_HEADERS})
-    response.set_cookie(COOKIE, sid, **_cookie(request), max_age=int(SESSION_TTL_S))
+    sid, site = redeemed[0], request.app[UI_SITE]
+    response = web.Response(status=303, headers={"Location": site.link("/ui/"), **SECURITY_HEADERS})
+    response.set_cookie(site.cookie_name, sid, **site.cookie(request), max_age=int(SESSION_TTL_S))
     return response
 
 
 @routes.post("/ui/logout")
 async def logout(request: web.Request) -> web.Response:
-    request.app[UI_ACCESS].end(request.cookies.get(COOKIE))
-    response = web.Response(status=303, headers={"Location": LOGIN_PATH, **SECURITY_HEADERS})
-    response.del_cookie(COOKIE, path="/ui")
+    site = request.app[UI_SITE]
+    request.app[UI_ACCESS].end(request.cookies.get(site.cookie_name))
+    response = web.Response(status=303, headers={"Location": site.link(LOGIN_PATH), **SECURITY_HEADERS})
+    response.del_cookie(site.cookie_name, **site.cookie(request))
     return response
-
-
-def _cookie(request: web.Request) -> dict[str, Any]:
-    return {"path": "/ui", "httponly": True, "samesite": "Strict", "secure": request.secure}

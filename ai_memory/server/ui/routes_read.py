@@ -21,7 +21,7 @@ from ai_memory.overview import activity
 from ai_memory.retrieval.linked_page import read_linked_page
 from ai_memory.retrieval.search import KIND_TYPES
 from ai_memory.server.identity import token_user
-from ai_memory.server.keys import RUNTIME, UI_VIEWS
+from ai_memory.server.keys import RUNTIME, UI_SITE, UI_VIEWS
 from ai_memory.server.routes_pages import parse_query
 from ai_memory.server.routes_status import status_report
 from ai_memory.server.ui.pages import SECURITY_HEADERS, html_errors, page
@@ -45,7 +45,7 @@ def _query_body(request: web.Request) -> dict[str, Any]:
 
 @routes.get("/ui")
 async def ui_root(request: web.Request) -> web.Response:
-    return web.Response(status=303, headers={"Location": "/ui/"})
+    return web.Response(status=303, headers={"Location": request.app[UI_SITE].link("/ui/")})
 
 
 @routes.get("/ui/")
