@@ -53,6 +53,8 @@ def test_ai_memory_ui_puts_the_code_in_no_command_line_or_environment(served: tu
         page = Path(unquote(handed.path))
         found = parse_qs(handed.query).get("code") or CODE.findall(page.read_text())
         code = found[0]
+        wait_until(lambda: seen.holding(str(fake)), timeout=10)  # the scanner has read the launcher's command line
+        assert not seen.holding(code), seen.holding(code)
         # what the browser does with the page: its form, then the confirmation on the daemon's page
         browser = Browser(daemon)
         status, text, _ = browser.request("POST", "/ui/login", {"code": code}, headers={"Origin": "null"})
