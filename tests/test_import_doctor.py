@@ -42,6 +42,23 @@ def test_import_keeps_timestamps_and_is_idempotent(daemon: Daemon, tmp_path: Pat
     assert page["observations"][3]["tool_name"] == "Bash"
 
 
+def test_a_line_nested_too_deeply_is_skipped_counted_and_the_import_goes_on(daemon: Daemon, tmp_path: Path) -> None:
+    path = transcript(tmp_path / "deep.jsonl", session="tx-deep", ids="deep-")
+    lines = path.read_text().splitlines()
+    deep = ('{"type": "user", "sessionId": "tx-deep", "uuid": "deep-x", "message": {"role": "user", "content": '
+            + "[" * 100_000 + "]" * 100_000 + "}}")
+    path.write_text("\n".join([lines[0], deep, *lines[1:]]) + "\n")
+    done = run_cli(daemon.data_dir, "import", "--agent", "claude", str(path), "--json", "--url", daemon.url)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and f"skipped {path} line 2: nested too deeply" in done.stderr
+    counts = json.loads(done.stdout)
+    assert counts["unreadable_lines"] == 1 and counts["stored"] == 4 and counts["malformed_lines"] == 1
+    _, page, _ = daemon.request("GET", "/v1/sessions/tx-deep/observations")
+    assert len(page["observations"]) == 4  # the lines before and after the deep one
+    text = run_cli(daemon.data_dir, "import", "--agent", "claude", str(path), "--url", daemon.url)
+    assert text.returncode == 0 and "unreadable lines: 1" in text.stdout
+
+
 def test_import_with_daemon_down_is_one_line_exit_1(data_dir: Path, tmp_path: Path) -> None:
     path = transcript(tmp_path / "t.jsonl")
     done = run_cli(data_dir, "import", "--agent", "claude", str(path), "--url", f"http://127.0.0.1:{free_port()}")

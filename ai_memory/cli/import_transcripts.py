@@ -57,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     stored, duplicates, rejected = totals
     summary = {"files": len(files), "lines": counts.lines, "events": counts.events,
                "stored": stored, "duplicates": duplicates, "rejected": rejected,
-               "malformed_lines": counts.malformed, "skipped_lines": counts.skipped}
+               "malformed_lines": counts.malformed, "skipped_lines": counts.skipped,
+               "unreadable_lines": counts.unreadable}
     if args.json:
         import json
 
@@ -76,11 +77,14 @@ def _import_file(client, path: Path, agent: str, counts) -> tuple[int, int, int]
         fh = path.open("rb")
     except OSError as exc:
         raise InputError(f"cannot read {path}", detail=str(exc)) from exc
+    named = len(counts.problems)
     with fh:
         items = ({"agent": agent, "idempotency_key": payload["idempotency_key"], "payload": payload}
                  for payload in parse_transcript(iter(fh), counts))
         for batch in _batches(items):
             totals = [a + b for a, b in zip(totals, _send(client, batch))]
+    for problem in counts.problems[named:]:  # a line the import skipped, said where it is
+        print(f"skipped {path} {problem}", file=sys.stderr)
     return totals[0], totals[1], totals[2]
 
 

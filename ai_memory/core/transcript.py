@@ -3,7 +3,9 @@
 Each transcript line is one message. User text becomes a UserPromptSubmit, an assistant
 tool call a PreToolUse, its result a PostToolUse, and assistant text a Stop carrying
 ``last_assistant_message``. Every payload keeps the line's original timestamp and an
-idempotency key derived from the line's uuid, so importing twice adds nothing.
+idempotency key derived from the line's uuid, so importing twice adds nothing. A line that
+cannot be read (nested deeper than the JSON parser goes, or failing in any other way) costs
+only itself: it is counted as unreadable, with its line number, and the import goes on.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+MAX_PROBLEMS = 10  # unreadable lines named one by one; the rest are only counted
+
 
 @dataclass
 class ImportCounts:
@@ -21,7 +25,14 @@ class ImportCounts:
     events: int = 0
     malformed: int = 0
     skipped: int = 0
+    unreadable: int = 0
+    problems: list[str] = field(default_factory=list)  # the first few unreadable lines, by number
     tool_names: dict[str, str] = field(default_factory=dict)
+
+    def unreadable_line(self, number: int, reason: str) -> None:
+        self.unreadable += 1
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(f"line {number}: {reason}")
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -73,8 +84,8 @@ def payloads_from_line(line: dict[str, Any], counts: ImportCounts, line_key: str
 
 
 def parse_transcript(lines: Iterator[bytes], counts: ImportCounts) -> Iterator[dict[str, Any]]:
-    """Payloads for every well-formed line; malformed lines are counted and skipped."""
-    for raw in lines:
+    """Payloads for every well-formed line; malformed and unreadable lines are counted and skipped."""
+    for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
         counts.lines += 1
@@ -83,10 +94,18 @@ def parse_transcript(lines: Iterator[bytes], counts: ImportCounts) -> Iterator[d
         except (ValueError, UnicodeDecodeError):
             counts.malformed += 1
             continue
+        except RecursionError:  # a value nested deeper than the parser goes: this line only
+            counts.unreadable_line(number, "nested too deeply to read")
+            continue
         if not isinstance(line, dict):
             counts.malformed += 1
             continue
         line_key = hashlib.sha256(raw.strip()).hexdigest()[:32]
-        for payload in payloads_from_line(line, counts, line_key):
+        try:  # whole or not at all: a line that fails midway sends none of its payloads
+            payloads = list(payloads_from_line(line, counts, line_key))
+        except Exception as exc:  # any other failure of one line is that line's, never the import's
+            counts.unreadable_line(number, f"{type(exc).__name__}: {str(exc)[:200]}")
+            continue
+        for payload in payloads:
             counts.events += 1
             yield payload
