@@ -114,6 +114,10 @@ KEYS: tuple[Key, ...] = (
     Key("llm", "max_attempts", int, 4, "attempts a consolidation job gets before it is marked failed"),
     Key("llm", "backoff_s", float, 30.0, "wait before a failed job's second attempt; doubles after each failure"),
     Key("llm", "lease_s", float, 300.0, "how long a running job is leased; a lease left by a crash is taken back after it"),
+    Key("llm", "max_calls_per_session", int, 20, "most model calls one session's consolidation may make, retries"
+        " and later compiles included; past it the job ends capped; 0: no cap"),
+    Key("llm", "max_calls_per_day", int, 200, "most consolidation calls to the model per UTC day; past it jobs wait"
+        " for the next day; 0: no cap"),
     Key("llm", "max_tokens", int, 2048, "most tokens the model may answer with"),
     Key("llm", "rerank", bool, False, "let the model reorder the top 30 hits of each search (one call per query)"),
     Key("llm", "rerank_timeout_s", float, 5.0, "longest the rerank call may take; past it the local order stands"),

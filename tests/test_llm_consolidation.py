@@ -117,6 +117,41 @@ def test_an_edited_session_page_is_never_overwritten(openai_daemon: Daemon, stub
     assert outcome["page"] == "edited, left alone" and page.read_text() == edited
 
 
+def test_a_repeated_finalize_of_an_unchanged_session_asks_the_model_nothing(openai_daemon: Daemon, stub: StubServer,
+                                                                          claude_fixtures) -> None:
+    rel = drive_session(openai_daemon, claude_fixtures, "oa-again")
+    done = wait_for_state(openai_daemon, "oa-again", "done")
+    wiki, page = openai_daemon.data_dir / "wiki", openai_daemon.data_dir / "wiki" / rel
+    wait_until(lambda: f"session summary by stub-model: {rel}" in git(wiki, "log", "--format=%s"))
+    summarized, calls = page.read_text(), len(stub.model.calls("consolidation"))
+    history = git(wiki, "log", "--format=%H", "--", rel)
+    for _ in range(10):
+        status, body, _ = openai_daemon.request("POST", "/v1/sessions/oa-again/finalize")
+        assert status == 200 and body["page"] == rel, body
+    # a session ended after them: its job runs after any job those finalizes would have queued
+    drive_session(openai_daemon, claude_fixtures, "oa-after")
+    after = wait_for_state(openai_daemon, "oa-after", "done")
+    wait_until(lambda: "session summary by stub-model: " + after["page_path"] in git(wiki, "log", "--format=%s"))
+    assert len(stub.model.calls("consolidation")) == calls + 1  # oa-after's alone
+    again = job(openai_daemon, "oa-again")
+    assert again["attempts"] == done["attempts"] == 1 and again["updated_at"] == done["updated_at"]
+    assert page.read_text() == summarized  # neither the rules' page written back nor a second summary
+    assert git(wiki, "log", "--format=%H", "--", rel) == history  # no commit
+
+
+def test_a_session_compiled_again_with_new_content_keeps_its_attempts(openai_daemon: Daemon,
+                                                                      claude_fixtures) -> None:
+    drive_session(openai_daemon, claude_fixtures, "oa-more")
+    assert wait_for_state(openai_daemon, "oa-more", "done")["attempts"] == 1
+    assert openai_daemon.post_hook({"session_id": "oa-more", "cwd": "/home/dev/acme-api",
+                                    "hook_event_name": "UserPromptSubmit", "prompt": "One more thing: the cache."})[0] == 202
+    assert openai_daemon.request("POST", "/v1/sessions/oa-more/finalize")[0] == 200
+    # queued again for the new bytes: a second lease, counted on top of the first (never reset)
+    wait_until(lambda: (job(openai_daemon, "oa-more") or {}).get("attempts") == 2
+               and job(openai_daemon, "oa-more")["state"] == "done")
+    assert job(openai_daemon, "oa-more")["model_calls"] == 2
+
+
 def test_anthropic_messages_with_the_key_from_an_environment_variable(
         data_dir: Path, stub: StubServer, claude_fixtures) -> None:
     daemon = start_daemon(data_dir, llm_config(stub, "anthropic", api_key_env="STUB_ANTHROPIC_KEY"),

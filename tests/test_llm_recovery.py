@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 import signal
 from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 from conftest import Daemon, run_cli
 from llm_helpers import (
-    PROPOSAL, drive_session, frontmatter, generated_pages, llm_config, start_daemon, wait_for_state,
+    PROPOSAL, drive_session, frontmatter, generated_pages, job, llm_config, start_daemon, wait_for_state,
 )
 from llm_stub import HANG, StubServer
 from wiki_helpers import wait_until
@@ -79,3 +80,58 @@ def test_a_bad_llm_setting_leaves_it_off_with_the_reason_in_status(data_dir: Pat
     finally:
         daemon.stop()
 
+
+
+def test_the_session_cap_ends_the_job_capped_with_its_reason_and_no_retry_loop(data_dir: Path, stub: StubServer,
+                                                                               claude_fixtures) -> None:
+    stub.model.default_consolidation = lambda prompt: "Sure, here is a summary."  # never JSON: every try fails
+    daemon = start_daemon(data_dir, llm_config(stub, max_attempts=4, max_calls_per_session=2))
+    try:
+        drive_session(daemon, claude_fixtures, "cap-1")
+        capped = wait_for_state(daemon, "cap-1", "capped")
+        assert capped["model_calls"] == 2 and "llm.max_calls_per_session" in capped["last_error"]
+        assert len(stub.model.calls("consolidation")) == 2
+        queue = daemon.request("GET", "/status")[1]["llm"]["queue"]
+        assert queue["capped"] == 1 and "llm.max_calls_per_session" in queue["last_error"]
+        line = next(x for x in run_cli(data_dir, "status", "--url", daemon.url).stdout.splitlines()
+                    if x.startswith("llm:"))
+        assert "1 capped" in line and "llm.max_calls_per_session" in line
+        # new content queues the job again: the cap refuses it at once, without a call
+        daemon.post_hook({"session_id": "cap-1", "cwd": "/home/dev/acme-api", "hook_event_name": "UserPromptSubmit",
+                          "prompt": "And the retry policy?"})
+        assert daemon.request("POST", "/v1/sessions/cap-1/finalize")[0] == 200
+        wait_until(lambda: job(daemon, "cap-1")["attempts"] == capped["attempts"] + 1)
+        assert wait_for_state(daemon, "cap-1", "capped")["model_calls"] == 2
+        assert len(stub.model.calls("consolidation")) == 2
+    finally:
+        daemon.stop()
+
+
+def test_the_daily_cap_defers_jobs_to_the_next_utc_day_and_its_count_survives_restart_and_reindex(
+        data_dir: Path, stub: StubServer, claude_fixtures) -> None:
+    daemon = start_daemon(data_dir, llm_config(stub, max_calls_per_day=1))
+    try:
+        drive_session(daemon, claude_fixtures, "day-1")
+        wait_for_state(daemon, "day-1", "done")
+        drive_session(daemon, claude_fixtures, "day-2")
+        wait_until(lambda: "llm.max_calls_per_day" in (job(daemon, "day-2")["last_error"] or ""))
+        waiting = job(daemon, "day-2")
+        tomorrow = (datetime.now(timezone.utc) + timedelta(days=1)).strftime("%Y-%m-%dT00:00:00.000000Z")
+        assert waiting["state"] == "pending" and waiting["not_before"] == tomorrow and waiting["attempts"] == 0
+        assert len(stub.model.calls("consolidation")) == 1
+        llm = daemon.request("GET", "/status")[1]["llm"]
+        assert (llm["calls_today"], llm["max_calls_per_day"]) == (1, 1)
+        line = next(x for x in run_cli(data_dir, "status", "--url", daemon.url).stdout.splitlines()
+                    if x.startswith("llm:"))
+        assert "model calls today: 1 of 1" in line
+    finally:
+        daemon.stop()
+    again = Daemon(data_dir, port=daemon.port).start()
+    try:
+        assert again.request("GET", "/status")[1]["llm"]["calls_today"] == 1  # counted in the store
+        status, body, _ = again.request("POST", "/v1/reindex", {}, timeout=120)
+        assert status == 200, body
+        assert again.request("GET", "/status")[1]["llm"]["calls_today"] == 1  # and in the journal
+        assert job(again, "day-2")["state"] == "pending" and len(stub.model.calls("consolidation")) == 1
+    finally:
+        again.stop()

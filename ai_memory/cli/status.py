@@ -89,9 +89,11 @@ def _llm(found: dict) -> str:
     if not found.get("enabled"):
         return f"off: {found.get('problem')}"
     queue = found.get("queue", {})
-    jobs = ", ".join(f"{queue.get(state, 0)} {state}" for state in ("pending", "running", "done", "failed"))
+    jobs = ", ".join(f"{queue.get(state, 0)} {state}" for state in ("pending", "running", "done", "failed", "capped"))
     check = found.get("check", "")
     line = f"{found.get('provider')} {found.get('model')} ({'reachable' if check == 'ok' else check}); jobs: {jobs}"
+    cap = found.get("max_calls_per_day") or "no cap"
+    line += f"; model calls today: {found.get('calls_today', 0)} of {cap}"
     return line + (f"; last error: {queue['last_error']}" if queue.get("last_error") else "")
 
 

@@ -6,6 +6,10 @@ left behind is taken back once it runs out), asks the model, keeps the validated
 job, then writes from it (``proposals``). A failed attempt waits ``backoff_s`` doubled per
 attempt; after ``max_attempts`` the job is marked failed with its last error. The provider's
 endpoint and key are checked once at start (one cheap call): a failure is a status line.
+
+Every model call is counted before it is made, in the store (so a restart or a rebuild keeps the
+counts): per session (``llm.max_calls_per_session``: past it the job ends ``capped``, with the
+reason) and per UTC day (``llm.max_calls_per_day``: past it the job waits for the next day).
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from ai_memory.llm.prompts import CONSOLIDATE_SYSTEM, consolidation_prompt
 from ai_memory.llm.providers import Provider
 from ai_memory.llm.settings import LlmSettings
 from ai_memory.store.llm_jobs import (
-    LeasedJob, enqueue, finish, lease_next, next_due, queue_counts, retry_or_fail, save_proposal,
+    LeasedJob, calls_on, cap_reached, defer, enqueue, finish, lease_next, next_due, queue_counts, reserve_call,
+    retry_or_fail, save_proposal,
 )
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import WriteTx
@@ -57,8 +62,8 @@ class Consolidator:
 
     def enqueue_rows(self, tx: WriteTx, session_id: str, page_path: str, page_text: str) -> None:
         """Queue the session's job inside the session end's transaction (on the writer thread)."""
-        enqueue(tx.conn, session_id, page_path, page_text, _iso(self._clock()))
-        if self._loop is not None:  # leased after this commit: the writer runs jobs in order
+        queued = enqueue(tx.conn, session_id, page_path, page_text, _iso(self._clock()))
+        if queued and self._loop is not None:  # leased after this commit: the writer runs jobs in order
             self._loop.call_soon_threadsafe(self._wake.set)
 
     async def check_provider(self) -> None:
@@ -93,6 +98,8 @@ class Consolidator:
             return False
         try:
             outcome = await self._attempt(job)
+        except CapReached as exc:
+            await self._capped(job, exc)
         except Exception as exc:  # every failure is the job's: logged, retried later, never the worker's end
             await self._failed(job, exc)
         else:
@@ -115,6 +122,7 @@ class Consolidator:
         return outcome
 
     async def _propose(self, job: LeasedJob, page_text: str) -> Proposal:
+        await self._reserve_call(job)
         reply = await self.provider.complete(CONSOLIDATE_SYSTEM, consolidation_prompt(page_text))
         answer = parse_answer(reply, CONSOLIDATION_SCHEMA)
         proposal = Proposal(answer, self.settings.model, self._clock().strftime("%Y-%m-%dT%H:%M:%SZ"))
@@ -123,15 +131,40 @@ class Consolidator:
             raise LeaseLost(f"session {job.session_id} was queued again meanwhile")
         return proposal
 
+    async def _reserve_call(self, job: LeasedJob) -> None:
+        """Count the call about to be made, or raise CapReached (LeaseLost: queued again meanwhile)."""
+        s, day = self.settings, self._clock().strftime("%Y-%m-%d")
+        refused = await self._wiki.writer.submit_wait(
+            lambda tx: reserve_call(tx.conn, job, day, s.max_calls_per_session, s.max_calls_per_day))
+        if refused == "lease":
+            raise LeaseLost(f"session {job.session_id} was queued again meanwhile")
+        if refused == "session":
+            raise CapReached("session", f"llm.max_calls_per_session reached: {s.max_calls_per_session} model calls"
+                             f" made for this session already; not consolidated")
+        if refused == "day":
+            raise CapReached("day", f"llm.max_calls_per_day reached: {s.max_calls_per_day} model calls made on {day}"
+                             " (UTC); waits for the next day")
+
+    async def _capped(self, job: LeasedJob, exc: "CapReached") -> None:
+        """A cap refused the call: the session's ends the job (capped), the day's defers it to
+        the next UTC day. Neither is an attempt retried with backoff."""
+        now = self._clock()
+        if exc.cap == "session":
+            await self._wiki.writer.submit_wait(lambda tx: cap_reached(tx.conn, job, exc.message, _iso(now)))
+        else:
+            tomorrow = datetime.combine(now.date() + timedelta(days=1), datetime.min.time(), tzinfo=timezone.utc)
+            await self._wiki.writer.submit_wait(lambda tx: defer(tx.conn, job, _iso(tomorrow), exc.message, _iso(now)))
+        log.warning("consolidation of session %s: %s", job.session_id, exc.message)
+
     async def _failed(self, job: LeasedJob, exc: Exception) -> None:
         reason = f"{exc.message} ({exc.detail})" if isinstance(exc, AiMemoryError) and exc.detail else \
             (exc.message if isinstance(exc, AiMemoryError) else f"{type(exc).__name__}: {exc}")
         now = self._clock()
         retry_at = None
-        if job.attempts < self.settings.max_attempts and not isinstance(exc, LeaseLost):
-            retry_at = _iso(now + timedelta(seconds=self.settings.backoff_s * 2 ** (job.attempts - 1)))
+        if job.tries < self.settings.max_attempts and not isinstance(exc, LeaseLost):
+            retry_at = _iso(now + timedelta(seconds=self.settings.backoff_s * 2 ** (job.tries - 1)))
         state = await self._wiki.writer.submit_wait(lambda tx: retry_or_fail(tx.conn, job, reason, retry_at, _iso(now)))
-        log.warning("consolidation of session %s, attempt %d/%d: %s (%s)", job.session_id, job.attempts,
+        log.warning("consolidation of session %s, attempt %d/%d: %s (%s)", job.session_id, job.tries,
                     self.settings.max_attempts, reason, "retried at " + retry_at if retry_at else state,
                     exc_info=not isinstance(exc, AiMemoryError))  # a bug of ours shows its traceback
 
@@ -148,10 +181,20 @@ class Consolidator:
             pass
 
     async def describe(self) -> dict[str, Any]:
-        s = self.settings
+        s, day = self.settings, self._clock().strftime("%Y-%m-%d")
+        queue, calls = await self._reader.run(lambda c: (queue_counts(c), calls_on(c, day)))
         return {"enabled": True, "provider": s.provider, "model": s.model, "base_url": s.base_url,
-                "check": self.check, "rerank": s.rerank, "completed": self.completed,
-                "queue": await self._reader.run(queue_counts)}
+                "check": self.check, "rerank": s.rerank, "completed": self.completed, "queue": queue,
+                "calls_today": calls, "max_calls_per_day": s.max_calls_per_day,
+                "max_calls_per_session": s.max_calls_per_session}
+
+
+class CapReached(LlmError):
+    """A cap on model calls refused this one (``cap``: "session" or "day"); nothing was asked."""
+
+    def __init__(self, cap: str, message: str) -> None:
+        super().__init__(message)
+        self.cap = cap
 
 
 class LeaseLost(LlmError):

@@ -3,7 +3,9 @@
 Triggered by a session-end event, by a Stop followed by ``sessions.idle_minutes`` of quiet
 (agents without SessionEnd, such as Codex), or on demand (``ai-memory finalize-session``).
 The page file is written atomically; its index rows, the handoff and the session's
-``page_path`` change in one writer transaction.
+``page_path`` change in one writer transaction. A compile that gives the bytes the page already
+holds, or the bytes a model's summary was written over (the consolidation job's), writes no
+page and commits nothing: finalizing an unchanged session again costs a read, not a model call.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ai_memory.core.clock import utc_iso
 from ai_memory.core.errors import AiMemoryError, NotFound
 from ai_memory.core.session_compile import compile_session
 from ai_memory.store.handoffs import upsert_auto_handoff
+from ai_memory.store.llm_jobs import sha256_text, standing_rewrite
 from ai_memory.store.observations import (
     mark_compiled, session_exists, session_observations, session_page_path, sessions_to_compile,
 )
@@ -94,16 +97,30 @@ class SessionCompiler:
             await self._wiki.writer.submit_wait(lambda tx: mark_compiled(tx.conn, session_id, last_event))
             return None
 
-        def rows(tx: WriteTx, page_id: int) -> None:
+        def rows(tx: WriteTx, _page_id: int = 0) -> None:
             upsert_auto_handoff(tx.conn, page.handoff, page.path)
             mark_compiled(tx.conn, session_id, last_event, page.path)
-            if self._on_compiled is not None:
+            if self._on_compiled is not None:  # queues nothing for bytes its job already holds
                 self._on_compiled(tx, session_id, page.path, page.text)
 
+        if await self._standing(session_id, page.path, page.text):
+            await self._wiki.writer.submit_wait(rows)
+            return page.path
         await self._wiki.write_page(page.path, page.text, f"session: {page.path}", extra=rows)
         self.compiled += 1
         log.info("session %s compiled to %s", session_id, page.path)
         return page.path
+
+    async def _standing(self, session_id: str, rel: str, text: str) -> bool:
+        """Whether the page file already stands for this compile: it holds ``text``, or what the
+        model's summary made of these same bytes."""
+        try:
+            found = sha256_text((await asyncio.to_thread(self._wiki.read, rel)).decode("utf-8"))
+        except (OSError, UnicodeDecodeError):
+            return False
+        if found == sha256_text(text):
+            return True
+        return found == await self._reader.run(lambda c: standing_rewrite(c, session_id, text))
 
     async def finalize_idle(self) -> list[str]:
         """Compile sessions that stopped and stayed quiet, or changed since their last compile.

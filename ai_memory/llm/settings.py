@@ -27,6 +27,8 @@ class LlmSettings:
     max_tokens: int
     rerank: bool
     rerank_timeout_s: float
+    max_calls_per_session: int = 0  # 0: no cap
+    max_calls_per_day: int = 0
     api_key: str | None = field(default=None, repr=False)
 
 
@@ -50,7 +52,9 @@ def llm_settings(config: Config) -> LlmSettings | None:
         timeout_s=_positive("llm.timeout_s", llm.timeout_s), max_attempts=max(1, llm.max_attempts),
         backoff_s=max(0.0, llm.backoff_s), lease_s=_positive("llm.lease_s", llm.lease_s),
         max_tokens=max(64, llm.max_tokens), rerank=llm.rerank,
-        rerank_timeout_s=_positive("llm.rerank_timeout_s", llm.rerank_timeout_s), api_key=_api_key(config),
+        rerank_timeout_s=_positive("llm.rerank_timeout_s", llm.rerank_timeout_s),
+        max_calls_per_session=max(0, llm.max_calls_per_session), max_calls_per_day=max(0, llm.max_calls_per_day),
+        api_key=_api_key(config),
     )
 
 

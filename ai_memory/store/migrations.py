@@ -492,6 +492,42 @@ MIGRATIONS: tuple[tuple[int, str, str | Callable[[sqlite3.Connection], None]], .
         "a version inside a name is a term of the full-text indexes (v1.7.1 holds 1.7.1, 3.13t holds 3.13)",
         fts_rows.rebuild,
     ),
+    (
+        23,
+        "model calls counted per session and per UTC day, a job a cap refused is 'capped', a re-queue keeps attempts",
+        """
+        CREATE TABLE llm_jobs_new (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL UNIQUE,
+            page_path TEXT NOT NULL,
+            page_sha256 TEXT NOT NULL,
+            written_sha256 TEXT,
+            state TEXT NOT NULL CHECK (state IN ('pending', 'running', 'done', 'failed', 'capped')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            not_before TEXT NOT NULL,
+            lease_token TEXT,
+            lease_until TEXT,
+            last_error TEXT,
+            proposal TEXT,
+            outcome TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            queued_attempts INTEGER NOT NULL DEFAULT 0,
+            model_calls INTEGER NOT NULL DEFAULT 0
+        );
+        INSERT INTO llm_jobs_new(id, session_id, page_path, page_sha256, written_sha256, state, attempts, not_before,
+                                 lease_token, lease_until, last_error, proposal, outcome, created_at, updated_at)
+            SELECT id, session_id, page_path, page_sha256, written_sha256, state, attempts, not_before,
+                   lease_token, lease_until, last_error, proposal, outcome, created_at, updated_at FROM llm_jobs;
+        DROP TABLE llm_jobs;
+        ALTER TABLE llm_jobs_new RENAME TO llm_jobs;
+        CREATE INDEX llm_jobs_due ON llm_jobs(state, not_before);
+        CREATE TABLE llm_usage (
+            day TEXT PRIMARY KEY,
+            calls INTEGER NOT NULL DEFAULT 0
+        ) WITHOUT ROWID;
+        """,
+    ),
 )
 
 

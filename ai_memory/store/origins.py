@@ -69,6 +69,8 @@ TABLES: dict[str, TableOrigin] = {
     "tombstones": TableOrigin(Origin.ROWS, "pages removed by a sweep, a delete or a purge", key=("path",)),
     "llm_jobs": TableOrigin(Origin.ROWS, "what each consolidation attempt did (a model's answer costs money)",
                             key=("id",)),
+    "llm_usage": TableOrigin(Origin.ROWS, "the model calls made each UTC day, which llm.max_calls_per_day bounds",
+                             key=("day",)),
     "users": TableOrigin(Origin.ROWS, "team users and the hashes of their tokens", key=("name",)),
     "audit": TableOrigin(Origin.ROWS, "who wrote, corrected or deleted what", key=("id",)),
     "observations_fts": TableOrigin(Origin.INDEX, "observations' analysed terms"),
