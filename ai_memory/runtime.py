@@ -46,6 +46,7 @@ from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer
 from ai_memory.wiki.forget import Forgetter, SweepReport, retention_params
 from ai_memory.wiki.git import Committer
+from ai_memory.wiki.lint_cache import LintCache
 from ai_memory.wiki.projects import ProjectLifecycle
 from ai_memory.wiki.recover import recover_database
 from ai_memory.wiki.repo import ensure_repo
@@ -84,6 +85,7 @@ class Runtime:
     forgetter: Forgetter
     syncer: Syncer
     projects: ProjectLifecycle
+    lint: LintCache
     model_worker: ModelWorker | None = None
     llm: "LlmParts | None" = None  # None: [llm] unset, nothing of it runs
     started_at: float = field(default_factory=time.time)
@@ -121,6 +123,7 @@ class Runtime:
             retriever=retriever, embedding=embedding, memories=memories,
             forgetter=Forgetter(wiki, retention_params(config)), syncer=syncer_for(wiki, config),
             projects=ProjectLifecycle(wiki),
+            lint=LintCache(reader, config.sub("wiki"), config.sub("raw"), config.db_path),
             model_worker=worker, llm=llm,
         )
 

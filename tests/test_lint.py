@@ -4,12 +4,14 @@ nothing found in a clean wiki (even after real sessions and stored memories)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import anyio
 
 from conftest import Daemon, run_cli
 from test_mcp import connect, server_env
+from wiki_helpers import wait_until
 
 P = "lintproj"
 # Planted: (rule, page) exactly; nothing else may be reported.
@@ -133,5 +135,43 @@ def test_a_clean_wiki_has_no_findings_even_after_real_use(data_dir: Path) -> Non
         assert report["clean"] and report["pages"] >= 5
         text = run_cli(data_dir, "lint", "--url", daemon.url)
         assert text.returncode == 0 and "no findings" in text.stdout
+    finally:
+        daemon.stop()
+
+
+def cpu_seconds(daemon: Daemon) -> float:
+    """The daemon process's CPU time so far (user and system, every thread)."""
+    assert daemon.proc is not None
+    fields = (Path("/proc") / str(daemon.proc.pid) / "stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_a_loop_of_lint_costs_one_lint_until_the_wiki_changes(data_dir: Path) -> None:
+    wiki = data_dir / "wiki"
+    plant_clean(wiki)
+    for i in range(400):  # a ring of notes, each linking the next: clean, and enough to make a lint cost
+        write(wiki, f"ring/notes/n{i}.md", page(f"Ring note {i}", f"Next: [[n{(i + 1) % 400}]]. " + "words " * 200,
+                                                project="ring"))
+    daemon = Daemon(data_dir, env={"AI_MEMORY_EMBED_ENABLED": "0"}).start()
+    try:
+        before = cpu_seconds(daemon)
+        status, first, _ = daemon.request("GET", "/v1/lint", timeout=120)
+        one_lint = cpu_seconds(daemon) - before
+        assert status == 200 and first["clean"] and first["pages"] >= 403, first
+        before = cpu_seconds(daemon)
+        for _ in range(20):  # one lint read every file and the whole history; these read its report
+            assert daemon.request("GET", "/v1/lint")[1] == first
+        assert cpu_seconds(daemon) - before < max(one_lint, 0.05) * 3, one_lint  # not 20 lints
+        assert first["linted_at"]  # the report says when it was made
+        stored = run_cli(data_dir, "write", "--kind", "fact", "--project", "cleanproj", "Deploys run at noon.",
+                         "--url", daemon.url)
+        assert stored.returncode == 0, stored.stderr
+        after = daemon.request("GET", "/v1/lint")[1]  # a page indexed since: the wiki's state changed
+        assert after["linted_at"] > first["linted_at"] and after["pages"] == first["pages"] + 1
+        (wiki / "cleanproj" / "notes" / "hub.md").write_text(
+            page("Clean hub", "Now see [[nowhere]] too.", project="cleanproj"))  # an edit the watcher indexes
+        wait_until(lambda: daemon.request("GET", "/v1/lint")[1]["counts"].get("broken-link") == 1, timeout=20)
+        found = daemon.request("GET", "/v1/lint")[1]["findings"]
+        assert [(f["rule"], f["path"]) for f in found] == [("broken-link", "cleanproj/notes/hub.md")]
     finally:
         daemon.stop()

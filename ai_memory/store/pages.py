@@ -218,6 +218,13 @@ def broken_pages(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     return [{"path": r[0], "problems": json.loads(r[1])} for r in rows]
 
 
+def pages_signature(conn: sqlite3.Connection) -> tuple[int, str | None]:
+    """What changes whenever a page is indexed, indexed again or removed: the number of pages
+    and the newest ``indexed_at`` (every indexing inserts its row anew, stamped to the microsecond)."""
+    count, newest = conn.execute("SELECT COUNT(*), MAX(indexed_at) FROM pages").fetchone()
+    return int(count), newest
+
+
 def page_count(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0])
 

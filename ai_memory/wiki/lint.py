@@ -37,7 +37,6 @@ index; it never changes a page or a row. Rules, in the order they are reported:
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -82,6 +81,7 @@ class Finding:
 class LintReport:
     pages: int = 0
     findings: list[Finding] = field(default_factory=list)
+    linted_at: str = ""  # when the files and the index were read (a cached report keeps its time)
 
     @property
     def clean(self) -> bool:
@@ -92,7 +92,7 @@ class LintReport:
         for finding in self.findings:
             counts[finding.rule] += 1
         return {"clean": self.clean, "pages": self.pages, "counts": dict(counts),
-                "findings": [asdict(f) for f in self.findings]}
+                "findings": [asdict(f) for f in self.findings], "linted_at": self.linted_at}
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ def lint(wiki_dir: Path, raw_dir: Path, db_path: Path, now: str | None = None) -
         mismatched = folder_mismatches(conn)
     finally:
         conn.close()
-    report = LintReport(pages=len(pages))
+    report = LintReport(pages=len(pages), linted_at=now)
     by_id = {p.id: p for p in pages}
     resolver = _Resolver(pages, _vault_files(wiki_dir))
     report.findings += _contradictions(links, by_id, resolver, now)
@@ -152,12 +152,9 @@ def lint(wiki_dir: Path, raw_dir: Path, db_path: Path, now: str | None = None) -
     return report
 
 
-async def lint_for(owner: str, reader: Reader, wiki_dir: Path, raw_dir: Path, db_path: Path) -> LintReport:
+async def visible_report(owner: str, reader: Reader, report: LintReport) -> LintReport:
     """The report ``owner`` may read: a finding that names another user's private page (as its
-    subject or in its text) is left out. The lint runs on a worker thread with its own read-only
-    connection: it also lists and hashes every file, which must not hold a reader thread that
-    searches need."""
-    report = await asyncio.to_thread(lint, wiki_dir, raw_dir, db_path)
+    subject or in its text) is left out."""
     if owner == ADMIN:
         return report
     hidden = await reader.run(lambda c: hidden_page_paths(c, owner))
@@ -165,7 +162,7 @@ async def lint_for(owner: str, reader: Reader, wiki_dir: Path, raw_dir: Path, db
         return report
     kept = [f for f in report.findings
             if f.path not in hidden and not any(p in f.detail or p in f.fix for p in hidden)]
-    return LintReport(pages=report.pages - len(hidden), findings=kept)
+    return LintReport(pages=report.pages - len(hidden), findings=kept, linted_at=report.linted_at)
 
 
 def persistent_drift(wiki_dir: Path, raw_dir: Path, db_path: Path) -> list[str]:
