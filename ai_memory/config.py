@@ -75,6 +75,8 @@ KEYS: tuple[Key, ...] = (
     Key("wiki", "reconcile_interval_s", float, 30.0, "how often every file is compared with the index"),
     Key("wiki", "commit_window_s", float, 0.5, "page writes within this window share one git commit"),
     Key("wiki", "watch", bool, True, "watch wiki/ for edits made outside ai-memory"),
+    Key("wiki", "history_depth", int, 5000, "commits back from HEAD that a page's history, a revision it names"
+        " (show --at, restore) and its versions are looked for in; older ones: git log"),
     Key("forget", "enabled", bool, True, "sweep cold and expired pages daily inside the daemon"),
     Key("forget", "sweep_interval_hours", float, 24.0, "hours between the daemon's forget sweeps"),
     Key("forget", "lambda", float, retention.DEFAULT_LAMBDA, "decay per day of a page's age (episodic pages)"),

@@ -141,3 +141,29 @@ def test_a_deleted_private_page_leaves_no_history_for_others(daemon: Daemon) -> 
     assert status == 404, body
     status, body, _ = daemon.request("GET", f"/v1/pages/history?path={page['path']}", headers=tokens["alice2"])
     assert status == 200 and len(body["revisions"]) == 2, body  # written, then removed
+
+
+def test_history_walks_stop_at_wiki_history_depth(data_dir) -> None:
+    """A request reads at most wiki.history_depth commits back from HEAD, however long the history."""
+    d = Daemon(data_dir, env={"AI_MEMORY_WIKI_HISTORY_DEPTH": "20"}).start()
+    try:
+        status, old, _ = d.request("POST", "/v1/pages", {"text": "The nightly job starts at 02:00.", "kind": "fact",
+                                                         "project": "deep"})
+        assert status == 201, old
+        status, found, _ = d.request("GET", f"/v1/pages/history?path={old['path']}")
+        assert status == 200 and len(found["revisions"]) == 1, found
+        first = found["revisions"][0]["commit"]
+        repo = pygit2.Repository(str(d.data_dir / "wiki"))
+        sig = pygit2.Signature("someone", "someone@example.com")
+        for i in range(25):  # commits that change nothing of that page push it 25 deep
+            tree = repo[repo.head.target].tree
+            repo.create_commit("HEAD", sig, sig, f"elsewhere {i}", tree.id, [repo.head.target])
+        status, body, _ = d.request("GET", f"/v1/pages/history?path={old['path']}")
+        assert status == 404 and "wiki.history_depth" in body["detail"], body
+        for rev in (first, first[:10], "HEAD~25"):
+            status, body, _ = d.request("GET", f"/v1/pages/at?path={old['path']}&rev={rev}")
+            assert status == 404 and "wiki.history_depth" in body["detail"], (rev, body)
+        status, body, _ = d.request("GET", f"/v1/pages/at?path={old['path']}&rev=HEAD~19")
+        assert status == 200 and "02:00" in body["body"], body  # within the depth: read as ever
+    finally:
+        d.stop()

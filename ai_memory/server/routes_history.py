@@ -16,6 +16,11 @@ from ai_memory.wiki.page_versions import PageVersions, version_json
 routes = web.RouteTableDef()
 
 
+def _versions(request: web.Request) -> PageVersions:
+    runtime = request.app[RUNTIME]
+    return PageVersions(runtime.wiki, runtime.config.wiki.history_depth)
+
+
 def _ref(values: Mapping[str, object]) -> str:
     ref = values.get("path") or values.get("id")
     if not isinstance(ref, str) or not ref:
@@ -33,14 +38,14 @@ def _rev(values: Mapping[str, object]) -> str:
 @routes.get("/v1/pages/history")
 async def page_history(request: web.Request) -> web.Response:
     """?path= or ?id= → {path, revisions}: newest first (commit, time, author, message, removed)."""
-    path, revisions = await PageVersions(request.app[RUNTIME].wiki).log(_ref(request.query), caller(request))
+    path, revisions = await _versions(request).log(_ref(request.query), caller(request))
     return web.json_response({"path": path, "revisions": [r.as_json() for r in revisions]})
 
 
 @routes.get("/v1/pages/at")
 async def page_at(request: web.Request) -> web.Response:
     """?path= or ?id=, &rev= → the page as that commit left it (the shape of /v1/pages)."""
-    found = await PageVersions(request.app[RUNTIME].wiki).at(_ref(request.query), _rev(request.query), caller(request))
+    found = await _versions(request).at(_ref(request.query), _rev(request.query), caller(request))
     return web.json_response(version_json(found))
 
 
@@ -51,7 +56,7 @@ async def restore_page(request: web.Request) -> web.Response:
     if not isinstance(body, dict):
         raise InputError("body must be a JSON object", detail='{"path": "...", "rev": "..."}')
     who = caller(request, body)
-    restored = await PageVersions(request.app[RUNTIME].wiki).restore(_ref(body), _rev(body), who)
+    restored = await _versions(request).restore(_ref(body), _rev(body), who)
     if restored.changed:
         await audit(request, who, "restore", restored.path, restored.restored_from.commit[:10])
     return web.json_response(restored.as_json())

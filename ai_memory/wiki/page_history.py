@@ -8,6 +8,10 @@ index rows, one commit): history is never rewritten, and the restore is itself a
 
 A revision named by a person is hostile input: it must resolve to a commit on that line (an
 abbreviated or full commit id, or ``HEAD``/``HEAD~N``), never to a ref, a tag or a blob.
+
+Every walk is bounded: only the newest ``depth`` commits of the line are read
+(``wiki.history_depth``), so a request costs at most that many commits' trees however long the
+history has grown (a page's log on a long history was a walk to the first commit each time).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from ai_memory.wiki.repo import ensure_repo
 
 _REVISION = re.compile(r"^(?:[0-9a-fA-F]{4,40}|HEAD(?:~\d{1,6})?)$")
 MAX_REVISIONS = 1000
+HISTORY_DEPTH = 5000  # the default of wiki.history_depth: commits read back from HEAD, at most
 
 
 @dataclass(frozen=True)
@@ -61,14 +66,14 @@ def check_page_path(rel: str) -> str:
     return rel
 
 
-def page_log(wiki_dir: Path, rel: str, limit: int = MAX_REVISIONS,
+def page_log(wiki_dir: Path, rel: str, limit: int = MAX_REVISIONS, depth: int = HISTORY_DEPTH,
              shown: Callable[[bytes], bool] = lambda data: True) -> list[Revision]:
-    """The revisions of ``rel``, newest first (at most ``limit``); only those whose version
-    ``shown`` accepts (for a removal: the version it removed)."""
+    """The revisions of ``rel`` among the newest ``depth`` commits, newest first (at most
+    ``limit``); only those whose version ``shown`` accepts (for a removal: the version it removed)."""
     repo = ensure_repo(wiki_dir)
     check_page_path(rel)
     found: list[Revision] = []
-    for commit in _first_parent_line(repo):
+    for commit in first_parent_line(repo, depth):
         here = _blob_id(commit.tree, rel)
         before = _blob_id(commit.parents[0].tree, rel) if commit.parents else None
         if here != before and shown(repo[here or before].data):
@@ -78,46 +83,50 @@ def page_log(wiki_dir: Path, rel: str, limit: int = MAX_REVISIONS,
     return found
 
 
-def page_at(wiki_dir: Path, rel: str, rev: str) -> PageAt:
+def page_at(wiki_dir: Path, rel: str, rev: str, depth: int = HISTORY_DEPTH) -> PageAt:
     """``rel`` as commit ``rev`` left it. NotFound when the page did not exist there."""
     repo = ensure_repo(wiki_dir)
     check_page_path(rel)
-    commit = resolve_revision(repo, rev)
+    commit = resolve_revision(repo, rev, depth)
     blob = _blob_id(commit.tree, rel)
     if blob is None:
         raise NotFound("the page did not exist at that revision", detail=f"{rel} at {str(commit.id)[:10]}")
     return PageAt(rel, _revision(commit, removed=False), repo[blob].data)
 
 
-def resolve_revision(repo: pygit2.Repository, rev: str) -> pygit2.Commit:
-    """The commit ``rev`` names on the wiki's first-parent line."""
+def resolve_revision(repo: pygit2.Repository, rev: str, depth: int = HISTORY_DEPTH) -> pygit2.Commit:
+    """The commit ``rev`` names among the newest ``depth`` commits of the wiki's first-parent line."""
     if not _REVISION.match(rev or ""):
         raise InputError("not a revision", detail=f"{rev[:60]!r}: want a commit id from history, HEAD or HEAD~N")
     if repo.head_is_unborn:
         raise NotFound("the wiki has no history yet", detail=rev)
+    line = first_parent_line(repo, depth)
     if rev.startswith("HEAD"):
         steps = int(rev[5:] or 0) if "~" in rev else 0
-        line = _first_parent_line(repo)
-        for commit in line:
-            if steps == 0:
-                return commit
-            steps -= 1
+        if steps < len(line):
+            return line[steps]
+        if len(line) >= depth:  # the line goes on past what is read
+            raise NotFound("that revision is older than the history searched",
+                           detail=f"{rev}: only the last {depth} commits are read (wiki.history_depth)")
         raise NotFound("no such revision", detail=f"{rev}: the history is shorter")
-    matches = [c for c in _first_parent_line(repo) if str(c.id).startswith(rev.lower())]
+    matches = [c for c in line if str(c.id).startswith(rev.lower())]
     if not matches:
-        raise NotFound("no such revision in the wiki's history", detail=rev)
+        searched = f"the last {depth} commits (wiki.history_depth)" if len(line) >= depth else "the whole history"
+        raise NotFound("no such revision in the wiki's history", detail=f"{rev}: searched {searched}")
     if len(matches) > 1:
         raise InputError("ambiguous revision", detail=f"{rev} names {len(matches)} commits: give more digits")
     return matches[0]
 
 
-def _first_parent_line(repo: pygit2.Repository):
-    if repo.head_is_unborn:
-        return
-    commit: pygit2.Commit | None = repo[repo.head.target]
-    while commit is not None:
-        yield commit
+def first_parent_line(repo: pygit2.Repository, depth: int) -> list[pygit2.Commit]:
+    """The newest ``depth`` commits of the first-parent line from HEAD, newest first (reading a
+    commit is cheap; comparing its trees is what a walk costs)."""
+    line: list[pygit2.Commit] = []
+    commit: pygit2.Commit | None = None if repo.head_is_unborn else repo[repo.head.target]
+    while commit is not None and len(line) < depth:
+        line.append(commit)
         commit = commit.parents[0] if commit.parents else None
+    return line
 
 
 def _blob_id(tree: pygit2.Tree, rel: str) -> pygit2.Oid | None:

@@ -16,7 +16,9 @@ from ai_memory.core.errors import InputError, NotFound
 from ai_memory.core.page import parse_page
 from ai_memory.core.users import visible_to
 from ai_memory.store.memories import find_page
-from ai_memory.wiki.page_history import PageAt, Revision, check_page_path, page_at, page_log, restore_reason
+from ai_memory.wiki.page_history import (
+    HISTORY_DEPTH, PageAt, Revision, check_page_path, page_at, page_log, restore_reason,
+)
 from ai_memory.wiki.service import Wiki
 
 
@@ -33,10 +35,12 @@ class Restored:
 
 
 class PageVersions:
-    """A page's history for one caller (``owner``: whose private pages they may see)."""
+    """A page's history for one caller (``owner``: whose private pages they may see), read
+    from the newest ``depth`` commits (``wiki.history_depth``)."""
 
-    def __init__(self, wiki: Wiki) -> None:
+    def __init__(self, wiki: Wiki, depth: int = HISTORY_DEPTH) -> None:
         self.wiki = wiki
+        self.depth = max(1, depth)
 
     async def resolve(self, ref: str, owner: str) -> str:
         """The wiki path ``ref`` names (a memory id, or a path, also of a page since removed)."""
@@ -55,15 +59,16 @@ class PageVersions:
         """The revisions the caller may see: a version private to someone else is left out (a
         deleted private page's whole history with it: its commits, times and messages)."""
         path = await self.resolve(ref, owner)
-        revisions = await asyncio.to_thread(page_log, self.wiki.dir, path,
+        revisions = await asyncio.to_thread(page_log, self.wiki.dir, path, depth=self.depth,
                                             shown=lambda data: _visible(path, data, owner))
         if not revisions:
-            raise NotFound("no such page", detail=path)
+            raise NotFound("no such page",
+                           detail=f"{path}: no version you may see in the last {self.depth} commits (wiki.history_depth)")
         return path, revisions
 
     async def at(self, ref: str, rev: str, owner: str) -> PageAt:
         path = await self.resolve(ref, owner)
-        found = await asyncio.to_thread(page_at, self.wiki.dir, path, rev)
+        found = await asyncio.to_thread(page_at, self.wiki.dir, path, rev, self.depth)
         if not _visible(path, found.data, owner):
             raise NotFound("no such page", detail=path)  # private to someone else in that version
         return found
@@ -86,7 +91,7 @@ class PageVersions:
         written = await self.wiki.write_pages([(old.path, text)], restore_reason(old.path, old.revision, owner),
                                               commit_now=True)
         path = written[0].path  # another than old.path when that project was renamed since
-        latest = await asyncio.to_thread(page_log, self.wiki.dir, path, 1)
+        latest = await asyncio.to_thread(page_log, self.wiki.dir, path, 1, self.depth)
         return Restored(path, old.revision, True, latest[0].commit if latest else None)
 
 
