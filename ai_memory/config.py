@@ -63,6 +63,8 @@ KEYS: tuple[Key, ...] = (
         "largest request body of any route; each route also has its own, smaller limit"),
     Key("server", "rate_limit_per_s", float, 200.0, "requests per second each user token may make; 0: no limit"),
     Key("server", "rate_burst", int, 400, "requests a user token may make at once before the rate limit applies"),
+    Key("server", "user_bytes_per_day", int, 200 * 1024 * 1024, "bytes of hook events each user token may store"
+        " per UTC day (title, body and payload); past it 429 until 00:00 UTC; the admin token is not counted; 0: no quota"),
     Key("server", "query_workers", int, 2, "search threads of the model worker, the one process beside the daemon"
         " that holds the model; 0: no worker, the daemon embeds and searches in process"),
     Key("server", "ingest_nice", int, 5, "how much lower the CPU priority of ingestion is than that of searches"),

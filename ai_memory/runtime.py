@@ -30,6 +30,7 @@ from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import AiMemoryError, ConfigError
 from ai_memory.core.names import project_name
 from ai_memory.heap import idle_trim
+from ai_memory.ingest.quota import StorageQuota
 from ai_memory.ingest.sessions import SessionCompiler
 from ai_memory.ingest.spool import SpoolStats, drain_once
 from ai_memory.ingest.spool_watch import SpoolWatcher
@@ -86,6 +87,7 @@ class Runtime:
     syncer: Syncer
     projects: ProjectLifecycle
     lint: LintCache
+    quota: StorageQuota
     model_worker: ModelWorker | None = None
     llm: "LlmParts | None" = None  # None: [llm] unset, nothing of it runs
     started_at: float = field(default_factory=time.time)
@@ -124,6 +126,7 @@ class Runtime:
             forgetter=Forgetter(wiki, retention_params(config)), syncer=syncer_for(wiki, config),
             projects=ProjectLifecycle(wiki),
             lint=LintCache(reader, config.sub("wiki"), config.sub("raw"), config.db_path),
+            quota=StorageQuota(config.server.user_bytes_per_day),
             model_worker=worker, llm=llm,
         )
 
@@ -189,6 +192,7 @@ class Runtime:
             log.warning("start-up: finished %r", finished)
         await self._journal_rows_once()
         await self.users.load()  # team tokens are checked from memory on every request
+        await self.quota.load(self.reader)  # what each user stored today: a restart gives no second quota
         report = await self.wiki.reconcile()  # edits made while the daemon was down
         if report.changed:
             log.info("start-up reconcile: %d indexed, %d removed", len(report.indexed), len(report.removed))

@@ -209,3 +209,39 @@ def test_a_question_naming_a_user_reads_that_users_turn_first(daemon: Daemon, tm
 
     wait_until(lambda: len(evidence()) == 2, timeout=15)
     assert "300 seconds" in evidence()[0] and "60 seconds" in evidence()[1]
+
+
+def test_a_users_daily_storage_quota_answers_429_and_holds_across_a_restart(data_dir: Path, tmp_path: Path) -> None:
+    alice, bob = add_user(data_dir, "alice"), add_user(data_dir, "bob")
+    env = {"AI_MEMORY_SERVER_USER_BYTES_PER_DAY": "100000"}
+    repo = tmp_path / "acme-api"
+    repo.mkdir()
+    words = " ".join(f"word{i % 97}" for i in range(1500))  # ~10 KB, stored in the body and the payload
+
+    def event(n: int, who: str) -> dict[str, Any]:
+        return {"session_id": f"quota-{who}", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
+                "prompt": f"{n}: {words}"}
+
+    d = Daemon(data_dir, env=env).start()
+    try:
+        answers = [call(d, alice, "POST", "/hook?agent=claude", event(n, "alice")) for n in range(20)]
+        accepted = [s for s, _, _ in answers if s == 202]
+        refused = next(a for a in answers if a[0] != 202)
+        assert 3 <= len(accepted) <= 6 and answers[len(accepted)] is refused, [a[0] for a in answers]
+        status, body, headers = refused
+        assert status == 429 and body["error"] == "daily storage quota exceeded", body
+        assert "server.user_bytes_per_day" in body["detail"] and 1 <= int(headers["Retry-After"]) <= 86400
+        assert call(d, bob, "POST", "/hook?agent=claude", event(0, "bob"))[0] == 202  # a quota per user
+        assert d.request("POST", "/hook?agent=claude", event(99, "admin"))[0] == 202  # the admin is not counted
+        today = d.request("GET", "/status")[1]["quota"]
+        assert today["bytes_per_day"] == 100000 and 0 < today["today"]["alice"] <= 100000
+        assert "local" not in today["today"]
+    finally:
+        d.stop()
+    again = Daemon(data_dir, env=env).start()  # counted from the events stored today: no second quota
+    try:
+        assert call(again, alice, "POST", "/hook?agent=claude", event(50, "alice"))[0] == 429
+        assert again.request("GET", "/status")[1]["quota"]["today"]["alice"] == today["today"]["alice"]
+        assert call(again, bob, "POST", "/hook?agent=claude", event(1, "bob"))[0] == 202
+    finally:
+        again.stop()

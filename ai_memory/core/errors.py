@@ -12,6 +12,7 @@
     ├── NotFound               404
     ├── Conflict               409
     ├── Overloaded             the writer queue is full (HTTP 429 + Retry-After)
+    │   └── QuotaExceeded      a user's stored bytes reached today's quota (429 + Retry-After)
     ├── StorageError           the write path failed (HTTP 503; the client keeps its copy)
     │   └── DiskFull           ENOSPC
     ├── DaemonUnavailable      a client could not reach the daemon (CLI exit 1)
@@ -109,6 +110,14 @@ class Overloaded(AiMemoryError):
     def __init__(self, message: str, retry_after: float = 1.0) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class QuotaExceeded(Overloaded):
+    """A team user stored ``server.user_bytes_per_day`` today; retry after the next UTC midnight."""
+
+    def __init__(self, message: str, detail: str, retry_after: float) -> None:
+        super().__init__(message, retry_after)
+        self.detail = detail
 
 
 class StorageError(AiMemoryError):

@@ -7,6 +7,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from ai_memory.client.project import normalize_name, resolve_project
+from ai_memory.ingest.quota import StorageQuota
 from ai_memory.core.observation import build_observation
 from ai_memory.store.observations import InsertResult, insert_observation
 from ai_memory.store.writer import Writer
@@ -41,13 +42,18 @@ async def ingest_event(
     wait_for_room: bool = False,
     owner: str = "local",
     paths_here: bool = True,
+    quota: StorageQuota | None = None,
 ) -> InsertResult:
     """Sanitize one payload and return once it is durably committed.
 
     ``wait_for_room`` is for internal callers (the spool drain) that may wait for the queue;
     hooks get Overloaded (429) instead, so the agent is never held up. ``paths_here``: whether
-    the payload's cwd is on this machine (else a project is named from it as text alone).
+    the payload's cwd is on this machine (else a project is named from it as text alone). With
+    ``quota``, the event's bytes are counted against its owner's day first (QuotaExceeded, 429,
+    past it) and given back when nothing was stored (a duplicate, a refused write).
     """
+    if quota is not None:
+        quota.check(owner)
     if isinstance(payload, dict) and client_os and "os" not in payload:
         payload = {**payload, "os": str(client_os)[:64]}
     obs = build_observation(
@@ -57,4 +63,14 @@ async def ingest_event(
         owner=owner,
     )
     job = insert_observation(obs)
-    return await (writer.submit_wait(job) if wait_for_room else writer.submit(job))
+    if quota is None:
+        return await (writer.submit_wait(job) if wait_for_room else writer.submit(job))
+    quota.charge(owner, job.size)
+    try:
+        result = await (writer.submit_wait(job) if wait_for_room else writer.submit(job))
+    except Exception:  # refused (a full queue, a failed write): nothing stored; a cancelled wait may still commit
+        quota.refund(owner, job.size)
+        raise
+    if result.duplicate:
+        quota.refund(owner, job.size)
+    return result

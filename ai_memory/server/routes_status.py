@@ -55,6 +55,7 @@ async def status_report(runtime: Runtime) -> dict:
                  + runtime.projects.held_problems(),
                  "git": runtime.wiki.committer.describe()},
         "spool": runtime.spool.as_dict(),
+        "quota": runtime.quota.describe(),
         "llm": await runtime.llm.describe() if runtime.llm else {"enabled": False},
         "query_workers": runtime.model_worker.describe() if runtime.model_worker else {"configured": 0},
         "writer": {

@@ -22,23 +22,66 @@ class InsertResult:
     event: str = ""
 
 
-def insert_observation(obs: Observation) -> Any:
-    """A writer job storing one observation (with its FTS row and idempotency key) exactly once."""
+@dataclass(frozen=True)
+class ObservationJob:
+    """A writer job storing one observation (with its FTS row and idempotency key) exactly once.
+    ``size`` is what it stores, in bytes: its title, body and payload as UTF-8 (what a user's
+    daily quota counts; ``stored_bytes_since`` sums the same from the rows)."""
 
+    obs: Observation
+    record: dict[str, Any]  # without its payload
+    payload_json: str
+    line: bytes  # the journal line
+    size: int
+
+    def __call__(self, tx: WriteTx) -> InsertResult:
+        obs = self.obs
+        duplicate = store_record(tx.conn, self.record, self.payload_json)
+        if duplicate is not None:
+            return InsertResult(id=duplicate, duplicate=True, session_id=obs.session_id, event=obs.event.value)
+        tx.journal(self.line)
+        return InsertResult(id=obs.id, duplicate=False, session_id=obs.session_id, event=obs.event.value)
+
+
+def insert_observation(obs: Observation) -> ObservationJob:
+    """The writer job storing ``obs``."""
     record = obs.to_record()
     payload_json = json.dumps(record.pop("payload"), ensure_ascii=False)
     # The journal line is built around the payload serialized once (it is most of the bytes).
     head = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
     line = f'{head[:-1]},"payload":{payload_json}}}\n'.encode()
+    size = len(obs.title.text.encode()) + len(obs.body.text.encode()) + len(payload_json.encode())
+    return ObservationJob(obs, record, payload_json, line, size)
 
-    def job(tx: WriteTx) -> InsertResult:
-        duplicate = store_record(tx.conn, record, payload_json)
-        if duplicate is not None:
-            return InsertResult(id=duplicate, duplicate=True, session_id=obs.session_id, event=obs.event.value)
-        tx.journal(line)
-        return InsertResult(id=obs.id, duplicate=False, session_id=obs.session_id, event=obs.event.value)
 
-    return job
+def stored_bytes_since(conn: sqlite3.Connection, since: str) -> dict[str, int]:
+    """Bytes stored per owner by the events received since ``since`` (title, body and payload as
+    UTF-8, as ``ObservationJob.size`` counts them). Rowids follow arrival (one writer hands them
+    out in order; a rebuild replays the journal in order), so the first row received since is
+    found by a binary search on rowid and only the rows from there on are read."""
+    first = _first_rowid_since(conn, since)
+    if first is None:
+        return {}
+    rows = conn.execute(
+        "SELECT owner, SUM(length(CAST(title AS BLOB)) + length(CAST(body AS BLOB)) + length(CAST(payload AS BLOB)))"
+        " FROM observations WHERE rowid >= ? AND received_at >= ? GROUP BY owner", (first, since))
+    return {str(owner): int(n or 0) for owner, n in rows}
+
+
+def _first_rowid_since(conn: sqlite3.Connection, since: str) -> int | None:
+    low, high = conn.execute("SELECT MIN(rowid), MAX(rowid) FROM observations").fetchone()
+    if high is None:
+        return None
+    high += 1  # the search's answer lies in [low, high]; high: no row received since
+    while low < high:
+        mid = (low + high) // 2
+        row = conn.execute("SELECT rowid, received_at FROM observations WHERE rowid >= ? ORDER BY rowid LIMIT 1",
+                           (mid,)).fetchone()
+        if row is None or row[1] >= since:
+            high = mid
+        else:
+            low = int(row[0]) + 1
+    return low
 
 
 @dataclass(frozen=True)
