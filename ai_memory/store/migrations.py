@@ -18,6 +18,27 @@ def _rebuilt_by_a_later_migration(conn: sqlite3.Connection) -> None:
     a database older than both is rebuilt once, not twice."""
 
 
+def _llm_calls_counted(conn: sqlite3.Connection) -> None:
+    """``llm_jobs`` gains the state ``capped`` (SQLite cannot change a CHECK: the table is made
+    again from its own CREATE statement, the state added), the attempts made before its latest
+    queueing and its model calls; ``llm_usage`` counts the calls of each UTC day."""
+    (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'llm_jobs'").fetchone()
+    wider = sql.replace("'failed'))", "'failed', 'capped'))", 1).replace("llm_jobs", "llm_jobs_new", 1)
+    if "'capped'" not in wider:
+        raise StorageError("llm_jobs is not the table migration 17 made", detail=sql[:200])
+    for statement in (
+        wider,
+        "INSERT INTO llm_jobs_new SELECT * FROM llm_jobs",
+        "DROP TABLE llm_jobs",
+        "ALTER TABLE llm_jobs_new RENAME TO llm_jobs",
+        "ALTER TABLE llm_jobs ADD COLUMN queued_attempts INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE llm_jobs ADD COLUMN model_calls INTEGER NOT NULL DEFAULT 0",
+        "CREATE INDEX llm_jobs_due ON llm_jobs(state, not_before)",
+        "CREATE TABLE llm_usage (day TEXT PRIMARY KEY, calls INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID",
+    ):
+        conn.execute(statement)
+
+
 # A migration is SQL, or a function of the connection for one that needs Python (analysed text).
 MIGRATIONS: tuple[tuple[int, str, str | Callable[[sqlite3.Connection], None]], ...] = (
     (
@@ -495,38 +516,7 @@ MIGRATIONS: tuple[tuple[int, str, str | Callable[[sqlite3.Connection], None]], .
     (
         23,
         "model calls counted per session and per UTC day, a job a cap refused is 'capped', a re-queue keeps attempts",
-        """
-        CREATE TABLE llm_jobs_new (
-            id INTEGER PRIMARY KEY,
-            session_id TEXT NOT NULL UNIQUE,
-            page_path TEXT NOT NULL,
-            page_sha256 TEXT NOT NULL,
-            written_sha256 TEXT,
-            state TEXT NOT NULL CHECK (state IN ('pending', 'running', 'done', 'failed', 'capped')),
-            attempts INTEGER NOT NULL DEFAULT 0,
-            not_before TEXT NOT NULL,
-            lease_token TEXT,
-            lease_until TEXT,
-            last_error TEXT,
-            proposal TEXT,
-            outcome TEXT,
-            created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL,
-            queued_attempts INTEGER NOT NULL DEFAULT 0,
-            model_calls INTEGER NOT NULL DEFAULT 0
-        );
-        INSERT INTO llm_jobs_new(id, session_id, page_path, page_sha256, written_sha256, state, attempts, not_before,
-                                 lease_token, lease_until, last_error, proposal, outcome, created_at, updated_at)
-            SELECT id, session_id, page_path, page_sha256, written_sha256, state, attempts, not_before,
-                   lease_token, lease_until, last_error, proposal, outcome, created_at, updated_at FROM llm_jobs;
-        DROP TABLE llm_jobs;
-        ALTER TABLE llm_jobs_new RENAME TO llm_jobs;
-        CREATE INDEX llm_jobs_due ON llm_jobs(state, not_before);
-        CREATE TABLE llm_usage (
-            day TEXT PRIMARY KEY,
-            calls INTEGER NOT NULL DEFAULT 0
-        ) WITHOUT ROWID;
-        """,
+        _llm_calls_counted,
     ),
 )
 
