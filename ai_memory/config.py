@@ -79,6 +79,14 @@ KEYS: tuple[Key, ...] = (
     Key("wiki", "watch", bool, True, "watch wiki/ for edits made outside ai-memory"),
     Key("wiki", "history_depth", int, 5000, "commits back from HEAD that a page's history, a revision it names"
         " (show --at, restore) and its versions are looked for in; older ones: git log"),
+    Key("recall", "on_prompt", bool, True, "hand the agent what memory holds for each prompt, beside it"
+        " (Claude Code and Codex UserPromptSubmit, Gemini CLI BeforeAgent); silent when unsure"),
+    Key("recall", "max_items", int, 3, "most items handed over beside one prompt"),
+    Key("recall", "max_chars", int, 1200, "most characters handed over beside one prompt, label and fence included"),
+    Key("recall", "session_max_chars", int, 6000, "most characters prompt recall adds in one session"),
+    Key("recall", "min_confidence", float, 0.2, "an item is handed over only from this confidence up (the estimated"
+        " probability that it answers the prompt, calibrated on development data: see the README); higher: quieter"),
+    Key("recall", "min_ratio", float, 0.8, "and only when its search score is at least this share of the best hit's"),
     Key("forget", "enabled", bool, True, "sweep cold and expired pages daily inside the daemon"),
     Key("forget", "sweep_interval_hours", float, 24.0, "hours between the daemon's forget sweeps"),
     Key("forget", "lambda", float, retention.DEFAULT_LAMBDA, "decay per day of a page's age (episodic pages)"),

@@ -29,6 +29,7 @@ from ai_memory.coordination.users import Users
 from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import AiMemoryError, ConfigError
 from ai_memory.core.names import project_name
+from ai_memory.core.recall import RecallSettings
 from ai_memory.heap import idle_trim
 from ai_memory.ingest.quota import StorageQuota
 from ai_memory.ingest.sessions import SessionCompiler
@@ -325,6 +326,17 @@ class Runtime:
 
         return dataclasses.replace(query, project=now(query.project) if query.project else query.project,
                                    projects=tuple(now(p) for p in query.projects))
+
+    async def search_locally(self, query: Query) -> Answer:
+        """A search without the model's rerank (prompt recall: on every prompt, within a hook's
+        budget, at no provider's cost)."""
+        return await self._local_search(self._named(query))
+
+    @property
+    def recall_settings(self) -> RecallSettings:
+        r = self.config.recall
+        return RecallSettings(max_items=r.max_items, max_chars=r.max_chars, session_max_chars=r.session_max_chars,
+                              min_confidence=r.min_confidence, min_ratio=r.min_ratio)
 
     async def _local_search(self, query: Query) -> Answer:
         """The model worker's answer; in process (without vectors) while it loads or after a loss."""

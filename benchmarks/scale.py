@@ -19,7 +19,8 @@ For each ``--pages`` N, on a fresh data dir and the daemon of this checkout:
    throughput with searching, and the query latency meanwhile: their texts are embedded by the
    real model in the worker); then, once every vector is stored and the daemon is quiet
    (under 5% of a core: what the sample left to do runs first), ``/v1/query`` p50/p95 idle
-   and under a burst of 32 hook clients, ``/v1/briefing`` p95, ``POST /v1/reindex`` (no
+   and under a burst of 32 hook clients, ``/v1/briefing`` p95, ``/v1/recall`` p50/p95 (prompt
+   recall, as the prompt hook asks it), ``POST /v1/reindex`` (no
    re-embedding: vectors are kept by content hash) with the peak RSS of every process, database
    and vector sizes, and the peak RSS over the whole run, with each phase's highest sample and
    its processes (what step 3 does in between runs in this process, not the daemon's);
@@ -64,6 +65,7 @@ from scale_build import CachedVectors, WordVectors, fill_page_vectors, write_pag
 
 GOALS = {"query_p95_idle_ms": 100.0, "query_p95_burst_ms": 200.0, "briefing_p95_ms": 100.0, "reindex_s": 300.0,
          "rss_mb": 800.0}
+PROMPT_RECALL_P95_MS = 60.0  # at 10,000 pages (issue 40)
 EVENTS_PER_SESSION = 50
 
 
@@ -217,9 +219,12 @@ def run_size(pages: int, per_page: float, hook_sessions: int, n_queries: int, bu
         out["query_burst_ms"] = burst(client, port, queries, burst_s)
         meter.phase = "briefings"
         out["briefing_ms"] = briefings(client, work, 100)
+        meter.phase = "prompt recall"
+        out["prompt_recall_ms"] = prompt_recalls(client, queries, 200)
         print(f"  [{pages:,}] query idle (quiet after {out['quiet_after_s']} s) {out['query_idle_ms']}, "
               f"burst {out['query_burst_ms']}, "
-              f"briefing {out['briefing_ms']}", flush=True)
+              f"briefing {out['briefing_ms']}, prompt recall {out['prompt_recall_ms']} "
+              f"(target p95 <= {PROMPT_RECALL_P95_MS:g} ms at 10,000 pages)", flush=True)
         meter.phase = "burst's work settling, recall"
         settled(client, pages, 3600)
         # Before the reindex: a rebuilt database's observations wait for the embedding job to link
@@ -383,6 +388,20 @@ def briefings(client: Client, work: Path, calls: int) -> dict[str, float]:
     return percentiles(ms)
 
 
+def prompt_recalls(client: Client, queries: list[dict[str, Any]], calls: int) -> dict[str, float]:
+    """``POST /v1/recall`` as the prompt hook sends it (the payload, a new session each time, so
+    each is recorded as handed over), the daemon idle: what prompt recall costs the daemon."""
+    ms = []
+    for i, item in enumerate((queries * (calls // max(len(queries), 1) + 1))[:calls]):
+        body = {"prompt": f"how did we handle {item['q']} last time?", "session_id": f"recall-{i}",
+                "cwd": f"/home/dev/{item['project']}", "hook_event_name": "UserPromptSubmit"}
+        t0 = time.perf_counter()
+        status, _ = client.call("POST", f"/v1/recall?agent=claude&format=hook&project={item['project']}", body)
+        assert status == 200
+        ms.append((time.perf_counter() - t0) * 1000)
+    return percentiles(ms)
+
+
 ROWS = (
     ("pages", lambda r: r["pages"]),
     ("observations", lambda r: r["sizes"]["observations"]),
@@ -396,6 +415,8 @@ ROWS = (
     ("query p50 under burst ms", lambda r: r["query_burst_ms"]["p50"]),
     ("query p95 under burst ms", lambda r: r["query_burst_ms"]["p95"]),
     ("briefing p95 ms", lambda r: r["briefing_ms"]["p95"]),
+    ("prompt recall p50 ms", lambda r: r["prompt_recall_ms"]["p50"]),
+    ("prompt recall p95 ms", lambda r: r["prompt_recall_ms"]["p95"]),
     ("reindex s", lambda r: r["reindex_s"]),
     ("reindex peak RSS MB", lambda r: r["reindex_peak_rss_mb"]),
     ("vectors linked again after s", lambda r: r["relinked_after_reindex_s"] or 0),

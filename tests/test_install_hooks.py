@@ -89,8 +89,10 @@ def test_claude_install_keeps_every_user_setting(home: Path, data_dir: Path) -> 
         [handler] = ours(doc, event)
         assert handler["type"] == "command" and handler["timeout"] <= 10
         assert handler["command"] == f"{data_dir}/bin/ai-memory-hook --data-dir {data_dir} claude {event}"
-        # capture never makes Claude wait; the briefing and a run's last events do (async ones die with it)
-        assert handler.get("async") is (None if event in ("SessionStart", "Stop", "SessionEnd") else True)
+        # capture never makes Claude wait; the briefing, prompt recall and a run's last events do
+        # (async ones die with it)
+        foreground = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd")
+        assert handler.get("async") is (None if event in foreground else True)
     assert ours(doc, "SessionStart")[0]["timeout"] == 10
     assert not (data_dir / "token").exists()  # installing hooks needs no token
     assert f"updated {path}" in result.stdout

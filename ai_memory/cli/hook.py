@@ -87,16 +87,17 @@ def _run_in_process(args: argparse.Namespace) -> int:
         token = config.token_path.read_text().strip() if config.token_path.exists() else ""
         url, spool = config.url, config.sub("spool")
         drain, briefing = _remote_delivery(config, url, token)
+        recall = config.recall.on_prompt
     except Exception:  # a hook never fails the agent: fall back to defaults
         from ai_memory.config import DEFAULT_PORT
 
-        url, token, spool, drain, briefing = f"http://127.0.0.1:{DEFAULT_PORT}", "", None, None, True
+        url, token, spool, drain, briefing, recall = f"http://127.0.0.1:{DEFAULT_PORT}", "", None, None, True, True
     stdin = sys.stdin.buffer.read()
     if spool is None:
         sys.stdout.write("{}\n")
         return 0
     return run_hook(agent=args.agent, event=args.event, stdin=stdin, url=url, token=token, spool_dir=spool,
-                    drain=drain, briefing=briefing)
+                    drain=drain, briefing=briefing, recall=recall)
 
 
 def _remote_delivery(config: "Config", url: str, token: str) -> tuple[Callable[[], None] | None, bool]:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 # Help lists verbs in this order: the daemon, memory for people, coordination, wiring agents, operations.
 # Modules, by name under ai_memory.cli: each is imported only when the parser needs it.
 VERBS = (
-    "serve", "status", "search", "read", "page_history", "recent", "write", "correct", "delete", "feedback", "meta", "project", "ui", "handoff",
+    "serve", "status", "search", "recall", "read", "page_history", "recent", "write", "correct", "delete", "feedback", "meta", "project", "ui", "handoff",
     "message", "mcp_server", "install_hooks", "install_mcp", "install_rules", "hook", "import_transcripts",
     "doctor", "service", "lint", "reindex", "forget_sweep", "finalize_session", "move_session", "backup", "restore", "sync", "user",
     "audit", "breaker", "outbox", "completions",

@@ -58,9 +58,11 @@ CLAUDE_EVENTS = (
     "SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "PreCompact",
     "PostCompact", "Notification", "Stop", "SubagentStart", "SubagentStop", "SessionEnd",
 )
-# Every other Claude handler is async. SessionStart prints the briefing; Stop and SessionEnd end
-# a `claude -p` run, which kills async hooks still running (a real run lost every async Stop).
-CLAUDE_FOREGROUND = ("SessionStart", "Stop", "SessionEnd")
+# Every other Claude handler is async. SessionStart prints the briefing and UserPromptSubmit what
+# memory holds for the prompt (prompt recall: at most 0.5 s, nothing while the daemon is down);
+# Stop and SessionEnd end a `claude -p` run, which kills async hooks still running (a real run
+# lost every async Stop).
+CLAUDE_FOREGROUND = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd")
 CODEX_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "PostCompact", "Stop",
                 "SessionEnd")
 # No PreCompress: Gemini CLI fires it before every model turn, with nothing but a trigger, so it

@@ -53,6 +53,10 @@ class MemoryAPI:
     def query(self, q: str, **options: Any) -> dict[str, Any]:
         return self._call("POST", "/v1/query", {"q": q, **{k: v for k, v in options.items() if v is not None}})
 
+    def recall(self, prompt: str, **options: Any) -> dict[str, Any]:
+        """What prompt recall would hand over beside ``prompt`` (nothing is recorded as handed over)."""
+        return self._call("POST", "/v1/recall", {"prompt": prompt, **{k: v for k, v in options.items() if v is not None}})
+
     def read_page(self, ref: str, at: str | None = None) -> dict[str, Any]:
         """The page now, or (``at``: a revision from ``page_history``) as that commit left it."""
         if at:

@@ -22,6 +22,8 @@ from urllib.parse import quote, urlsplit
 
 BRIEFING_BUDGET_S = 1.0
 SESSION_START = {"SessionStart", "session-start", "sessionStart"}
+PROMPT_EVENTS = {"UserPromptSubmit", "BeforeAgent"}  # prompt recall answers these
+RECALL_BUDGET_S = 0.5
 
 
 def spool_event(spool_dir: Path, envelope: dict[str, object]) -> Path:
@@ -88,11 +90,12 @@ def detached(work: Callable[[], object]) -> None:
 
 def run_hook(*, agent: str, event: str | None, stdin: bytes, url: str, token: str,
              spool_dir: Path, out=sys.stdout, drain: Callable[[], object] | None = None,
-             briefing: bool = True) -> int:
+             briefing: bool = True, recall: bool = True) -> int:
     """Everything ``ai-memory hook`` does; always returns 0.
 
     ``drain``: deliver through it (a remote daemon) instead of posting directly; ``briefing``:
-    False when the circuit breaker is open, so SessionStart does not touch the network.
+    False when the circuit breaker is open, so neither SessionStart nor a prompt touches the
+    network; ``recall``: False when prompt recall is off (``recall.on_prompt``).
     """
     try:
         payload = json.loads(stdin) if stdin.strip() else {}
@@ -111,10 +114,15 @@ def run_hook(*, agent: str, event: str | None, stdin: bytes, url: str, token: st
         spool_file = spool_event(spool_dir, envelope)
     except OSError:
         spool_file = None
-    if name in SESSION_START:
-        if briefing:  # False while the breaker is open: print nothing, as when the daemon is down
-            _print_briefing(url, token, agent, payload, out)
-    else:
+    answered = False
+    asks = briefing and not daemon_stopped(spool_dir.parent)  # a stopped daemon cannot answer: no wait for it
+    if name in SESSION_START and asks:  # not while the breaker is open: nothing, as when the daemon is down
+        answered = _print_answer(url, f"/v1/briefing?agent={quote(agent)}&format=hook", token, payload, out,
+                                 BRIEFING_BUDGET_S)
+    elif name in PROMPT_EVENTS and asks and recall:
+        answered = _print_answer(url, f"/v1/recall?agent={quote(agent)}&event={quote(name)}&format=hook", token,
+                                 payload, out, RECALL_BUDGET_S)
+    if not answered and name not in SESSION_START:
         out.write("{}\n")
     out.flush()
     if spool_file is not None and drain is not None:
@@ -122,12 +130,27 @@ def run_hook(*, agent: str, event: str | None, stdin: bytes, url: str, token: st
     return 0
 
 
-def _print_briefing(url: str, token: str, agent: str, payload: dict[str, object], out) -> None:
-    from ai_memory.client.hook_drain import with_project  # SessionStart only: never on a capture event's path
+def daemon_stopped(data_dir: Path) -> bool:
+    """Whether the live daemon of ``data_dir`` (its ``daemon.json``) is stopped by a signal
+    (state T in /proc): it accepts connections and answers none. False where /proc cannot tell."""
+    try:
+        pid = json.loads((data_dir / "daemon.json").read_text(encoding="utf-8")).get("pid")
+        stat = Path(f"/proc/{int(pid)}/stat").read_text()
+    except (OSError, ValueError, TypeError, AttributeError):
+        return False
+    fields = stat[stat.rfind(")") + 2:].split()
+    return bool(fields) and fields[0] in ("T", "t")
+
+
+def _print_answer(url: str, path: str, token: str, payload: dict[str, object], out, budget_s: float) -> bool:
+    """The daemon's answer to a hook that prints one (the briefing, prompt recall), within
+    ``budget_s``; the project named here, where the daemon cannot read our paths."""
+    from ai_memory.client.hook_drain import with_project  # never on a capture event's path
 
     named = with_project({"payload": payload})["payload"].get("project")  # type: ignore[index]
-    project = f"&project={quote(str(named))}" if named else ""  # named here: no daemon reads our paths
-    status, body = post(url, f"/v1/briefing?agent={quote(agent)}&format=hook{project}", token,
-                        json.dumps(payload).encode(), BRIEFING_BUDGET_S)
+    project = f"&project={quote(str(named))}" if named else ""
+    status, body = post(url, path + project, token, json.dumps(payload).encode(), budget_s)
     if status == 200 and body.strip().startswith(b"{"):
         out.write(body.decode("utf-8", "replace").strip() + "\n")
+        return True
+    return False

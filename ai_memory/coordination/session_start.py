@@ -16,6 +16,7 @@ from ai_memory.core.clock import now_iso
 from ai_memory.store.handoffs import Receiver
 from ai_memory.store.messages import list_messages
 from ai_memory.store.reader import Reader
+from ai_memory.store.recall_given import Given, record_given
 from ai_memory.store.writer import Writer
 
 BRIEFING_MESSAGES = 10
@@ -58,7 +59,11 @@ async def brief(writer: Writer, reader: Reader, *, project: str, cwd: str, owner
     popped = await _deliver(writer, waiting, session_id) if claiming else []
     sections = [handoff_section, Section("Messages for this project:", render_messages(popped), CAPS["messages"]),
                 *later]
-    return Briefing(project, render(project, sections), session_count, handoffs, popped)
+    shown = render(project, sections)
+    if claiming and shown.pages:  # a session's own briefing: prompt recall does not repeat its pages
+        await writer.submit_wait(record_given(str(session_id), owner, [Given(path, "briefing")
+                                                                       for path in shown.pages], now))
+    return Briefing(project, shown.text, session_count, handoffs, popped)
 
 
 def _handoff_lines(handoffs: list[dict[str, Any]]) -> list[str]:

@@ -1,5 +1,6 @@
 """What the memory holds and what happened in it, as a caller may see it: the newest pages and
-sessions, the counts by kind, the projects, the session timeline and one session's events."""
+sessions, the counts by kind, the projects, the session timeline, one session's events and what
+memory handed that session."""
 
 from __future__ import annotations
 
@@ -8,10 +9,13 @@ from typing import Any
 
 from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import NotFound
+from ai_memory.core.users import ADMIN
 from ai_memory.store import meta
 from ai_memory.store import recent as rows
 from ai_memory.store.observations import session_exists, session_observations
 from ai_memory.store.reader import Reader
+from ai_memory.store.recall_given import session_given
+from ai_memory.store.users import hidden_page_paths
 
 SESSION_EVENTS = 10_000  # most events one read of a session returns
 
@@ -49,3 +53,15 @@ async def session_events(reader: Reader, session_id: str, limit: int = SESSION_E
     if found is None:
         raise NotFound("no such session", detail=session_id[:200])
     return found
+
+
+async def handed_over(reader: Reader, session_id: str, owner: str) -> list[dict[str, Any]]:
+    """What the briefing and prompt recall handed ``owner`` in the session (the admin: anyone),
+    in order, naming only the pages ``owner`` may see."""
+
+    def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+        hidden = hidden_page_paths(conn, owner)
+        mine = None if owner == ADMIN else owner
+        return [row for row in session_given(conn, session_id, mine) if row["path"] not in hidden]
+
+    return await reader.run(read)

@@ -28,7 +28,8 @@ from ai_memory.retrieval.fts import (
     TermStats, match_expression, page_term_stats, parts_snippet, query_terms, query_words, search_observations,
     snippet_of,
 )
-from ai_memory.retrieval.fusion import Fused, authority, fuse, top_ids
+from ai_memory.retrieval.confidence import MEANING_STREAMS, confidence, meaning_of
+from ai_memory.retrieval.fusion import OWN_TURN, Fused, authority, fuse, top_ids
 from ai_memory.retrieval.streams import (
     Stream, entity_stream, fts_stream, graph_stream, turn_text_hits, turn_text_stream, turn_vector_stream, vector_stream,
 )
@@ -62,6 +63,7 @@ class Query:
     min_score: float | None = None
     owner: str | None = None
     profile: bool = False
+    depth: int = RERANK_DEPTH  # fused candidates the reranker reads (fewer: faster, for a caller wanting a few)
 
 
 @dataclass
@@ -170,10 +172,11 @@ class Retriever:
         clock.done("page_vectors")
         streams += [turns_text, turn_vector_stream(conn, self._index, qvec, projects, context, self._sessions)]
         clock.done("turns")
-        streams.append(graph_stream(conn, top_ids(streams, 5)))
+        own_turns = _without_turns(conn, streams)
+        streams.append(graph_stream(conn, top_ids(streams, 5, own_turns)))
         streams = [s for s in streams if s.ranked]
         answer = Answer(streams_used=[s.name for s in streams])
-        candidates, rows = candidates_of(conn, fuse(streams), query, projects, moment)
+        candidates, rows = candidates_of(conn, fuse(streams, own_turns), query, projects, moment)
         clock.done("graph_fuse_rows")
         scored = self._rerank(conn, query, candidates, rows, streams, stats, moment, qtokens)
         clock.done("rerank")
@@ -210,6 +213,7 @@ class Retriever:
                                               ("turn_vector", scaled["turns_vectors"]),
                                               ("token_match", token_match), ("session_tokens", session_tokens))
                     if values}
+        meaning_measured = any(name in by_name for name in MEANING_STREAMS)
         out = []
         for cand in candidates:
             row = rows[cand.page_id]
@@ -225,8 +229,11 @@ class Retriever:
             values = rerank.as_its_own_turn(values, imputed)
             weight = authority(row)
             score = combine(values, weight, self._features)
+            sure = confidence(values.get("coverage", 0.0), values.get("title", 0.0), values.get("phrase", 0.0),
+                              meaning_of(cand.found, meaning_measured), written=not _is_session(row))
             hit = {
                 "path": row["path"], "title": row["title"], "type": row["type"], "score": round(score, 4),
+                "confidence": round(sure, 4),
                 "snippet": "", "highlights": [],  # filled in by ``presented`` for the hits returned only
                 "session_id": row.get("session_id"), "project": row["project"], "updated": row.get("updated"),
                 "evidence": [],
@@ -282,6 +289,8 @@ class Retriever:
             hit = {
                 "path": row["path"], "title": row["title"], "type": row["type"],
                 "score": round(combine(values, 1.0, self._features), 4),
+                "confidence": round(confidence(values.get("coverage", 0.0), values.get("title", 0.0),
+                                               values.get("phrase", 0.0), None, written=not _is_session(row)), 4),
                 **snippet_of(row["body"], words), "session_id": None, "project": row["project"],
                 "updated": row["valid_from"], "valid_from": row["valid_from"], "valid_to": row["valid_to"],
                 "superseded_by": row["superseded_by"], "evidence": [],
@@ -337,6 +346,22 @@ def _is_session(row: dict[str, Any]) -> bool:
     return row["type"] == "Session Summary" and bool(row.get("session_id"))
 
 
+def _without_turns(conn: sqlite3.Connection, streams: list[Stream]) -> set[int]:
+    """The pages the page streams found that have no recorded turns for the turn streams to
+    find (written pages, and sessions without recorded events): each is its own turn in the
+    fusion (``fusion.OWN_TURN``). Nothing to look up while the turn streams found nothing."""
+    by_name = {s.name: s for s in streams}
+    if not any(by_name.get(name) and by_name[name].ranked for name in OWN_TURN.values()):
+        return set()
+    ids = sorted({i for name in OWN_TURN for i in (by_name[name].ranked if name in by_name else [])})
+    if not ids:
+        return set()
+    return {int(r[0]) for r in conn.execute(
+        "SELECT p.id FROM pages p JOIN json_each(?) j ON p.id = j.value WHERE NOT (p.type = 'Session Summary'"
+        " AND p.session_id IS NOT NULL AND EXISTS (SELECT 1 FROM observations o WHERE o.session_id = p.session_id"
+        " AND o.event NOT IN (?, ?)))", (json.dumps(ids), *sorted(SESSION_MARKERS)))}
+
+
 def _recorded_sessions(conn: sqlite3.Connection, session_ids: list[str]) -> set[str]:
     """The sessions with at least one recorded event besides their start and end: those whose
     turns are evidence. A session page without (written by hand, imported, or its events
@@ -351,12 +376,12 @@ def _recorded_sessions(conn: sqlite3.Connection, session_ids: list[str]) -> set[
 
 def candidates_of(conn: sqlite3.Connection, fused: list[Fused], query: Query, projects: frozenset[str] | None,
                   now: datetime) -> tuple[list[Fused], dict[int, dict[str, Any]]]:
-    """The first max(RERANK_DEPTH, k) fused pages that pass the query's filters, looked for among
+    """The first max(query.depth, k) fused pages that pass the query's filters, looked for among
     the first three times that many, and their rows. Rows are read a slice at a time, best fused
     first: most pages pass, and reading every row of the three times as many cost more than
     fusing the streams."""
     stamp = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    depth = max(RERANK_DEPTH, query.k)
+    depth = max(query.depth, query.k)
     rows: dict[int, dict[str, Any]] = {}
     found: list[Fused] = []
     considered = fused[: depth * 3]

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ai_memory.core.events import SESSION_MARKERS, is_markdown_event
+from ai_memory.core.tool_text import edited_file
 from ai_memory.retrieval import rerank
 from ai_memory.retrieval.fts import snippet_of
 from ai_memory.retrieval.streams import Stream
@@ -133,8 +134,18 @@ def answer_text_of(row: dict[str, Any], turns: list[int], texts: dict[int, Turn]
 
 
 def evidence_of(turns: list[int], texts: dict[int, Turn], words: list[str]) -> list[dict[str, Any]]:
-    return [{"observation_id": texts[r].id, **snippet_of(texts[r].body, words, width=200, markdown=texts[r].markdown)}
-            for r in shown_turns(turns, texts)]
+    """Each shown turn: its observation, its kind of event, the file an edit changed, and the
+    snippet that matched."""
+    out = []
+    for r in shown_turns(turns, texts):
+        turn = texts[r]
+        item: dict[str, Any] = {"observation_id": turn.id, "event": turn.event}
+        body = turn.body
+        if not turn.markdown and (file := edited_file(body)):
+            item["file"] = file  # named once, and the snippet is of what changed
+            body = body.split("\n", 2)[2] if body.count("\n") >= 2 else ""
+        out.append(item | snippet_of(body, words, width=200, markdown=turn.markdown))
+    return out
 
 
 def shown_turns(turns: list[int], texts: dict[int, Turn]) -> list[int]:

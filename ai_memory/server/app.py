@@ -14,7 +14,7 @@ from ai_memory.server import routes_retention
 from ai_memory.server import routes_lint
 from ai_memory.server import routes_sync
 from ai_memory.server import routes_team
-from ai_memory.server import routes_history, routes_projects
+from ai_memory.server import routes_history, routes_projects, routes_recall
 from ai_memory.server.body import BODIES, BodyReader
 from ai_memory.server.errors import error_middleware
 from ai_memory.server.keys import RUNTIME, UI_ACCESS, UI_SITE, UI_VIEWS
@@ -55,6 +55,7 @@ def create_app(runtime: Runtime) -> web.Application:
     app.add_routes(routes_team.routes)
     app.add_routes(routes_history.routes)
     app.add_routes(routes_projects.routes)
+    app.add_routes(routes_recall.routes)
     for ui_routes in (routes_login.routes, routes_read.routes, routes_actions.routes):
         app.add_routes(ui_routes)
     app.cleanup_ctx.append(app[BODIES].context)

@@ -518,6 +518,24 @@ MIGRATIONS: tuple[tuple[int, str, str | Callable[[sqlite3.Connection], None]], .
         "model calls counted per session and per UTC day, a job a cap refused is 'capped', a re-queue keeps attempts",
         _llm_calls_counted,
     ),
+    (
+        24,
+        "what memory handed an agent in each session (the briefing's pages, prompt recall's items): never twice",
+        """
+        CREATE TABLE recall_given (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            path TEXT NOT NULL,
+            source TEXT NOT NULL CHECK (source IN ('briefing', 'prompt')),
+            chars INTEGER NOT NULL DEFAULT 0,
+            line TEXT NOT NULL DEFAULT '',
+            confidence REAL,
+            given_at TEXT NOT NULL,
+            UNIQUE (session_id, owner, path)
+        );
+        """,
+    ),
 )
 
 

@@ -73,6 +73,8 @@ TABLES: dict[str, TableOrigin] = {
                              key=("day",)),
     "users": TableOrigin(Origin.ROWS, "team users and the hashes of their tokens", key=("name",)),
     "audit": TableOrigin(Origin.ROWS, "who wrote, corrected or deleted what", key=("id",)),
+    "recall_given": TableOrigin(Origin.ROWS, "what memory handed an agent in each session, never handed twice",
+                                key=("id",)),
     "observations_fts": TableOrigin(Origin.INDEX, "observations' analysed terms"),
     "pages_fts": TableOrigin(Origin.INDEX, "pages' analysed terms"),
     "page_history_fts": TableOrigin(Origin.INDEX, "past versions' analysed terms"),

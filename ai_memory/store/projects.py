@@ -22,7 +22,7 @@ _PROJECT_COLUMNS = (("sessions", "project"), ("handoffs", "project"), ("messages
                     ("messages", "from_project"))
 # (table, column) pairs holding a page path, moved with the page
 _PATH_COLUMNS = (("sessions", "page_path"), ("handoffs", "page_path"), ("llm_jobs", "page_path"),
-                 ("page_stats", "path"))
+                 ("page_stats", "path"), ("recall_given", "path"))
 
 
 def project_for(conn: sqlite3.Connection, project: str | None, session_id: str | None) -> str | None:

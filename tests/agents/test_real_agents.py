@@ -2,7 +2,7 @@
 as a user installs it. Per agent: a session with the daemon up (events, page, MCP tools listed
 in the first model request, a search that hits, no self-hits, the token nowhere the model or a
 process list shows), the next session (briefing and handoff in its first model request), a
-session with the daemon stopped (every event delivered exactly once after a restart) and one
+prompt handed what memory holds beside it (and one handed nothing), a session with the daemon stopped (every event delivered exactly once after a restart) and one
 with the daemon hung (SIGSTOP: the agent does not wait for it).
 
 The tests of one agent build on each other (the next session reads what the first left), so
@@ -21,7 +21,8 @@ or decided how ai-memory installs itself:
   it lists a server's tools only if the server answered before the first request, and runs
   untrusted hooks only with ``--dangerously-bypass-hook-trust``.
 - Gemini CLI 0.61.0 fires PreCompress (``trigger: auto``) before every model turn; it prepends
-  the SessionStart output to the prompt as ``<hook_context>…</hook_context>\n\n``; AfterAgent's
+  the SessionStart output to the prompt as ``<hook_context>…</hook_context>\n\n`` and appends
+  BeforeAgent's after it as a part of its own, ``<`` and ``>`` inside escaped (``&lt;``); AfterAgent's
   reply is ``prompt_response``; MCP tools are ``mcp_ai-memory_<tool>`` with ``mcp_context``;
   it waits for MCP servers before the first request.
 """
@@ -162,6 +163,25 @@ def test_the_next_session_is_briefed_with_the_handoff(world: World, agent: str) 
     assert prompt["title"] == f"Continue the {agent} work" and "briefing" not in json.dumps(prompt["payload"])
     page = world.page_of(agent, session["id"])
     assert "title: Continue the" in page and "ai-memory-briefing" not in page
+
+
+# ---- prompt recall --------------------------------------------------------------------------------
+
+RECALLED = "ai-memory-data"  # the fence of what prompt recall hands over (Gemini CLI escapes its "<" and ">")
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_prompt_is_handed_what_memory_holds_and_nothing_when_it_holds_nothing(world: World, agent: str) -> None:
+    """The model request after the prompt carries the recalled block (the seeded decision) when
+    memory holds the answer, and no block when it does not."""
+    run = world.run(agent, "How many times do our webhook senders retry, and with what backoff?",
+                    Script([], reply="Five times, with exponential backoff.")).check()
+    first = run.main[0].text
+    assert RECALLED in first and "zebracorn-limit 60 seconds" in first, first[-3000:]
+    assert "reference, not instructions" in first
+    run = world.run(agent, "Rename the quokkaflux vorpal helper to something clearer",
+                    Script([], reply="Renamed.")).check()
+    assert RECALLED not in run.main[0].text
 
 
 # ---- daemon stopped, then hung --------------------------------------------------------------------

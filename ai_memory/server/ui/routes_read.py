@@ -108,10 +108,13 @@ async def sessions(request: web.Request) -> web.Response:
 @routes.get("/ui/session")
 @html_errors
 async def session(request: web.Request) -> web.Response:
-    """A session's observations, in the order they happened, as GET /v1/sessions/{id}/observations."""
+    """A session's observations, in the order they happened, as GET /v1/sessions/{id}/observations,
+    and what memory handed it (its briefing's pages, prompt recall's items)."""
     session_id = request.query.get("id", "")
-    rows = await activity.session_events(request.app[RUNTIME].reader, session_id, limit=500)
-    return page(request, "session.html", session_id=session_id, observations=rows)
+    reader = request.app[RUNTIME].reader
+    rows = await activity.session_events(reader, session_id, limit=500)
+    given = await activity.handed_over(reader, session_id, token_user(request))
+    return page(request, "session.html", session_id=session_id, observations=rows, given=given)
 
 
 @routes.get("/ui/handoffs")
