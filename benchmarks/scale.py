@@ -215,12 +215,12 @@ def run_size(pages: int, per_page: float, hook_sessions: int, n_queries: int, bu
         out["quiet_after_s"] = quiet(proc.pid)
         meter.phase = "idle queries"
         out["query_idle_ms"] = idle(client, queries)
+        meter.phase = "prompt recall"  # idle too: as a prompt comes, between an agent's tool calls
+        out["prompt_recall_ms"] = prompt_recalls(client, queries, 200)
         meter.phase = "burst"
         out["query_burst_ms"] = burst(client, port, queries, burst_s)
         meter.phase = "briefings"
         out["briefing_ms"] = briefings(client, work, 100)
-        meter.phase = "prompt recall"
-        out["prompt_recall_ms"] = prompt_recalls(client, queries, 200)
         print(f"  [{pages:,}] query idle (quiet after {out['quiet_after_s']} s) {out['query_idle_ms']}, "
               f"burst {out['query_burst_ms']}, "
               f"briefing {out['briefing_ms']}, prompt recall {out['prompt_recall_ms']} "

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from ai_memory.core.recall import RecallSettings, choose
 from conftest import REPO, Daemon, cli_env, run_cli
 from ui_helpers import Browser
 from wiki_helpers import wait_until
@@ -43,14 +44,23 @@ def project_dir(root: Path) -> Path:
     return cwd
 
 
+# ``ai-memory hook`` where the shell client cannot be exec'd (no /bin/sh): the Python client.
+IN_PROCESS = ("import os, sys\n"
+              "def cannot_exec(*args): raise OSError('no shell here')\n"
+              "os.execv = cannot_exec\n"
+              "from ai_memory.cli.main import main\n"
+              "sys.exit(main(sys.argv[1:]))\n")
+
+
 def prompt_hook(data_dir: Path, cwd: Path, session_id: str, prompt: str, *, agent: str = "claude",
-                **env: str) -> dict[str, Any]:
+                client: str = "shell", **env: str) -> dict[str, Any]:
     """The prompt hook as the agent runs it (``ai-memory hook``, the payload on stdin): the JSON
-    it printed."""
+    it printed. ``client``: the shell client it hands the event to, or the Python one."""
     event = "BeforeAgent" if agent == "gemini" else "UserPromptSubmit"
     payload = {"session_id": session_id, "hook_event_name": event, "cwd": str(cwd), "prompt": prompt,
                "transcript_path": f"/tmp/{session_id}.jsonl"}
-    done = subprocess.run([sys.executable, "-m", "ai_memory.cli", "hook", "--agent", agent, "--event", event],
+    command = ["-m", "ai_memory.cli"] if client == "shell" else ["-c", IN_PROCESS]
+    done = subprocess.run([sys.executable, *command, "hook", "--agent", agent, "--event", event],
                           input=json.dumps(payload), capture_output=True, text=True, timeout=60,
                           env=cli_env(data_dir, **env), cwd=REPO)
     assert done.returncode == 0, done.stderr
@@ -81,9 +91,13 @@ def memory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
         daemon.stop()
 
 
-def test_a_prompt_about_what_memory_holds_gets_it_and_other_prompts_get_nothing(memory: dict[str, Any]) -> None:
+@pytest.mark.parametrize("client", ["shell", "python"])
+def test_a_prompt_about_what_memory_holds_gets_it_and_other_prompts_get_nothing(memory: dict[str, Any],
+                                                                                 client: str) -> None:
     data_dir, cwd, pages = memory["data_dir"], memory["cwd"], memory["pages"]
-    reply = prompt_hook(data_dir, cwd, "s-held", "the login test is flaky again, what did we find last time?")
+    held = f"s-held-{client}"
+    reply = prompt_hook(data_dir, cwd, held, "the login test is flaky again, what did we find last time?",
+                        client=client)
     assert reply["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
     context = handed(reply)
     [item] = [line for line in items(context) if pages["flaky"]["path"] in line]
@@ -93,13 +107,14 @@ def test_a_prompt_about_what_memory_holds_gets_it_and_other_prompts_get_nothing(
     assert context.rstrip().endswith("</ai-memory-data>") and len(context) <= 1200
     assert pages["retries"]["path"] not in context  # confident about the gotcha only
     for prompt in UNRELATED:
-        assert prompt_hook(data_dir, cwd, "s-unrelated", prompt) == {}, prompt
-    gemini = prompt_hook(data_dir, cwd, "s-gemini", "why did we pin pygit2 below 2?", agent="gemini")
+        assert prompt_hook(data_dir, cwd, f"s-unrelated-{client}", prompt, client=client) == {}, prompt
+    gemini = prompt_hook(data_dir, cwd, f"s-gemini-{client}", "why did we pin pygit2 below 2?", agent="gemini",
+                         client=client)
     assert gemini["hookSpecificOutput"]["hookEventName"] == "BeforeAgent"
     assert pages["pygit2"]["path"] in handed(gemini)
     # the prompt itself was captured, as every hook event is
     wait_until(lambda: any(o["event"] == "user-prompt" for o in memory["daemon"].request(
-        "GET", "/v1/sessions/s-held/observations")[1].get("observations", [])), timeout=30.0)
+        "GET", f"/v1/sessions/{held}/observations")[1].get("observations", [])), timeout=30.0)
 
 
 def test_a_session_is_never_handed_the_same_page_twice(memory: dict[str, Any]) -> None:
@@ -118,11 +133,12 @@ def test_another_users_calls_naming_a_session_change_nothing_of_it(memory: dict[
     status, user, _ = daemon.request("POST", "/v1/users", {"name": "mallory"})
     assert status == 201, user
     path = memory["pages"]["flaky"]["path"]
-    for _ in range(3):  # mallory names alice's session: handed over to mallory, not recorded for alice
+    for i in range(3):  # mallory names alice's session: handed over to mallory, not recorded for alice
         status, reply, _ = daemon.request("POST", "/v1/recall", {"prompt": "the login test is flaky again",
                                                                  "project": PROJECT, "session_id": "s-alice"},
                                           headers={"Authorization": f"Bearer {user['token']}"})
         assert status == 200, reply
+        assert (path in reply["text"]) == (i == 0)  # handed to mallory once: the record it made is hers
     assert path in handed(prompt_hook(data_dir, cwd, "s-alice", "the login test is flaky again"))
 
 
@@ -184,6 +200,7 @@ def test_ai_memory_recall_shows_what_would_be_handed_over_and_why(memory: dict[s
     assert done.returncode == 0, done.stderr
     assert path in done.stdout and "<ai-memory-data>" in done.stdout
     assert "handed over from confidence 0.2 up" in done.stdout
+    assert re.search(r"searched in \d+ ms: page_fts [\d.]+", done.stdout)  # where the time went
     given = [line for line in done.stdout.splitlines() if line.lstrip().startswith("given")]
     assert any(path in line for line in given)
     left = [line for line in done.stdout.splitlines() if line.lstrip().startswith("left")]
@@ -209,6 +226,53 @@ def test_bad_recall_requests_are_refused_with_a_reason(memory: dict[str, Any]) -
     assert status == 400
 
 
+def test_an_answer_the_hook_gave_up_on_is_not_recorded_as_handed_over(memory: dict[str, Any]) -> None:
+    """The hook waits budget_ms: an answer past it was never read, so the session is handed
+    those pages at its next prompt."""
+    daemon, path = memory["daemon"], memory["pages"]["flaky"]["path"]
+    prompt = {"prompt": "the login test is flaky again", "project": PROJECT, "session_id": "s-gave-up"}
+    status, reply, _ = daemon.request("POST", "/v1/recall?format=hook&budget_ms=1", prompt)
+    assert status == 200 and reply == {}
+    status, reply, _ = daemon.request("POST", "/v1/recall?format=hook&budget_ms=5000", prompt)
+    assert status == 200 and path in handed(reply)
+    for bad in ("0", "-5", "soon", "600000"):
+        status, reply, _ = daemon.request("POST", f"/v1/recall?format=hook&budget_ms={bad}", prompt)
+        assert status == 400 and "budget_ms" in json.dumps(reply), (bad, reply)
+
+
+def test_a_session_id_is_read_as_ingest_stores_it(memory: dict[str, Any]) -> None:
+    """Any key an agent names its session with, clipped as ingest clips it: the session's own
+    page and what it was handed are found whichever way the id came."""
+    daemon, path = memory["daemon"], memory["pages"]["pygit2"]["path"]
+    long_id = "s-" + "x" * 500
+    for named in ({"sessionId": long_id}, {"session_id": long_id[:200]}):
+        status, reply, _ = daemon.request("POST", "/v1/recall", {"prompt": "why did we pin pygit2 below 2?",
+                                                                 "project": PROJECT, **named})
+        assert status == 200, reply
+        if named.get("sessionId"):
+            assert path in reply["text"]
+        else:  # the same session, named by its stored (clipped) id: handed over already
+            assert path not in reply["text"]
+
+
+def test_the_sessions_own_page_or_one_it_has_does_not_silence_the_rest() -> None:
+    """A resumed session's own page repeats its prompt and ranks first; it is never handed
+    over, and the others are measured against the best of what the session may still get."""
+    def hit(path: str, score: float, session_id: str | None = None) -> dict[str, Any]:
+        return {"path": path, "score": score, "confidence": 0.9, "type": "Decision", "session_id": session_id,
+                "updated": "2026-12-01T10:00:00Z", "snippet": f"what {path} says"}
+
+    hits = [hit("p/sessions/own.md", 1.0, "s-own"), hit("p/decisions/had.md", 0.95), hit("p/decisions/a.md", 0.6),
+            hit("p/decisions/b.md", 0.55), hit("p/decisions/far.md", 0.3)]
+    choice = choose(hits, project="p", session_id="s-own", given=frozenset({"p/decisions/had.md"}), chars_given=0,
+                    settings=RecallSettings())
+    assert [i.path for i in choice.items] == ["p/decisions/a.md", "p/decisions/b.md"]
+    why = {s["path"]: s["why"] for s in choice.skipped}
+    assert why["p/sessions/own.md"] == "this session's own page"
+    assert why["p/decisions/had.md"] == "handed over already in this session"
+    assert "min_ratio" in why["p/decisions/far.md"]
+
+
 def _accept_backlog(port: int) -> int:
     """Connections the kernel accepted for the listening socket on ``port`` that its process has
     not taken yet (a stopped daemon takes none)."""
@@ -222,19 +286,21 @@ def _accept_backlog(port: int) -> int:
     return waiting
 
 
-def test_a_stopped_daemon_is_not_asked_and_the_prompt_is_still_captured(tmp_path: Path) -> None:
+@pytest.mark.parametrize("client", ["shell", "python"])
+def test_a_stopped_daemon_is_not_asked_and_the_prompt_is_still_captured(tmp_path: Path, client: str) -> None:
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     daemon = Daemon(data_dir).start()
     try:
         remember(daemon, "gotcha", "Login test flaky", FLAKY)
         cwd = project_dir(tmp_path)
-        assert handed(prompt_hook(data_dir, cwd, "s-up", "the login test is flaky again"))
+        assert handed(prompt_hook(data_dir, cwd, "s-up", "the login test is flaky again", client=client))
         assert daemon.proc is not None
         daemon.proc.send_signal(signal.SIGSTOP)
         try:
             for i in range(5):
-                assert prompt_hook(data_dir, cwd, f"s-stopped-{i}", "the login test is flaky again") == {}
+                assert prompt_hook(data_dir, cwd, f"s-stopped-{i}", "the login test is flaky again",
+                                   client=client) == {}
             assert _accept_backlog(daemon.port) == 0, "a prompt hook connected to the stopped daemon"
         finally:
             daemon.proc.send_signal(signal.SIGCONT)
@@ -286,6 +352,7 @@ def test_with_the_model_a_decision_answers_a_question_in_other_words_and_leads_i
             assert daemon.post_hook({**base, **payload})[0] == 202
         assert daemon.request("POST", "/v1/sessions/s-talk/finalize")[0] == 200
         decision = remember(daemon, "decision", "Webhook retry policy", RETRIES)
+
         def embedded() -> bool:
             embeddings = daemon.request("GET", "/status")[1]["embeddings"]
             return bool(embeddings.get("ready")) and not any(embeddings["backlog"].values())
@@ -293,9 +360,18 @@ def test_with_the_model_a_decision_answers_a_question_in_other_words_and_leads_i
         hits = daemon.request("POST", "/v1/query", {"q": "what did we decide about the webhook retry policy",
                                                    "project": PROJECT})[1]["hits"]
         assert hits[0]["path"] == decision["path"], [h["path"] for h in hits]  # the decision before the talk
-        assert all(0 <= h["confidence"] <= 1 for h in hits)
-        context = handed(prompt_hook(data_dir, project_dir(tmp_path), "s-new", "what did we decide about the retry policy"))
+        assert hits[0]["confidence"] >= RecallSettings().min_confidence  # sure enough to be handed over
+        context = handed(prompt_hook(data_dir, project_dir(tmp_path), "s-new",
+                                     "what did we decide about the retry policy"))
         assert items(context) and decision["path"] in items(context)[0]
         assert prompt_hook(data_dir, project_dir(tmp_path), "s-new2", "add dark mode to the settings page") == {}
     finally:
         daemon.stop()
+
+
+def test_the_config_defaults_are_prompt_recalls_own() -> None:
+    """config.py states them literally (importing the rules would slow every hook's start)."""
+    from ai_memory.config import KEYS
+
+    defaults = {k.name: k.default for k in KEYS if k.section == "recall" and k.name != "on_prompt"}
+    assert defaults == {name: getattr(RecallSettings(), name) for name in defaults}

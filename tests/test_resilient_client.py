@@ -259,8 +259,9 @@ def test_the_shell_hook_reads_the_client_section_of_config_toml(client_dir: Path
         f"[server]\nport = {daemon.port}  # a daemon here too\n\n[client]\nurl = '{proxy.url}'\n"
         f"resilient = \"Always\"\n")
     env = cli_env(client_dir, PATH="/usr/bin:/bin")
-    prompt = {"session_id": "sh-conf", "hook_event_name": "UserPromptSubmit", "prompt": "hello", "cwd": "/tmp"}
-    done = subprocess.run([str(REPO / "hooks" / "ai-memory-hook"), "codex"], input=json.dumps(prompt),
+    # a Stop: it asks the daemon nothing (a prompt asks for prompt recall)
+    stop = {"session_id": "sh-conf", "hook_event_name": "Stop", "last_assistant_message": "hello", "cwd": "/tmp"}
+    done = subprocess.run([str(REPO / "hooks" / "ai-memory-hook"), "codex"], input=json.dumps(stop),
                           capture_output=True, text=True, env=env, timeout=30)
     assert done.returncode == 0 and done.stdout.strip() == "{}"
     time.sleep(0.5)

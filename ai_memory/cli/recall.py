@@ -35,6 +35,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"silent: {ex['silent']}")
         print(f"handed over from confidence {ex.get('min_confidence')} up, with a score from"
               f" {ex.get('min_ratio')} of the best hit's")
+        stages = ex.get("stages_ms") or {}
+        if stages:
+            print(f"searched in {sum(stages.values()):.0f} ms: "
+                  + ", ".join(f"{name} {ms:.1f}" for name, ms in stages.items()))
         print("        confidence  score  page")
         for item in reply["items"]:
             print(f"  given  {item['confidence']:>9.3f}  {item['score']:.3f}  {item['path']}")

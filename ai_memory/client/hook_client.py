@@ -24,6 +24,9 @@ BRIEFING_BUDGET_S = 1.0
 SESSION_START = {"SessionStart", "session-start", "sessionStart"}
 PROMPT_EVENTS = {"UserPromptSubmit", "BeforeAgent"}  # prompt recall answers these
 RECALL_BUDGET_S = 0.5
+# The daemon is told a little less than we wait: it answers, or records nothing as handed over,
+# before we give up on it.
+RECALL_DAEMON_BUDGET_MS = 450
 
 
 def spool_event(spool_dir: Path, envelope: dict[str, object]) -> Path:
@@ -115,12 +118,14 @@ def run_hook(*, agent: str, event: str | None, stdin: bytes, url: str, token: st
     except OSError:
         spool_file = None
     answered = False
-    asks = briefing and not daemon_stopped(spool_dir.parent)  # a stopped daemon cannot answer: no wait for it
+    # A stopped daemon cannot answer: no wait for it (looked at only for the events that ask).
+    asks = briefing and name in SESSION_START | PROMPT_EVENTS and not daemon_stopped(spool_dir.parent)
     if name in SESSION_START and asks:  # not while the breaker is open: nothing, as when the daemon is down
         answered = _print_answer(url, f"/v1/briefing?agent={quote(agent)}&format=hook", token, payload, out,
                                  BRIEFING_BUDGET_S)
     elif name in PROMPT_EVENTS and asks and recall:
-        answered = _print_answer(url, f"/v1/recall?agent={quote(agent)}&event={quote(name)}&format=hook", token,
+        answered = _print_answer(url, f"/v1/recall?agent={quote(agent)}&event={quote(name)}&format=hook"
+                                 f"&budget_ms={RECALL_DAEMON_BUDGET_MS}", token,
                                  payload, out, RECALL_BUDGET_S)
     if not answered and name not in SESSION_START:
         out.write("{}\n")

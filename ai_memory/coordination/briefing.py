@@ -175,7 +175,8 @@ def section_text(section: Section, room: int) -> str:
 
 
 def hook_output(agent_event: str, text: str) -> dict[str, object]:
-    """The JSON an agent's SessionStart hook prints (Claude, Codex and Gemini share this shape)."""
+    """The JSON an agent's hook prints to add context (the briefing at SessionStart, prompt recall
+    beside a prompt): Claude, Codex and Gemini share this shape. ``{}`` adds nothing."""
     if not text:
         return {}
     return {"hookSpecificOutput": {"hookEventName": agent_event, "additionalContext": text}}

@@ -130,6 +130,23 @@ def _first_str(payload: dict[str, Any], keys: tuple[str, ...]) -> str | None:
     return None
 
 
+SESSION_ID_CHARS = 200
+
+
+def session_id_of(payload: dict[str, Any]) -> str | None:
+    """The session a hook payload names, as it is stored (clipped and sanitized): every reader of
+    a payload's session compares with this value. None when it names none."""
+    named = _first_str(payload, _SESSION_KEYS)
+    if named is None:
+        return None
+    return sanitize(named[:SESSION_ID_CHARS], TextKind.TITLE).text[:SESSION_ID_CHARS] or None
+
+
+def cwd_of(payload: dict[str, Any]) -> str | None:
+    """The working directory a hook payload names, as sent (a project is derived from it)."""
+    return _first_str(payload, CWD_KEYS)
+
+
 def build_observation(
     payload: Any,
     *,
@@ -152,7 +169,7 @@ def build_observation(
     source_event = _first_str(payload, ("hook_event_name", "hookEventName", "event")) or event_hint
     if not source_event:
         raise InputError("missing event", detail="send hook_event_name in the body or ?event=")
-    session_id = _first_str(payload, _SESSION_KEYS)
+    session_id = session_id_of(payload)
     if session_id is None:
         raise InputError("missing session_id", detail="every hook payload needs a session_id")
     key = idempotency_key or _first_str(payload, ("idempotency_key",))
@@ -173,7 +190,7 @@ def build_observation(
         project = project_resolver(cwd)
     return Observation(
         id=new_id(),
-        session_id=sanitize(session_id[:200], TextKind.TITLE).text[:200],
+        session_id=session_id,
         agent=agent,
         event=kind,
         source_event=source_event[:128],

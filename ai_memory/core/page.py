@@ -29,6 +29,9 @@ MEMORY_KINDS = {
     "episode": ("Episode", "episodes"), "gotcha": ("Gotcha", "gotchas"), "procedure": ("Procedure", "procedures"),
     "rule": ("Rule", "rules"), "concept": ("Concept", "concepts"), "note": ("Note", "notes"),
 }
+# A page's type by its kind as people name it (``decision``), compiled sessions included, and back.
+TYPE_OF_KIND = {kind: page_type for kind, (page_type, _) in MEMORY_KINDS.items()} | {"session": "Session Summary"}
+KIND_OF_TYPE = {page_type: kind for kind, page_type in TYPE_OF_KIND.items()}
 SCOPES = ("project", GLOBAL_PROJECT, "private")
 MAX_PAGE_BYTES = 1024 * 1024
 MAX_FRONTMATTER_BYTES = 64 * 1024

@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ai_memory.core.fence import DATA_CLOSE, DATA_OPEN, one_line
-from ai_memory.core.page import MEMORY_KINDS
+from ai_memory.core.page import KIND_OF_TYPE
 
-KIND_OF_TYPE = {page_type: kind for kind, (page_type, _) in MEMORY_KINDS.items()} | {"Session Summary": "session"}
 LINE_CHARS = 300  # the line that matched, at most
 MIN_WORDS = 3  # "yes", "go on", "/clear": no question to recall anything for
 LABEL = ("Recorded data from ai-memory that may bear on this prompt: what earlier sessions and stored memories of"
@@ -97,7 +96,9 @@ def choose(hits: list[dict[str, Any]], *, project: str, session_id: str | None, 
     other hit was not. The whole block (its label and fence included) stays within
     ``max_chars``, and the session's within ``session_max_chars``."""
     choice = Choice()
-    best = max((float(h["score"]) for h in hits), default=0.0)
+    # The best among what this session may still be handed: its own page (which repeats the
+    # prompt) or a page it already has must not silence the others.
+    best = max((float(h["score"]) for h in hits if _not_new(h, session_id, given) is None), default=0.0)
     room = min(settings.max_chars, settings.session_max_chars - chars_given) - len(render(project, []))
     for hit in hits:
         score = float(hit["score"])
@@ -119,12 +120,20 @@ def choose(hits: list[dict[str, Any]], *, project: str, session_id: str | None, 
     return choice
 
 
-def _left_out(hit: dict[str, Any], score: float, best: float, session_id: str | None, given: frozenset[str],
-              settings: RecallSettings) -> str | None:
+def _not_new(hit: dict[str, Any], session_id: str | None, given: frozenset[str]) -> str | None:
+    """Why the session must not be handed this hit whatever its worth, if so."""
     if session_id and hit.get("session_id") == session_id:
         return "this session's own page"
     if hit.get("path") in given:
         return "handed over already in this session"
+    return None
+
+
+def _left_out(hit: dict[str, Any], score: float, best: float, session_id: str | None, given: frozenset[str],
+              settings: RecallSettings) -> str | None:
+    seen = _not_new(hit, session_id, given)
+    if seen is not None:
+        return seen
     if float(hit.get("confidence") or 0.0) < settings.min_confidence:
         return f"confidence below recall.min_confidence {settings.min_confidence}"
     if score < best * settings.min_ratio:

@@ -9,9 +9,11 @@ probability that a hit answers, from what is absolute about it:
 - coverage: the share of the query's terms, by rarity, in the hit's best passage;
 - title: the same share in its title (a session's first request);
 - phrase: the share of the query's word pairs standing side by side in the passage;
-- meaning: the cosine of the query with the page's best chunk or best turn (the vector streams'
-  own numbers, not rescaled), when the model is loaded;
-- written: whether the page is a written one (a decision, a rule, a note) rather than a session:
+- meaning: the cosine of the query with the page's best chunk or best turn, as the vector streams
+  give it (a turn's corrected for hubness), not rescaled among the candidates, when the model is
+  loaded;
+- written: whether the page is a written one (a decision, a rule, a note) rather than a session
+  with recorded turns:
   its few words hold fewer of the query's than a session's many turns do, for the same answer,
   and what the project wrote down is what it holds to.
 

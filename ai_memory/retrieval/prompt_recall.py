@@ -9,6 +9,8 @@ caller that only looks (``ai-memory recall``: no session) records nothing.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +36,7 @@ class RecallAsk:
     owner: str
     session_id: str | None = None  # None: a look that hands nothing over (ai-memory recall)
     explain: bool = False
+    deadline: float | None = None  # time.monotonic() past which the caller no longer waits
 
 
 @dataclass
@@ -43,13 +46,14 @@ class Recall:
     choice: Choice = field(default_factory=Choice)
     settings: RecallSettings = field(default_factory=RecallSettings)
     silent: str | None = None  # why nothing was looked for
+    stages_ms: dict[str, float] = field(default_factory=dict)  # how long each stage of the search took
 
     def as_json(self, explain: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {"project": self.project, "items": [i.as_json() for i in self.choice.items],
                                "text": self.text}
         if explain:
             out["explain"] = {"min_confidence": self.settings.min_confidence, "min_ratio": self.settings.min_ratio,
-                              "skipped": self.choice.skipped, "silent": self.silent}
+                              "skipped": self.choice.skipped, "silent": self.silent, "stages_ms": self.stages_ms}
         return out
 
 
@@ -64,14 +68,32 @@ async def recall(search: Search, reader: Reader, writer: Writer, settings: Recal
     if session and given.prompt_chars >= settings.session_max_chars:
         found.silent = "recall.session_max_chars reached in this session"
         return found
-    answer = await search(Query(q=ask.prompt[:2000], project=ask.project, k=HITS, depth=RERANKED, owner=ask.owner,
-                                explain=ask.explain))
+    query = Query(q=ask.prompt[:2000], project=ask.project, k=HITS, depth=RERANKED, owner=ask.owner,
+                  explain=ask.explain, evidence_from=settings.min_confidence)
+    try:
+        async with asyncio.timeout(_left(ask.deadline)):
+            answer = await search(query)
+    except TimeoutError:
+        found.silent = "the search took longer than the caller waits (budget_ms)"
+        return found
+    found.stages_ms = answer.stages_ms
     found.choice = choose(answer.hits, project=ask.project, session_id=session, given=given.paths,
                           chars_given=given.prompt_chars, settings=settings)
-    if found.choice.items:
-        found.text = render(ask.project, found.choice.items)
-        if session:
-            share = len(found.text) // len(found.choice.items)
-            await writer.submit_wait(record_given(session, ask.owner, [
-                Given(i.path, "prompt", share, i.line, i.confidence) for i in found.choice.items], now_iso()))
+    if not found.choice.items:
+        return found
+    text = render(ask.project, found.choice.items)
+    if session:
+        share = len(text) // len(found.choice.items)
+        recorded = await writer.submit_wait(record_given(session, ask.owner, [
+            Given(i.path, "prompt", share, i.line, i.confidence) for i in found.choice.items], now_iso(),
+            until=ask.deadline))
+        if not recorded:  # the caller gave up: what it never read is not handed over
+            found.silent = "the answer was ready after the caller stopped waiting (budget_ms)"
+            found.choice.items = []
+            return found
+    found.text = text
     return found
+
+
+def _left(deadline: float | None) -> float | None:
+    return None if deadline is None else max(0.0, deadline - time.monotonic())

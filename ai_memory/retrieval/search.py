@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from ai_memory.core.events import SESSION_MARKERS, is_markdown_event
 from ai_memory.core.names import project_name
-from ai_memory.core.page import GLOBAL_PROJECT, MEMORY_KINDS
+from ai_memory.core.page import GLOBAL_PROJECT, TYPE_OF_KIND
 from ai_memory.core.timeexpr import parse_ranges, without_dates
 from ai_memory.core.users import visible_to
 from ai_memory.embed.model import Embedder, Tokens
@@ -41,7 +41,7 @@ from ai_memory.retrieval.session_map import SessionMap
 from ai_memory.retrieval.vectors import VectorIndex
 
 # The kinds a search can filter on: every structured-memory kind, plus compiled sessions.
-KIND_TYPES = {kind: page_type for kind, (page_type, _) in MEMORY_KINDS.items()} | {"session": "Session Summary"}
+KIND_TYPES = TYPE_OF_KIND
 # The reranker reads this many fused candidates (more when a query asks for more hits). Its cost
 # grows with them, and past the 30th in fused order a candidate hardly ever came out first: on
 # both development sets 30 ranked as well as 40 or better.
@@ -64,6 +64,9 @@ class Query:
     owner: str | None = None
     profile: bool = False
     depth: int = RERANK_DEPTH  # fused candidates the reranker reads (fewer: faster, for a caller wanting a few)
+    # Hits less confident than this come without snippet, highlights and evidence: a caller that
+    # hands over only confident hits (prompt recall) reads no passage of the others.
+    evidence_from: float | None = None
 
 
 @dataclass
@@ -182,7 +185,8 @@ class Retriever:
         clock.done("rerank")
         if query.min_score is not None:
             scored = [s for s in scored if s[0]["score"] >= query.min_score]
-        answer.hits = [presented(hit, parts, turns, texts, query.q) for hit, parts, turns, texts in scored[: query.k]]
+        answer.hits = [presented(hit, parts, turns, texts, query.q) if _wanted(hit, query) else hit
+                       for hit, parts, turns, texts in scored[: query.k]]
         clock.done("snippets")
         answer.stages_ms = clock.ms
         if not answer.hits:
@@ -225,12 +229,13 @@ class Retriever:
                 passage=passage, terms=terms, words=words, idf=idf, ranges=ranges, question=query.q,
                 answer_text=lambda row=row, turns=turns: answer_text_of(row, turns, texts))
             values = {f.name: f.value(facts) for f in self._features}
-            imputed = [] if _is_session(row) and row["session_id"] in recorded else sorted(measured)
+            has_turns = _is_session(row) and row["session_id"] in recorded
+            imputed = [] if has_turns else sorted(measured)
             values = rerank.as_its_own_turn(values, imputed)
             weight = authority(row)
             score = combine(values, weight, self._features)
             sure = confidence(values.get("coverage", 0.0), values.get("title", 0.0), values.get("phrase", 0.0),
-                              meaning_of(cand.found, meaning_measured), written=not _is_session(row))
+                              meaning_of(cand.found, meaning_measured), written=not has_turns)
             hit = {
                 "path": row["path"], "title": row["title"], "type": row["type"], "score": round(score, 4),
                 "confidence": round(sure, 4),
@@ -323,6 +328,11 @@ def presented(hit: dict[str, Any], parts: list[tuple[str, bool]], turns: list[in
     return hit
 
 
+def _wanted(hit: dict[str, Any], query: Query) -> bool:
+    """Whether the hit's passage is read for its snippet and evidence (``Query.evidence_from``)."""
+    return query.evidence_from is None or hit["confidence"] >= query.evidence_from
+
+
 def _scaled_streams(by_name: dict[str, Stream], ids: list[int]) -> dict[str, dict[int, float]]:
     """Each stream's scores over this search's candidates: BM25 as fractions of the best, the
     others between the worst and the best."""
@@ -356,10 +366,10 @@ def _without_turns(conn: sqlite3.Connection, streams: list[Stream]) -> set[int]:
     ids = sorted({i for name in OWN_TURN for i in (by_name[name].ranked if name in by_name else [])})
     if not ids:
         return set()
-    return {int(r[0]) for r in conn.execute(
-        "SELECT p.id FROM pages p JOIN json_each(?) j ON p.id = j.value WHERE NOT (p.type = 'Session Summary'"
-        " AND p.session_id IS NOT NULL AND EXISTS (SELECT 1 FROM observations o WHERE o.session_id = p.session_id"
-        " AND o.event NOT IN (?, ?)))", (json.dumps(ids), *sorted(SESSION_MARKERS)))}
+    pages = [{"id": int(r[0]), "type": r[1], "session_id": r[2]} for r in conn.execute(
+        "SELECT p.id, p.type, p.session_id FROM pages p JOIN json_each(?) j ON p.id = j.value", (json.dumps(ids),))]
+    recorded = _recorded_sessions(conn, [p["session_id"] for p in pages if _is_session(p)])
+    return {p["id"] for p in pages if not (_is_session(p) and p["session_id"] in recorded)}
 
 
 def _recorded_sessions(conn: sqlite3.Connection, session_ids: list[str]) -> set[str]:

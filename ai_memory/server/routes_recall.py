@@ -3,6 +3,7 @@ call, ``?format=hook`` with the agent's payload itself) or shown (``ai-memory re
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from aiohttp import web
@@ -10,15 +11,14 @@ from aiohttp import web
 from ai_memory.coordination.briefing import hook_output
 from ai_memory.core.agent_payloads import typed_prompt
 from ai_memory.core.errors import InputError
-from ai_memory.core.memory import check_project
-from ai_memory.ingest.hooks import project_for
 from ai_memory.retrieval.prompt_recall import RecallAsk, recall
 from ai_memory.server.body import EVENT, read_json
-from ai_memory.server.identity import caller, paths_are_here
+from ai_memory.server.hook_request import cwd_from, project_from, session_of
+from ai_memory.server.identity import caller
 from ai_memory.server.keys import RUNTIME
 
 routes = web.RouteTableDef()
-PROMPT_EVENTS = {"gemini": "BeforeAgent"}  # the event a prompt hook answers; UserPromptSubmit elsewhere
+PROMPT_EVENT_OF = {"gemini": "BeforeAgent"}  # the event an agent's prompt hook answers; UserPromptSubmit elsewhere
 
 
 @routes.post("/v1/recall")
@@ -33,14 +33,29 @@ async def post_recall(request: web.Request) -> web.Response:
     hook = request.query.get("format") == "hook"
     if hook and not runtime.config.recall.on_prompt:
         return web.json_response({})
-    ask = RecallAsk(prompt=_prompt(body), project=_project(request, body), owner=caller(request, body),
-                    session_id=_text(body.get("session_id")), explain=body.get("explain") is True)
+    ask = RecallAsk(prompt=_prompt(body), project=project_from(request, body, cwd_from(request, body)),
+                    owner=caller(request, body), session_id=session_of(request, body),
+                    explain=body.get("explain") is True, deadline=_deadline(request))
     found = await recall(runtime.search_locally, runtime.reader, runtime.writer, runtime.recall_settings, ask)
     if hook:
         agent = request.query.get("agent", "")
-        event = request.query.get("event") or PROMPT_EVENTS.get(agent, "UserPromptSubmit")
+        event = request.query.get("event") or PROMPT_EVENT_OF.get(agent, "UserPromptSubmit")
         return web.json_response(hook_output(event, found.text))
     return web.json_response(found.as_json(explain=ask.explain))
+
+
+MAX_BUDGET_MS = 60_000
+
+
+def _deadline(request: web.Request) -> float | None:
+    """``?budget_ms=``: how long the caller waits (a hook gives up after it); past it the answer
+    is silent and nothing is recorded as handed over. None: no limit."""
+    given = request.query.get("budget_ms")
+    if given is None:
+        return None
+    if not given.isdigit() or not 1 <= int(given) <= MAX_BUDGET_MS:
+        raise InputError("bad budget_ms", detail=f"milliseconds, 1 to {MAX_BUDGET_MS}")
+    return time.monotonic() + int(given) / 1000
 
 
 def _prompt(body: dict[str, Any]) -> str:
@@ -48,20 +63,3 @@ def _prompt(body: dict[str, Any]) -> str:
     if not isinstance(prompt, str):
         raise InputError("missing prompt", detail='{"prompt": "why did we pin pygit2 below 2?"}')
     return typed_prompt(prompt)  # without the context an agent put in front of what was typed
-
-
-def _project(request: web.Request, body: dict[str, Any]) -> str:
-    """The project named (by a client that resolved it itself), else the cwd's."""
-    named = request.query.get("project") or _text(body.get("project"))
-    cwd = _text(body.get("cwd"))
-    if named:
-        project = check_project(named)
-    elif cwd:
-        project = project_for(cwd, paths_are_here(request))
-    else:
-        raise InputError("missing project", detail="pass project, or cwd to derive it from")
-    return request.app[RUNTIME].projects.canonical(project) or project
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None

@@ -124,13 +124,15 @@ def expired_tombstones(conn: sqlite3.Connection, before: str) -> list[str]:
 
 
 def purge(paths: list[str]) -> Callable[[WriteTx], None]:
-    """A writer job: forget tombstones (and the usage of their pages) for good; git keeps the files."""
+    """A writer job: forget tombstones (and the usage of their pages, and the lines prompt recall
+    quoted of them) for good; git keeps the files."""
 
     def job(tx: WriteTx) -> None:
         for path in paths:
             tx.conn.execute("DELETE FROM tombstones WHERE path = ?", (path,))
             if tx.conn.execute("SELECT 1 FROM pages WHERE path = ?", (path,)).fetchone() is None:
                 tx.conn.execute("DELETE FROM page_stats WHERE path = ?", (path,))
+                tx.conn.execute("DELETE FROM recall_given WHERE path = ?", (path,))
 
     return job
 

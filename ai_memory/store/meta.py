@@ -5,9 +5,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from ai_memory.core.page import MEMORY_KINDS
+from ai_memory.core.page import KIND_OF_TYPE
 
-_KIND_OF_TYPE = {page_type: kind for kind, (page_type, _) in MEMORY_KINDS.items()} | {"Session Summary": "session"}
 
 
 def memory_meta(conn: sqlite3.Connection, *, project: str | None, owner: str, now: str) -> dict[str, Any]:
@@ -19,7 +18,7 @@ def memory_meta(conn: sqlite3.Connection, *, project: str | None, owner: str, no
     counts: dict[str, dict[str, int]] = {}
     for scope, page_type, n in conn.execute(
             f"SELECT scope, type, COUNT(*) FROM pages WHERE {where}{live} GROUP BY scope, type", (*args, now)):
-        counts.setdefault(scope, {})[_KIND_OF_TYPE.get(page_type, page_type.lower())] = n
+        counts.setdefault(scope, {})[KIND_OF_TYPE.get(page_type, page_type.lower())] = n
     superseded = conn.execute(f"SELECT COUNT(*) FROM pages WHERE {where} AND superseded_by IS NOT NULL",
                               args).fetchone()[0]
     expired = conn.execute(f"SELECT COUNT(*) FROM pages WHERE {where} AND superseded_by IS NULL"

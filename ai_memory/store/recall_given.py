@@ -10,6 +10,7 @@ shows them per session, and a rebuild keeps them.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -38,13 +39,18 @@ def given_in(conn: sqlite3.Connection, session_id: str, owner: str) -> SessionGi
     return SessionGiven(frozenset(str(r[0]) for r in rows), sum(int(r[2]) for r in rows if r[1] == "prompt"))
 
 
-def record_given(session_id: str, owner: str, items: Iterable[Given], at: str):
-    """A writer job recording what was handed over (a page already recorded stays as it was)."""
+def record_given(session_id: str, owner: str, items: Iterable[Given], at: str, until: float | None = None):
+    """A writer job recording what was handed over (a page already recorded stays as it was);
+    it records nothing, and returns False, once ``time.monotonic()`` is past ``until`` (the
+    caller stopped waiting for the answer that hands these over)."""
     rows = [(session_id, owner, g.path, g.source, g.chars, g.line, g.confidence, at) for g in items]
 
-    def job(tx: WriteTx) -> None:
+    def job(tx: WriteTx) -> bool:
+        if until is not None and time.monotonic() > until:
+            return False
         tx.conn.executemany("INSERT OR IGNORE INTO recall_given(session_id, owner, path, source, chars, line,"
                             " confidence, given_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        return True
 
     return job
 
