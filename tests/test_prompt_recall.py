@@ -375,3 +375,12 @@ def test_the_config_defaults_are_prompt_recalls_own() -> None:
 
     defaults = {k.name: k.default for k in KEYS if k.section == "recall" and k.name != "on_prompt"}
     assert defaults == {name: getattr(RecallSettings(), name) for name in defaults}
+
+
+def test_both_hook_clients_tell_the_daemon_the_same_budget() -> None:
+    from ai_memory.client.hook_client import RECALL_BUDGET_S, RECALL_DAEMON_BUDGET_MS
+
+    script = (REPO / "hooks" / "ai-memory-hook").read_text()
+    assert f"RECALL_BUDGET_MS={RECALL_DAEMON_BUDGET_MS}\n" in script
+    assert f"RECALL_BUDGET_S={RECALL_BUDGET_S:g}\n" in script
+    assert RECALL_DAEMON_BUDGET_MS < RECALL_BUDGET_S * 1000  # the daemon gives up before the hook does

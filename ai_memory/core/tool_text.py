@@ -17,7 +17,7 @@ from typing import Any
 
 from ai_memory.core.tool_calls import EDIT_TOOLS, NEW_TEXT_KEYS, OLD_TEXT_KEYS, WRITE_TOOLS, patch_in
 
-__all__ = ["EDIT_CHARS", "edit_sides", "edited_file", "readable", "tool_body"]
+__all__ = ["EDIT_CHARS", "edit_sides", "edit_of", "readable", "tool_body"]
 
 EDIT_CHARS = 14_000
 INPUT_CHARS = 2_000
@@ -128,12 +128,12 @@ def edit_sides(body: str) -> tuple[str, str]:
     return "\n".join(old), "\n".join(new)
 
 
-def edited_file(body: str) -> str | None:
-    """The file an edit or write's body (``tool_body``) names, None for any other body."""
+def edit_of(body: str) -> tuple[str, str] | None:
+    """The file an edit or write's body (``tool_body``) names and what follows that line (the
+    change); None for any other body."""
     head, _, rest = body.partition("\n")
     if not head.startswith("tool: ") or head[len("tool: "):].lower() not in EDIT_TOOLS | WRITE_TOOLS:
         return None
-    line = rest.partition("\n")[0]
-    if not line.startswith("file: "):
-        return None
-    return line[len("file: "):].strip() or None
+    line, _, change = rest.partition("\n")
+    file = line[len("file: "):].strip() if line.startswith("file: ") else ""
+    return (file, change) if file else None

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ai_memory.core.events import SESSION_MARKERS, is_markdown_event
-from ai_memory.core.tool_text import edited_file
+from ai_memory.core.tool_text import edit_of
 from ai_memory.retrieval import rerank
 from ai_memory.retrieval.fts import snippet_of
 from ai_memory.retrieval.streams import Stream
@@ -141,9 +141,9 @@ def evidence_of(turns: list[int], texts: dict[int, Turn], words: list[str]) -> l
         turn = texts[r]
         item: dict[str, Any] = {"observation_id": turn.id, "event": turn.event}
         body = turn.body
-        if not turn.markdown and (file := edited_file(body)):
-            item["file"] = file  # named once, and the snippet is of what changed
-            body = body.split("\n", 2)[2] if body.count("\n") >= 2 else ""
+        edit = None if turn.markdown else edit_of(body)
+        if edit is not None:
+            item["file"], body = edit  # named once, and the snippet is of what changed
         out.append(item | snippet_of(body, words, width=200, markdown=turn.markdown))
     return out
 
