@@ -384,3 +384,24 @@ def test_both_hook_clients_tell_the_daemon_the_same_budget() -> None:
     assert f"RECALL_BUDGET_MS={RECALL_DAEMON_BUDGET_MS}\n" in script
     assert f"RECALL_BUDGET_S={RECALL_BUDGET_S:g}\n" in script
     assert RECALL_DAEMON_BUDGET_MS < RECALL_BUDGET_S * 1000  # the daemon gives up before the hook does
+
+
+def test_an_edit_is_handed_over_as_the_file_it_changed_and_what_it_put_in(memory: dict[str, Any]) -> None:
+    daemon, cwd = memory["daemon"], memory["cwd"]
+    base = {"session_id": "s-edit", "cwd": str(cwd), "transcript_path": "/tmp/s-edit.jsonl"}
+    for payload in ({"hook_event_name": "UserPromptSubmit", "prompt": "raise the quokka throttle ceiling"},
+                    {"hook_event_name": "PostToolUse", "tool_name": "Edit",
+                     "tool_input": {"file_path": f"{cwd}/acme/quokka_throttle.py", "old_string": "CEILING = 10",
+                                    "new_string": "CEILING = 40  # quokka throttle ceiling raised"},
+                     "tool_response": {"filePath": f"{cwd}/acme/quokka_throttle.py"}}):
+        assert daemon.post_hook({**base, **payload})[0] == 202
+    assert daemon.request("POST", "/v1/sessions/s-edit/finalize")[0] == 200
+
+    def edit_evidence() -> list[dict[str, Any]]:
+        hits = daemon.request("POST", "/v1/query", {"q": "quokka throttle ceiling CEILING 40",
+                                                   "project": PROJECT})[1]["hits"]
+        return [e for h in hits for e in h["evidence"] if e.get("file")]
+    wait_until(edit_evidence, timeout=30.0)
+    [edit] = edit_evidence()[:1]
+    assert edit["file"].endswith("acme/quokka_throttle.py") and edit["event"] == "post-tool-use"
+    assert "CEILING = 40" in edit["snippet"] and "quokka_throttle.py" not in edit["snippet"]
