@@ -1,18 +1,20 @@
-"""What ai-memory costs a real Claude Code session: the same scripted session (20 tool calls)
-with ai-memory installed (hooks, MCP server, rules, by its own install verbs) against no hooks
-at all, with the daemon up, stopped and hung (SIGSTOP).
+"""What ai-memory's hooks cost a real agent session, per agent, beside the agent's own floor.
 
-    python benchmarks/agent_overhead.py [--runs 7] [--tools 20] [--json OUT]
+    python benchmarks/agent_overhead.py [--agent NAME ...] [--runs 3] [--tools 10] [--json OUT]
+    python benchmarks/agent_overhead.py --claude-floors [--runs 7] [--tools 20] [--json OUT]
 
-Uses the pinned Claude Code of the agent suite (installed into ~/.cache/ai-memory/agents on first
-use) and its scripted model server; every configuration runs ``--runs`` times, interleaved so a
-change in the machine's load falls on all of them, and the median wall time is compared with
-the no-hooks median of the same run. The target: each ratio at most 1.10.
+Default: for every agent CLI of the real-agent suite (pinned, installed into
+~/.cache/ai-memory/agents on first use, each against the suite's scripted model server), the
+same scripted session of ``--tools`` shell calls with ai-memory installed by its own install
+verbs, in four conditions, interleaved ``--runs`` times so a change in the machine's load falls
+on all of them: the hooks made no-ops (the installed hook client replaced by ``cat >/dev/null``:
+what the agent itself spends on running a hook per event, the floor), then the real hooks with
+the daemon up, stopped and hung (SIGSTOP). It prints each condition's median wall time and the
+time added per tool call over the floor ((median - floor median) / tool calls).
 
-Three more configurations show the floor under that cost: the same hook events and an MCP server
-with the same catalog, where every hook is ``true`` and the server (``noop_mcp.py``) only answers
-the handshake; each alone, then both. What they cost is Claude Code's own work for having hooks
-and a server at all; "beyond the floor" is the part ai-memory's clients and daemon add.
+``--claude-floors``: the older, finer look at Claude Code alone: no hooks at all, the no-op
+hooks and a no-op MCP server (``noop_mcp.py``) each alone and together, and ai-memory with the
+daemon up, stopped and hung, each as a ratio of the no-hooks median (target: at most 1.10).
 """
 
 from __future__ import annotations
@@ -33,9 +35,15 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests" / "agents"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+sys.path.insert(0, str(REPO / "tests"))
+
 from clis import PINNED, CliUnavailable, ensure  # noqa: E402
 from hook_latency import free_port, wait_healthy  # noqa: E402
 from stub_model import Call, Script, StubModel  # noqa: E402
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from harness import World
 
 TARGET_RATIO = 1.10
 FLOORS = ("no-op hooks only", "no-op MCP only", "no-op floor")
@@ -122,10 +130,109 @@ def wait_drained(data: Path, timeout: float = 60.0) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--tools", type=int, default=20)
+    parser.add_argument("--claude-floors", action="store_true", help="the finer Claude Code comparison")
+    parser.add_argument("--agent", action="append", choices=sorted(PINNED), help="default: every agent")
+    parser.add_argument("--runs", type=int)
+    parser.add_argument("--tools", type=int)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    if args.claude_floors:
+        args.runs, args.tools = args.runs or 7, args.tools or 20
+        claude_floors(args)
+    else:
+        args.runs, args.tools = args.runs or 3, args.tools or 10
+        per_agent(args)
+
+
+# ---- per agent ----------------------------------------------------------------------------------
+
+PER_AGENT = ("no-op hooks", "daemon up", "daemon stopped", "daemon hung")
+NOOP_HOOK = "#!/bin/sh\ncat >/dev/null\nprintf '{}\\n'\n"
+
+
+def per_agent(args: argparse.Namespace) -> None:
+    from harness import World  # the real-agent suite's world: its install, environment and argv per agent
+
+    agents = args.agent or sorted(PINNED)
+    result: dict[str, dict[str, object]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        stub = StubModel().start()
+        try:
+            for agent in agents:
+                try:
+                    clis = {agent: ensure(PINNED[agent])}
+                except CliUnavailable as exc:
+                    print(f"{agent}: skipped ({exc})")
+                    continue
+                world = World(Path(tmp) / agent, clis, stub)
+                try:
+                    result[agent] = _measure(world, agent, args)
+                finally:
+                    world.thaw_daemon()
+                    world.daemon.stop()
+        finally:
+            stub.close()
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2))
+
+
+def _measure(world: "World", agent: str, args: argparse.Namespace) -> dict[str, object]:
+    from harness import shell
+
+    world.install(agent)
+    hook = world.data_dir / "bin" / "ai-memory-hook"
+    real = hook.read_bytes()
+
+    def session() -> float:
+        script = Script([shell(f"echo call-{i}") for i in range(args.tools)], reply="Done.")
+        run = world.run(agent, "Run the checks, please", script)
+        if run.returncode != 0:
+            raise RuntimeError(f"{agent} exited {run.returncode}: {run.stderr[-2000:]}")
+        return run.seconds
+
+    def condition(name: str) -> float:
+        if name == "no-op hooks":
+            hook.write_text(NOOP_HOOK)
+            try:
+                return session()
+            finally:
+                hook.write_bytes(real)
+        if name == "daemon stopped":
+            world.stop_daemon()
+            try:
+                return session()
+            finally:
+                world.start_daemon()
+                wait_drained(world.data_dir)
+        if name == "daemon hung":
+            world.freeze_daemon()
+            try:
+                return session()
+            finally:
+                world.thaw_daemon()
+        return session()
+
+    session()  # the first run sets up the agent's home: not measured
+    runs: dict[str, list[float]] = {c: [] for c in PER_AGENT}
+    for _ in range(args.runs):
+        for name in PER_AGENT:
+            runs[name].append(condition(name))
+    floor = statistics.median(runs["no-op hooks"])
+    out: dict[str, object] = {"floor_median_s": round(floor, 3)}
+    for name in PER_AGENT:
+        median = statistics.median(runs[name])
+        added_ms = (median - floor) / args.tools * 1000
+        out[name] = {"median_s": round(median, 3), "runs_s": [round(t, 3) for t in runs[name]],
+                     "added_per_tool_call_ms": round(added_ms, 1)}
+        shown = "floor" if name == "no-op hooks" else f"{added_ms:+7.1f} ms per tool call over the floor"
+        print(f"{agent:<9} {PINNED[agent].version:<9} {args.tools} tool calls, {name:<15}: median {median:6.2f} s  "
+              f"{shown}  (runs {', '.join(f'{t:.2f}' for t in runs[name])})")
+    return out
+
+
+# ---- Claude Code: the finer comparison ------------------------------------------------------------
+
+def claude_floors(args: argparse.Namespace) -> None:
     try:
         claude = ensure(PINNED["claude"])
     except CliUnavailable as exc:

@@ -115,3 +115,21 @@ def test_a_prompt_that_only_mentions_hook_context_is_kept(daemon: Daemon, tmp_pa
     post(daemon, "gemini", {"session_id": "gem-q", "cwd": str(tmp_path), "hook_event_name": "BeforeAgent", "prompt": text})
     [prompt] = observations(daemon, "gem-q")
     assert prompt["payload"]["prompt"] == text and "hook_context_removed" not in prompt["payload"]
+
+
+def test_each_agents_event_names_mean_what_they_say() -> None:
+    from ai_memory.core.events import EventKind, normalize_event
+
+    assert normalize_event("TaskCompleted") is EventKind.OTHER  # Claude Code's task list, not Cline's run end
+    assert normalize_event("TaskComplete") is EventKind.SESSION_END
+    assert normalize_event("userPromptSubmitted") is EventKind.USER_PROMPT
+    assert normalize_event("afterAgentResponse") is EventKind.STOP
+
+
+def test_a_tool_input_nested_past_the_parser_is_kept_as_text(daemon: Daemon, tmp_path: Path) -> None:
+    hostile = "[" * 100_000
+    payload = {"hook_event_name": "postToolUse", "conversation_id": "deep-1", "cursor_version": "2.3",
+               "workspace_roots": [str(tmp_path)], "tool_name": "Shell", "tool_input": hostile}
+    status, reply, _ = daemon.request("POST", "/hook?agent=cursor", payload)
+    assert status in (200, 201, 202), reply
+    assert observations(daemon, "deep-1")[0]["event"] == "post-tool-use"

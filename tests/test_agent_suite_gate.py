@@ -36,7 +36,10 @@ def report(tmp_path: Path, cases: str) -> Path:
 
 
 def test_the_ci_gate_needs_the_agent_tests_passed_in_the_report(tmp_path: Path) -> None:
-    passed = "".join(f'<testcase classname="tests.agents.test_real_agents" name="t{i}"/>' for i in range(15))
+    agents = ("claude", "codex", "gemini", "opencode", "copilot", "qwen", "cline")
+    case = '<testcase classname="tests.agents.test_real_agents" name="t{i}[{agent}]"/>'
+    passed = "".join(case.format(i=i, agent=agent) for agent in agents for i in range(6))
+    one_short = "".join(case.format(i=i, agent=agent) for agent in agents for i in range(6 if agent != "cline" else 5))
     skipped = '<testcase classname="tests.agents.test_real_agents" name="s"><skipped message="x"/></testcase>'
     other = "".join(f'<testcase classname="tests.test_cli" name="c{i}"/>' for i in range(30))
     gate = lambda cases: subprocess.run([sys.executable, str(GATE), str(report(tmp_path, cases))],  # noqa: E731
@@ -44,3 +47,4 @@ def test_the_ci_gate_needs_the_agent_tests_passed_in_the_report(tmp_path: Path) 
     assert gate(passed).returncode == 0
     assert gate(passed + skipped).returncode == 1
     assert gate(other).returncode == 1
+    assert gate(one_short + case.format(i=9, agent="claude")).returncode == 1  # every agent ran, each in full

@@ -79,7 +79,8 @@ def test_bash_completion_completes_verbs_and_options(tmp_path: Path) -> None:
              "COMP_WORDS=(ai-memory search --ex); COMP_CWORD=2; _shtab_ai_memory; echo \"${COMPREPLY[*]}\"\n"
              "COMP_WORDS=(ai-memory install-hooks --agent c); COMP_CWORD=3; _shtab_ai_memory; echo \"${COMPREPLY[*]}\"\n")
     done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=30)
-    assert done.stdout.splitlines() == ["serve service", "--explain", "claude codex"], done.stdout + done.stderr
+    assert done.stdout.splitlines() == ["serve service", "--explain", "claude codex cursor copilot cline"], \
+        done.stdout + done.stderr
 
 
 @pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed")

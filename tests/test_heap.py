@@ -22,7 +22,7 @@ def test_the_heap_is_trimmed_once_work_pauses_and_never_while_it_runs() -> None:
         with trimmer.working():  # ends first: its pause must not trim under the other
             pass
         trimmed.wait(0.5)  # a trim due 0.05 s after the first ended would land in here
-    ended = time.monotonic()
+        ended = time.monotonic()  # the work ends just after: no trim may come within 0.05 s of this
     wait_until(lambda: trims, timeout=5)
     assert [busy for busy, _ in trims] == [0]
     assert trims[0][1] >= ended + 0.05

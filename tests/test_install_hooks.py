@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from ai_memory.client import agent_settings as settings
+from ai_memory.client import hook_files
 from ai_memory.client.settings_backup import SettingsBackups, apply_changes
 from conftest import REPO, Daemon, run_cli, settings_backups
 from wiki_helpers import wait_until
@@ -380,16 +381,24 @@ def test_a_project_install_runs_for_a_teammate_with_their_own_memory(tmp_path: P
         at_project = ("--scope", "project", "--project-dir", str(project))
         for agent in settings.AGENTS:
             for verb in ("install-hooks", "install-mcp"):
+                if (agent, verb) == ("cline", "install-mcp"):  # Cline reads MCP servers from user settings only
+                    assert cli(ana.data_dir, home_a, verb, "--agent", agent, *at_project).returncode == 2
+                    continue
                 done = cli(ana.data_dir, home_a, verb, "--agent", agent, *at_project)
-                assert done.returncode == 0 and "each person's PATH" in done.stdout, done.stderr
+                shared = (agent, verb) == ("copilot", "install-mcp")  # Claude's .mcp.json entry serves it as is
+                assert done.returncode == 0 and ("unchanged" if shared else "each person's PATH") in done.stdout, done
         files = committed(project)
-        assert sorted(str(p.relative_to(project)) for p in files) == [
-            ".claude/settings.json", ".codex/config.toml", ".codex/hooks.json", ".gemini/settings.json", ".mcp.json"]
+        cline_hooks = [f".clinerules/hooks/{event}" for event in sorted(hook_files.CLINE_EVENTS)]
+        assert sorted(str(p.relative_to(project)) for p in files) == sorted([
+            ".claude/settings.json", ".codex/config.toml", ".codex/hooks.json", ".gemini/settings.json", ".mcp.json",
+            ".qwen/settings.json", ".cursor/hooks.json", ".cursor/mcp.json", ".github/hooks/ai-memory.json",
+            ".opencode/plugins/ai-memory.js", "opencode.json", *cline_hooks])
         machine = (str(tmp_path), str(Path(sys.executable).parent), sys.prefix, os.environ.get("HOME", "/root"))
         for path in files:
             text = path.read_text()
             assert not [p for p in machine if p in text] and ana.token not in text, path
-            assert "/" not in text.replace(">/dev/null", ""), path  # no path of any machine at all
+            if path.suffix in (".json", ".toml"):
+                assert "/" not in text.replace(">/dev/null", ""), path  # no path of any machine at all
 
         command = load(project / ".claude" / "settings.json")["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
         payload = {**claude_fixtures["PostToolUse"][0], "session_id": "teammate-1", "cwd": str(project)}

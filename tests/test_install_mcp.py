@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import stat
 import subprocess
@@ -172,7 +173,7 @@ def test_claude_entries_fit_what_the_settings_schema_says_about_mcp_servers(home
     check.validate(json.loads((project / ".claude" / "settings.local.json").read_text()))
 
 
-@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini", "qwen", "cursor", "copilot", "opencode"])
 def test_uninstall_after_installing_into_nothing_leaves_nothing(home: Path, tmp_path: Path, agent: str) -> None:
     """No empty config.toml, no {} and no backup in the project: what install made, uninstall takes."""
     project = tmp_path / "proj"
@@ -183,6 +184,44 @@ def test_uninstall_after_installing_into_nothing_leaves_nothing(home: Path, tmp_
     done = ok(home, "uninstall-mcp", *args)
     assert list(project.rglob("*")) == [], (done.stdout, list(project.rglob("*")))
     assert "removed" in done.stdout
+
+
+# Each agent's user file with a server and a comment of the user's own: (path under HOME, the
+# key holding servers, what the agent must find in our entry).
+USERS_OWN = {
+    "qwen": (".qwen/settings.json", "mcpServers", {"alwaysLoadTools": True}),
+    "cursor": (".cursor/mcp.json", "mcpServers", {}),
+    "copilot": (".copilot/mcp-config.json", "mcpServers", {"type": "stdio"}),
+    "opencode": (".config/opencode/opencode.json", "mcp", {"type": "local", "enabled": True}),
+    "cline": (".cline/data/settings/cline_mcp_settings.json", "mcpServers", {}),
+}
+
+
+@pytest.mark.parametrize("agent", sorted(USERS_OWN))
+def test_each_agents_file_gets_our_server_in_its_shape_and_back_byte_for_byte(home: Path, agent: str) -> None:
+    where, key, shape = USERS_OWN[agent]
+    path = home / where
+    path.parent.mkdir(parents=True)
+    mine = '{\n  // mine\n  "%s": {"docs": {"command": "npx", "args": ["-y", "docs-mcp"]}}\n}\n' % key
+    path.write_text(mine)
+    ok(home, "install-mcp", "--agent", agent)
+    servers = json.loads(re.sub(r"^\s*//.*$", "", path.read_text(), flags=re.M))[key]
+    entry = servers["ai-memory"]
+    assert servers["docs"] == {"command": "npx", "args": ["-y", "docs-mcp"]} and shape.items() <= entry.items()
+    command = entry["command"] if agent == "opencode" else [entry["command"], *entry["args"]]
+    assert command[-1] == "mcp" and Path(command[0]).name in ("ai-memory", "python", "python3")
+    ok(home, "uninstall-mcp", "--agent", agent)
+    assert path.read_text() == mine
+
+
+def test_claude_and_copilot_share_one_entry_in_a_projects_mcp_json(home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    at = ("--scope", "project", "--project-dir", str(project))
+    ok(home, "install-mcp", "--agent", "claude", *at)
+    claudes = (project / ".mcp.json").read_bytes()
+    ok(home, "install-mcp", "--agent", "copilot", *at)
+    assert (project / ".mcp.json").read_bytes() == claudes  # Copilot reads Claude's entry as it is
 
 
 def test_codex_toml_changes_only_our_table(home: Path) -> None:

@@ -127,6 +127,6 @@ def test_an_unpaired_marker_is_refused_and_the_file_left_alone(project: Path) ->
 
 def test_usage_errors_exit_2(project: Path) -> None:
     assert cli(project, "install-rules").returncode == 2  # --agent is required
-    assert cli(project, "install-rules", "--agent", "cursor").returncode == 2
+    assert cli(project, "install-rules", "--agent", "windsurf").returncode == 2
     missing = cli(project, "install-rules", "--agent", "claude", "--dir", str(project / "nope"))
     assert missing.returncode == 2 and "not a directory" in missing.stderr

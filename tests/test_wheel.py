@@ -21,7 +21,8 @@ def test_the_wheel_carries_the_package_data(installed: Installed) -> None:
     from wheel_install import wheel_members
 
     members = wheel_members(installed.wheel)
-    assert {"ai_memory/data_template/config.toml", "ai_memory/hooks/ai-memory-hook", "ai_memory/py.typed"} <= members
+    assert {"ai_memory/data_template/config.toml", "ai_memory/hooks/ai-memory-hook", "ai_memory/hooks/opencode-plugin.js",
+            "ai_memory/py.typed"} <= members
     ui = REPO / "ai_memory" / "server" / "ui"
     assets = {str(path.relative_to(REPO)) for folder in ("templates", "static") for path in (ui / folder).iterdir()}
     assert assets <= members, f"the web view's {sorted(assets - members)[:3]} are not in the wheel"

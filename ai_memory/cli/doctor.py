@@ -77,11 +77,15 @@ def check_daemon(config: Config) -> tuple[Check, dict | None]:
 
 def _our_handlers(agent: str, config: Config) -> list[tuple[str, Any]]:
     """(scope and settings file, handler) for every ai-memory handler in the agent's settings."""
+    from ai_memory.client import hook_files
     from ai_memory.client.agent_settings import Target, is_ours, read_settings
 
-    found = []
+    found: list[tuple[str, Any]] = []
     for scope in ("user", "project"):
         target = Target(agent, scope, Path.home(), Path.cwd(), config.url, config.data_dir)
+        if agent in hook_files.FILE_AGENTS:
+            found += [(f"{scope} ({hook_files.where(target)})", {"command": c}) for c in hook_files.our_commands(target)]
+            continue
         try:
             _, doc = read_settings(target.settings_path)
         except Exception:  # a broken settings file is reported as not installed
@@ -286,10 +290,12 @@ def check_backup(config: Config) -> Check:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ai_memory.client.agent_settings import AGENTS
+
     config = config_from(args)
     daemon, status = check_daemon(config)
     checks = [daemon, check_token(config)]
-    checks += [check_hooks(config, agent) for agent in ("claude", "codex", "gemini")]
+    checks += [check_hooks(config, agent) for agent in AGENTS]
     checks += [check_spool(config), check_agents(status)]
     checks += [check_database(config), check_git(config), check_commits(config, status), check_drift(config),
                check_disk(config),
@@ -298,7 +304,7 @@ def run(args: argparse.Namespace) -> int:
     # Hooks for every agent are not expected: one installed agent is enough; broken ones are a problem.
     absent = [c for c in checks if c.absent]
     problems = [c for c in checks if not c.ok and not c.warning and not c.absent]
-    if len(absent) == 3:
+    if len(absent) == len(AGENTS):
         problems += absent
     if args.json:
         print_json({"ok": not problems, "checks": [asdict(c) for c in checks]})

@@ -15,8 +15,9 @@ from pathlib import Path
 from ai_memory.cli.common import config_from
 from ai_memory.cli.file_changes import apply_and_report, portable_note, print_diffs
 from ai_memory.client import agent_settings as settings
+from ai_memory.client import hook_files
 
-INSTALL_HELP = "add ai-memory's hooks to Claude Code, Codex or Gemini CLI settings"
+INSTALL_HELP = "add ai-memory's hooks to an agent's settings (or hook files, or OpenCode plugin)"
 UNINSTALL_HELP = "remove ai-memory's hooks from an agent's settings, keeping everything else"
 EXAMPLE = "example: ai-memory {verb} --agent claude --scope project --dry-run"
 CODEX_TRUST_NOTE = ("note: Codex skips new or changed hooks until you trust them: "
@@ -43,7 +44,8 @@ def run(args: argparse.Namespace) -> int:
         url=config.url, data_dir=config.data_dir,
     )
     installing = args.hooks_verb == "install-hooks"
-    changes = settings.plan_install(target) if installing else settings.plan_uninstall(target)
+    planner = hook_files if args.agent in hook_files.FILE_AGENTS else settings
+    changes = planner.plan_install(target) if installing else planner.plan_uninstall(target)
     if args.dry_run:
         print_diffs(changes)
         return 0

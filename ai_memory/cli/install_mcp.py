@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ai_memory.cli.common import config_from
 from ai_memory.cli.file_changes import apply_and_report, portable_note, print_diffs
+from ai_memory.client.agent_settings import AGENTS
 
 if TYPE_CHECKING:
     from ai_memory.client.mcp_settings import HttpSpec
@@ -20,10 +21,9 @@ if TYPE_CHECKING:
 
 PROJECT_HEADER = "X-AI-Memory-Project"  # what ai_memory.mcp.http reads (case does not matter)
 
-INSTALL_HELP = "register ai-memory's MCP server (ai-memory mcp) with Claude Code, Codex or Gemini CLI"
+INSTALL_HELP = "register ai-memory's MCP server (ai-memory mcp) with an agent"
 UNINSTALL_HELP = "remove ai-memory's MCP server from an agent's settings, keeping everything else"
 EXAMPLE = "example: ai-memory {verb} --agent claude --scope project --dry-run"
-AGENTS = ("claude", "codex", "gemini")
 SCOPES = ("user", "project")
 TRANSPORTS = ("stdio", "http")
 RESTART_NOTE = "restart the agent (or reload its MCP servers) to pick this up"

@@ -11,11 +11,11 @@ from pathlib import Path
 
 from ai_memory.cli.common import config_from
 from ai_memory.cli.file_changes import apply_and_report, print_diffs
+from ai_memory.client.agent_settings import AGENTS
 
-INSTALL_HELP = "write ai-memory's usage rules into the project's CLAUDE.md, AGENTS.md or GEMINI.md"
-UNINSTALL_HELP = "remove ai-memory's rules block from the project's CLAUDE.md, AGENTS.md or GEMINI.md"
+INSTALL_HELP = "write ai-memory's usage rules into the instructions file the agent reads (CLAUDE.md, AGENTS.md, ...)"
+UNINSTALL_HELP = "remove ai-memory's rules block from the instructions file the agent reads"
 EXAMPLE = "example: ai-memory {verb} --agent claude --dry-run"
-AGENTS = ("claude", "codex", "gemini")
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -23,7 +23,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         p = sub.add_parser(verb, parents=[common], help=help_text, description=help_text,
                            epilog=EXAMPLE.format(verb=verb))
         p.add_argument("--agent", required=True, choices=AGENTS,
-                       help="claude: CLAUDE.md, codex: AGENTS.md, gemini: GEMINI.md")
+                       help="claude: CLAUDE.md, gemini: GEMINI.md, qwen: QWEN.md, cline: .clinerules/ai-memory.md; "
+                            "codex, cursor, copilot, opencode: AGENTS.md")
         p.add_argument("--dir", "--project-dir", dest="dir",
                        help="where the file lives (default: the git root of the current directory, else it)")
         p.add_argument("--dry-run", action="store_true", help="print a diff and write nothing")

@@ -48,7 +48,10 @@ from ai_memory.core.errors import ConfigError, StorageError
 # Package data: the top-level hooks/ is installed as ai_memory.hooks (pyproject.toml), so a wheel
 # carries it; read through importlib.resources, never through a checkout path.
 HOOK_SOURCE: Traversable = resources.files("ai_memory.hooks") / HOOK_CLIENT
-AGENTS = ("claude", "codex", "gemini")
+# Agents whose settings nest hooks as event → matcher groups → handlers (this module); the others
+# take their hooks as files (``hook_files``).
+NESTED_AGENTS = ("claude", "codex", "gemini", "qwen")
+AGENTS = (*NESTED_AGENTS, "cursor", "copilot", "opencode", "cline")
 SCOPES = ("user", "project")
 TOKEN_ENV = "AI_MEMORY_TOKEN"
 
@@ -68,6 +71,8 @@ CODEX_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact",
 # No PreCompress: Gemini CLI fires it before every model turn, with nothing but a trigger, so it
 # says nothing about a compression having happened.
 GEMINI_EVENTS = ("SessionStart", "SessionEnd", "BeforeAgent", "AfterAgent", "AfterTool", "Notification")
+QWEN_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "PreCompact", "Notification",
+               "Stop", "SubagentStart", "SubagentStop", "SessionEnd")
 CAPTURE_TIMEOUT_S = 5
 START_TIMEOUT_S = 10
 CODEX_END_TIMEOUT_S = 3  # Codex caps SessionEnd hooks at 3 s and warns about a longer timeout
@@ -77,6 +82,7 @@ _FILES = {  # agent → (user file under $HOME, project file under the project d
     "claude": (".claude/settings.json", ".claude/settings.json"),
     "codex": (".codex/hooks.json", ".codex/hooks.json"),
     "gemini": (".gemini/settings.json", ".gemini/settings.json"),
+    "qwen": (".qwen/settings.json", ".qwen/settings.json"),
 }
 CLAUDE_LOCAL = ".claude/settings.local.json"
 
@@ -138,6 +144,7 @@ class FileChange:
     private: bool = False  # written with mode 0600
     notes: tuple[str, ...] = ()  # what the user should know about this file
     git_local: bool = False  # a project's local file: it and its backups are kept out of git
+    executable: bool = False  # a script an agent runs (mode 0755)
 
     @property
     def changed(self) -> bool:
@@ -172,22 +179,23 @@ def hook_command(target: Target, event: str) -> str:
             f"{target.agent} {event}")
 
 
-def _timeout_s(agent: str, event: str) -> int:
-    if event == "SessionStart":
+def timeout_s(agent: str, event: str) -> int:
+    """Seconds an agent may give our hook for ``event``: a session's start waits for the briefing."""
+    if event in ("SessionStart", "sessionStart"):
         return START_TIMEOUT_S
     return CODEX_END_TIMEOUT_S if (agent, event) == ("codex", "SessionEnd") else CAPTURE_TIMEOUT_S
 
 
 def wanted_handlers(target: Target) -> dict[str, Handler]:
     """Event name → the one handler ai-memory wants there, for ``target.agent``."""
-    events = {"claude": CLAUDE_EVENTS, "codex": CODEX_EVENTS, "gemini": GEMINI_EVENTS}[target.agent]
+    events = {"claude": CLAUDE_EVENTS, "codex": CODEX_EVENTS, "gemini": GEMINI_EVENTS, "qwen": QWEN_EVENTS}[target.agent]
     wanted: dict[str, Handler] = {}
     for event in events:
         handler: Handler = {"type": "command", "command": hook_command(target, event)}
         if target.agent == "gemini":
-            handler.update(name=GEMINI_NAME, timeout=1000 * _timeout_s("gemini", event))  # milliseconds
+            handler.update(name=GEMINI_NAME, timeout=1000 * timeout_s("gemini", event))  # milliseconds
         else:
-            handler["timeout"] = _timeout_s(target.agent, event)
+            handler["timeout"] = timeout_s(target.agent, event)
         if target.agent == "claude" and event not in CLAUDE_FOREGROUND:
             handler["async"] = True
         wanted[event] = handler
@@ -414,10 +422,11 @@ def _redact(text: str) -> str:
     return _TOKEN_VALUE.sub(r'\1"<redacted>"', text)
 
 
-def write_atomic(path: Path, text: str, private: bool) -> None:
+def write_atomic(path: Path, text: str, private: bool, executable: bool = False) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         mode = 0o600 if private else (path.stat().st_mode & 0o777 if path.exists() else 0o644)
+        mode |= 0o111 & (mode >> 2) if executable else 0  # x wherever r is
         _write_bytes_atomic(path, text.encode("utf-8"), mode)
     except OSError as exc:
         raise StorageError(f"cannot write {path}", detail=str(exc)) from exc

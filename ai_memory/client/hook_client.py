@@ -21,8 +21,10 @@ from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 BRIEFING_BUDGET_S = 1.0
+# As the shell client names them: each agent's session start and prompt events (not Cline's
+# TaskStart: Cline drops its output, and a handoff the briefing claimed would be lost).
 SESSION_START = {"SessionStart", "session-start", "sessionStart"}
-PROMPT_EVENTS = {"UserPromptSubmit", "BeforeAgent"}  # prompt recall answers these
+PROMPT_EVENTS = {"UserPromptSubmit", "BeforeAgent", "beforeSubmitPrompt", "userPromptSubmitted"}  # prompt recall answers these
 RECALL_BUDGET_S = 0.5
 # The daemon is told a little less than we wait: it answers, or records nothing as handed over,
 # before we give up on it.

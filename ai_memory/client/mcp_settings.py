@@ -40,7 +40,8 @@ from tomlkit.items import InlineTable, Table
 from ai_memory.client.agent_settings import FileChange, check_agent_and_scope, json_change, read_settings, scoped_file
 from ai_memory.core.errors import ConfigError
 from ai_memory.core.own_tools import SERVER_NAME
-OWNED_KEYS = ("type", "command", "args", "env", "url", "httpUrl", "headers", "http_headers")
+OWNED_KEYS = ("type", "command", "args", "env", "url", "httpUrl", "headers", "http_headers", "environment", "enabled",
+              "alwaysLoadTools")
 CLAUDE_LOCAL = ".claude/settings.local.json"
 APPROVED_KEY, DENIED_KEY = "enabledMcpjsonServers", "disabledMcpjsonServers"
 
@@ -48,7 +49,14 @@ _FILES = {  # agent → (user file under $HOME, project file under the project r
     "claude": (".claude.json", ".mcp.json"),
     "codex": (".codex/config.toml", ".codex/config.toml"),
     "gemini": (".gemini/settings.json", ".gemini/settings.json"),
+    "qwen": (".qwen/settings.json", ".qwen/settings.json"),
+    "cursor": (".cursor/mcp.json", ".cursor/mcp.json"),
+    "copilot": (".copilot/mcp-config.json", ".mcp.json"),
+    "opencode": (".config/opencode/opencode.json", "opencode.json"),
+    "cline": (".cline/data/settings/cline_mcp_settings.json", ""),  # user scope only
 }
+# The key of the file's object that holds the servers by name.
+_CONTAINER = {"opencode": "mcp"}
 Doc = dict[str, Any]
 
 
@@ -82,6 +90,8 @@ class McpTarget:
 
     def __post_init__(self) -> None:
         check_agent_and_scope(self.agent, self.scope)
+        if self.agent == "cline" and self.scope == "project":
+            raise ConfigError("Cline reads MCP servers from your user settings only", detail="use --scope user")
 
     @property
     def path(self) -> Path:
@@ -110,20 +120,31 @@ def server_command(executable: Path) -> tuple[str, tuple[str, ...]]:
 def wanted_entry(agent: str, spec: ServerSpec | HttpSpec) -> Doc:
     if isinstance(spec, HttpSpec):
         return _http_entry(agent, spec)
-    entry: Doc = {"type": "stdio"} if agent == "claude" else {}
+    if agent == "opencode":  # one command array, "environment" for the variables
+        entry: Doc = {"type": "local", "command": [spec.command, *spec.args], "enabled": True}
+        return {**entry, "environment": dict(spec.env)} if spec.env else entry
+    # Copilot CLI reads Claude Code's form too, and the two share a project's .mcp.json: one entry
+    # serves both (its tools all offered, as Copilot does without a "tools" list).
+    entry = {"type": "stdio"} if agent in ("claude", "copilot") else {}
     entry.update(command=spec.command, args=list(spec.args))
     if spec.env:
         entry["env"] = dict(spec.env)
+    if agent == "qwen":
+        entry["alwaysLoadTools"] = True  # else Qwen Code hides them behind its tool_search tool
     return entry
 
 
 def _http_entry(agent: str, spec: HttpSpec) -> Doc:
     headers = dict(spec.headers)
-    if agent == "claude":
+    if agent in ("claude", "copilot"):
         return {"type": "http", "url": spec.url, "headers": headers}
     if agent == "codex":
         return {"url": spec.url, "http_headers": headers}
-    return {"httpUrl": spec.url, "headers": headers}  # Gemini CLI: url is its SSE transport
+    if agent == "opencode":
+        return {"type": "remote", "url": spec.url, "headers": headers, "enabled": True}
+    if agent in ("cursor", "cline"):
+        return {"url": spec.url, "headers": headers, **({"type": "streamableHttp"} if agent == "cline" else {})}
+    return {"httpUrl": spec.url, "headers": headers}  # Gemini CLI, Qwen Code: url is their SSE transport
 
 
 def merged_entry(current: Any, wanted: Doc) -> Doc:
@@ -137,19 +158,24 @@ def merged_entry(current: Any, wanted: Doc) -> Doc:
 
 # ---- JSON files (Claude Code, Gemini CLI) ---------------------------------------------------
 
-def _servers(doc: Doc, path: Path) -> dict[str, Any]:
-    servers = doc.get("mcpServers", {})
+def _container(agent: str) -> str:
+    return _CONTAINER.get(agent, "mcpServers")
+
+
+def _servers(doc: Doc, path: Path, key: str) -> dict[str, Any]:
+    servers = doc.get(key, {})
     if not isinstance(servers, dict):
-        raise ConfigError(f'"mcpServers" in {path} is not a JSON object')
+        raise ConfigError(f'"{key}" in {path} is not a JSON object')
     return servers
 
 
 def _install_json(target: McpTarget, spec: ServerSpec | HttpSpec) -> FileChange:
     path = target.path
     before, doc = read_settings(path)
-    servers = _servers(doc, path)
+    key = _container(target.agent)
+    servers = _servers(doc, path, key)
     entry = merged_entry(servers.get(SERVER_NAME), wanted_entry(target.agent, spec))
-    new = {**doc, "mcpServers": {**servers, SERVER_NAME: entry}}
+    new = {**doc, key: {**servers, SERVER_NAME: entry}}
     # ~/.claude.json also holds account and project state: keep it private like Claude Code does.
     private = isinstance(spec, HttpSpec) or (target.agent == "claude" and target.scope == "user")
     return _with_token(json_change(path, before, doc, new, private=private), target, spec)
@@ -167,11 +193,12 @@ def _uninstall_json(target: McpTarget) -> FileChange:
     before, doc = read_settings(path)
     if before is None:
         return FileChange(path, None, None)
-    servers = _servers(doc, path)
+    key = _container(target.agent)
+    servers = _servers(doc, path, key)
     rest = {k: v for k, v in servers.items() if k != SERVER_NAME}
-    new = {k: v for k, v in doc.items() if k != "mcpServers" or rest}
+    new = {k: v for k, v in doc.items() if k != key or rest}
     if rest:
-        new["mcpServers"] = rest
+        new[key] = rest
     return json_change(path, before, doc, new if SERVER_NAME in servers else doc)
 
 

@@ -20,7 +20,9 @@ from ai_memory.client.agent_settings import FileChange
 from ai_memory.core.errors import ConfigError
 from ai_memory.core.guidance import RULES_BEGIN, RULES_END
 
-RULE_FILES = {"claude": "CLAUDE.md", "codex": "AGENTS.md", "gemini": "GEMINI.md"}
+# AGENTS.md is read by Codex, Cursor, Copilot CLI and OpenCode alike: one block serves them all.
+RULE_FILES = {"claude": "CLAUDE.md", "codex": "AGENTS.md", "gemini": "GEMINI.md", "qwen": "QWEN.md",
+              "cursor": "AGENTS.md", "copilot": "AGENTS.md", "opencode": "AGENTS.md", "cline": ".clinerules/ai-memory.md"}
 
 # Match on the marker's stable prefix: a later version may reword the text after "begin".
 _BEGIN_PREFIX = RULES_BEGIN[: RULES_BEGIN.index(":begin") + len(":begin")]
@@ -41,6 +43,8 @@ def project_root(cwd: Path) -> Path:
 def rules_path(agent: str, directory: Path) -> Path:
     if agent not in RULE_FILES:
         raise ConfigError(f"unknown agent {agent!r}", detail=f"choose {', '.join(RULE_FILES)}")
+    if agent == "cline" and (directory / ".clinerules").is_file():
+        return directory / ".clinerules"  # the one-file form Cline also reads
     return directory / RULE_FILES[agent]
 
 

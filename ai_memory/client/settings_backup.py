@@ -125,7 +125,7 @@ def apply_changes(changes: Iterable[FileChange], backups: SettingsBackups) -> li
         backup = backups.save(real) if change.before is not None else None
         if change.before is None:
             backups.note_created(change.path, _missing_folders(real.parent))
-        write_atomic(real, change.after, change.private)
+        write_atomic(real, change.after, change.private, change.executable)
         done.append(Applied(change, backup))
     return done
 

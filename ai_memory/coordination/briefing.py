@@ -15,6 +15,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
+from ai_memory.core.agent_dialects import context_output
 from ai_memory.core.fence import BRIEFING_CLOSE, BRIEFING_OPEN, one_line
 from ai_memory.core.page import GLOBAL_PROJECT
 
@@ -174,9 +175,7 @@ def section_text(section: Section, room: int) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-def hook_output(agent_event: str, text: str) -> dict[str, object]:
+def hook_output(agent: str, agent_event: str, text: str) -> dict[str, object]:
     """The JSON an agent's hook prints to add context (the briefing at SessionStart, prompt recall
-    beside a prompt): Claude, Codex and Gemini share this shape. ``{}`` adds nothing."""
-    if not text:
-        return {}
-    return {"hookSpecificOutput": {"hookEventName": agent_event, "additionalContext": text}}
+    beside a prompt), in that agent's shape. ``{}`` adds nothing."""
+    return context_output(agent, agent_event, text)

@@ -6,6 +6,8 @@ says something other than what happened.
   Stored as typed, the briefing would become the session's first prompt and title, and old
   briefings would flow back into memory.
 - ai-memory's own MCP tool calls are not evidence (see ``own_tools``).
+- A tool event that reports an error is a failure, and a prompt event without a prompt is none
+  (``meant_kind``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,17 @@ _HOOK_CONTEXT = re.compile(r"\A\s*<hook_context>.*?</hook_context>\s*", re.DOTAL
 def typed_prompt(prompt: str) -> str:
     """The prompt without a leading hook-context block an agent added to it."""
     return _HOOK_CONTEXT.sub("", prompt, count=1)
+
+
+def meant_kind(kind: EventKind, payload: dict[str, Any]) -> EventKind:
+    """What the event is, where its name says otherwise: a tool event reporting an error is a
+    failure (Gemini's AfterTool, Cline's PostToolUse); a prompt event with an empty prompt is
+    no prompt (Qwen Code fires UserPromptSubmit again after every tool batch, with ``""``)."""
+    if kind is EventKind.POST_TOOL_USE and payload.get("error"):
+        return EventKind.TOOL_FAILURE
+    if kind is EventKind.USER_PROMPT and isinstance(payload.get("prompt"), str) and not payload["prompt"].strip():
+        return EventKind.OTHER
+    return kind
 
 
 def as_meant(kind: EventKind, payload: dict[str, Any]) -> tuple[dict[str, Any], bool]:

@@ -45,10 +45,13 @@ def is_markdown_event(event: str) -> bool:
 _ALIASES: dict[str, EventKind] = {
     "sessionstart": EventKind.SESSION_START,
     "sessioncreated": EventKind.SESSION_START,
+    "taskstart": EventKind.SESSION_START,  # Cline: a task is its session
+    "taskresume": EventKind.SESSION_START,
     "userpromptsubmit": EventKind.USER_PROMPT,
     "userprompt": EventKind.USER_PROMPT,
     "beforeagent": EventKind.USER_PROMPT,
     "beforesubmitprompt": EventKind.USER_PROMPT,
+    "userpromptsubmitted": EventKind.USER_PROMPT,
     "pretooluse": EventKind.PRE_TOOL_USE,
     "beforetool": EventKind.PRE_TOOL_USE,
     "toolexecutebefore": EventKind.PRE_TOOL_USE,
@@ -56,6 +59,9 @@ _ALIASES: dict[str, EventKind] = {
     "posttoolbatch": EventKind.POST_TOOL_USE,
     "aftertool": EventKind.POST_TOOL_USE,
     "toolexecuteafter": EventKind.POST_TOOL_USE,
+    "aftershellexecution": EventKind.POST_TOOL_USE,  # Cursor's per-kind tool events
+    "afterfileedit": EventKind.POST_TOOL_USE,
+    "aftermcpexecution": EventKind.POST_TOOL_USE,
     "posttoolusefailure": EventKind.TOOL_FAILURE,
     "toolfailure": EventKind.TOOL_FAILURE,
     "precompact": EventKind.PRE_COMPACT,
@@ -66,10 +72,16 @@ _ALIASES: dict[str, EventKind] = {
     "stop": EventKind.STOP,
     "stopfailure": EventKind.STOP,
     "afteragent": EventKind.STOP,
+    "afteragentresponse": EventKind.STOP,
+    "agentstop": EventKind.STOP,
     "subagentstart": EventKind.SUBAGENT_START,
     "subagentstop": EventKind.SUBAGENT_STOP,
     "subagentend": EventKind.SUBAGENT_STOP,
     "sessionend": EventKind.SESSION_END,
+    "taskcomplete": EventKind.SESSION_END,  # Cline: a run ends with its reply
+    "taskcancel": EventKind.SESSION_END,
+    "sessionshutdown": EventKind.SESSION_END,
+    "taskerror": EventKind.STOP,
 }
 
 _FOLD = re.compile(r"[-_.\s]")

@@ -17,8 +17,9 @@ Search before acting:
 - Before changing code you have not touched in this session, before debugging a failure, and
   when the user refers to earlier work ("like last time"), call memory_query with a short
   question or the identifiers involved; memory_read_page reads a hit in full.
-- memory_briefing shows the handoff, messages, rules and recent sessions for this directory
-  (the SessionStart hook usually injects it already).
+- memory_briefing shows the handoff, messages, rules and recent sessions for this directory.
+  The SessionStart hook usually injects it; without an ai-memory-briefing block in your
+  context at a session's start, call memory_briefing first, then memory_handoff_accept.
 
 Store deliberate memories with memory_write_page, one fact each, in the project it is about:
 "decision" (a choice and its reason), "gotcha" (a trap and how to avoid it), "procedure"

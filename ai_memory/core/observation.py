@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ai_memory.core.agent_payloads import CWD_KEYS, as_meant
+from ai_memory.core.agent_dialects import cursor_event_key, in_common_terms, speaking_agent
+from ai_memory.core.agent_payloads import CWD_KEYS, as_meant, meant_kind
 from ai_memory.core.clock import utc_iso
 from ai_memory.core.errors import InputError
 from ai_memory.core.events import EventKind, normalize_event
@@ -27,6 +28,8 @@ from ai_memory.core.tool_text import tool_body
 FIELD_CAPS: dict[str, TextKind] = {
     "old_string": TextKind.BODY,
     "new_string": TextKind.BODY,
+    "oldString": TextKind.BODY,
+    "newString": TextKind.BODY,
     "new_source": TextKind.BODY,
     "prompt": TextKind.PROMPT,
     "compact_summary": TextKind.SUMMARY,
@@ -166,6 +169,10 @@ def build_observation(
         raise InputError("invalid agent name", detail="1-32 characters of A-Z a-z 0-9 . _ -")
     if event_hint is not None and not isinstance(event_hint, str):
         raise InputError("invalid event", detail="the event name is a string")
+    if (cursor_key := cursor_event_key(payload)) is not None:
+        idempotency_key = cursor_key
+    payload = in_common_terms(agent, payload)
+    agent = speaking_agent(agent, payload)
     source_event = _first_str(payload, ("hook_event_name", "hookEventName", "event")) or event_hint
     if not source_event:
         raise InputError("missing event", detail="send hook_event_name in the body or ?event=")
@@ -177,9 +184,7 @@ def build_observation(
         raise InputError("invalid idempotency key", detail="1-128 printable ASCII characters")
     stamp = payload.get("timestamp")
     occurred_at = parse_timestamp(stamp) if stamp is not None else _capture_time(captured_at, received_at)
-    kind = normalize_event(source_event)
-    if kind is EventKind.POST_TOOL_USE and payload.get("error"):
-        kind = EventKind.TOOL_FAILURE  # Gemini's AfterTool reports failures this way
+    kind = meant_kind(normalize_event(source_event), payload)
     payload, searchable = as_meant(kind, payload)
     clean = sanitize_json(payload, field_caps=FIELD_CAPS)
     value = clean.value if isinstance(clean.value, dict) else {}
@@ -257,8 +262,8 @@ def describe(kind: EventKind, p: dict[str, Any]) -> tuple[str, str]:
         return (text.strip().splitlines() or [kind.value])[0], text
     if kind is EventKind.SESSION_START:
         return f"session start ({p.get('source', 'startup')})", _excerpt({k: p.get(k) for k in ("source", "model") if k in p})
-    if kind is EventKind.SESSION_END:
-        return f"session end ({p.get('reason', 'other')})", ""
+    if kind is EventKind.SESSION_END:  # with the reply where the agent ends a run with it (Cline)
+        return f"session end ({p.get('reason', 'other')})", str(p.get("last_assistant_message") or "")
     return kind.value if kind is not EventKind.OTHER else str(p.get("hook_event_name", "other")), _excerpt(p)
 
 
@@ -272,8 +277,10 @@ def _prompt_text(p: dict[str, Any]) -> str:
 def _tool_subject(tool_input: Any) -> str:
     if not isinstance(tool_input, dict):
         return ""
-    for key in ("command", "file_path", "path", "pattern", "url", "query", "description"):
+    for key in ("command", "commands", "file_path", "filePath", "path", "pattern", "url", "query", "description"):
         value = tool_input.get(key)
+        if isinstance(value, list) and value and isinstance(value[0], str):  # Cline's run_commands
+            value = value[0]
         if isinstance(value, str) and value.strip():
             return value.strip().splitlines()[0]
     return ""

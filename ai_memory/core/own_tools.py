@@ -8,7 +8,9 @@ or output, and is not indexed for search.
 
 Each CLI spells an MCP tool its own way: Claude Code ``mcp__ai-memory__memory_query``, Codex
 ``mcp__ai_memory__memory_query``, Gemini CLI ``mcp_ai-memory_memory_query`` (with
-``mcp_context.server_name``), each recorded from the real CLIs by the agent suite.
+``mcp_context.server_name``), Qwen Code as Claude Code, Copilot CLI ``ai-memory-memory_query``,
+OpenCode ``ai-memory_memory_query``, Cline ``ai-memory__memory_query``, each recorded from the
+real CLIs by the agent suite.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ TOOL_NAMES = (
     "memory_feedback", "memory_handoff_begin", "memory_handoff_list", "memory_handoff_accept", "memory_handoff_cancel",
     "memory_message_send", "memory_message_list", "memory_message_pop", "memory_message_cancel",
 )
-_QUALIFIED = re.compile(r"^mcp_{1,2}ai[-_]memory_{1,2}(memory_[a-z_]+)$")
+_QUALIFIED = re.compile(r"^(?:mcp_{1,2}ai[-_]memory_{1,2}|ai-memory(?:[-/]|_{1,2}))(memory_[a-z_]+)$")
 # What an event of our own tool keeps: who, where, which call; no input, no output.
 _KEPT = ("hook_event_name", "session_id", "cwd", "tool_name", "tool_use_id", "turn_id", "prompt_id", "timestamp",
          "agent_id", "agent_type")

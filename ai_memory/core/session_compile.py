@@ -176,6 +176,8 @@ def _digest(observations: list[Any]) -> _Digest:
                 d.api_errors.append((at, one_line(payload.get("error"), 100) + (f" ({detail})" if detail else "")))
             else:
                 d.replies.append((seq, text_of(first_of(payload, _REPLY_KEYS), 20_000).strip()))
+        elif kind is EventKind.SESSION_END and (reply := text_of(first_of(payload, _REPLY_KEYS), 20_000).strip()):
+            d.replies.append((seq, reply))  # an agent whose run ends with its reply (Cline's TaskComplete)
     return d
 
 

@@ -21,12 +21,12 @@ _READ = {"read", "read_file", "read_many_files", "notebookread", "view", "view_f
 EDIT_TOOLS = {"edit", "multiedit", "replace", "edit_file", "str_replace", "str_replace_editor", "apply_patch"}
 WRITE_TOOLS = {"write", "write_file", "notebookedit", "create_file"}
 # Where an edit's input holds the text it replaced, the text it put in, or a patch of both, in
-# the agents' shapes (Claude Code, the text editor tool, notebooks, Codex's apply_patch).
-OLD_TEXT_KEYS = ("old_string", "old_str")
-NEW_TEXT_KEYS = ("new_string", "new_str", "new_source", "content", "file_text")
+# the agents' shapes (Claude Code, the text editor tool, notebooks, Codex's apply_patch, OpenCode).
+OLD_TEXT_KEYS = ("old_string", "old_str", "oldString")
+NEW_TEXT_KEYS = ("new_string", "new_str", "new_source", "content", "file_text", "newString")
 PATCH_KEYS = ("patch", "command", "input")
 _SHELL = {"bash", "run_shell_command", "shell", "exec_command", "local_shell", "run_terminal_cmd",
-          "execute_command", "terminal"}
+          "execute_command", "terminal", "run_commands"}
 _PATH_KEYS = ("file_path", "path", "filePath", "notebook_path", "absolute_path", "target_file", "filename")
 _EXIT_KEYS = ("exit_code", "exitCode", "returncode", "return_code", "exit_status")
 _EXIT_LINE = re.compile(r"^\s*exit[ _-]?(?:code|status)\s*[:=]?\s*(-?\d{1,3})\s*$"
@@ -84,7 +84,7 @@ def is_shell(name: str) -> bool:
 
 
 def _command(tool_input: Any) -> str:
-    value = first_of(tool_input, ("command", "cmd", "script")) if isinstance(tool_input, dict) else tool_input
+    value = first_of(tool_input, ("command", "cmd", "script", "commands")) if isinstance(tool_input, dict) else tool_input
     if isinstance(value, list):
         value = " ".join(text_of(x, 20_000) for x in value[:50])
     lines = [x.strip() for x in text_of(value, 20_000).splitlines() if x.strip()]

@@ -9,12 +9,24 @@ from typing import Any
 
 from aiohttp import web
 
+from ai_memory.core.agent_dialects import in_common_terms, speaking_agent
 from ai_memory.core.errors import InputError
 from ai_memory.core.memory import check_project
 from ai_memory.core.observation import cwd_of, session_id_of
 from ai_memory.ingest.hooks import project_for
 from ai_memory.server.identity import paths_are_here
 from ai_memory.server.keys import RUNTIME
+
+
+def hook_payload(request: web.Request, payload: dict[str, Any]) -> dict[str, Any]:
+    """A hook's payload in common terms, read as its agent (``?agent=``) wrote it."""
+    return in_common_terms(request.query.get("agent", ""), payload)
+
+
+def agent_of(request: web.Request, payload: dict[str, Any]) -> str:
+    """The agent a hook call is from (``?agent=``; Cursor when it ran Claude Code's hook), whose
+    shape the answer takes."""
+    return speaking_agent(request.query.get("agent", ""), payload)
 
 
 def session_of(request: web.Request, payload: dict[str, Any]) -> str | None:

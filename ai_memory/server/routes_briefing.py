@@ -11,7 +11,7 @@ from ai_memory.coordination.session_start import brief
 from ai_memory.core.errors import InputError
 from ai_memory.server.audit import audit
 from ai_memory.server.body import EVENT, read_json
-from ai_memory.server.hook_request import cwd_from, project_from, session_of
+from ai_memory.server.hook_request import agent_of, cwd_from, hook_payload, project_from, session_of
 from ai_memory.server.identity import caller, paths_are_here
 from ai_memory.server.keys import RUNTIME
 
@@ -19,6 +19,8 @@ routes = web.RouteTableDef()
 
 
 async def _briefing(request: web.Request, payload: dict[str, Any], *, claim_work: bool) -> web.Response:
+    speaking = agent_of(request, payload)
+    payload = hook_payload(request, payload)
     cwd = cwd_from(request, payload)
     if not cwd:
         raise InputError("missing cwd", detail="pass ?cwd= (or a hook payload with cwd)")
@@ -31,7 +33,7 @@ async def _briefing(request: web.Request, payload: dict[str, Any], *, claim_work
     for handoff in found.handoffs:
         await audit(request, owner, "handoff.accept", handoff["id"], f"session {session_id} (briefing)")
     if request.query.get("format") == "hook":
-        return web.json_response(hook_output("SessionStart", found.text))
+        return web.json_response(hook_output(speaking, "SessionStart", found.text))
     return web.json_response({"project": found.project, "text": found.text, "sessions": found.sessions,
                               "handoff": found.handoff, "handoffs": found.handoffs,
                               "messages": found.messages})

@@ -13,7 +13,7 @@ from ai_memory.core.agent_payloads import typed_prompt
 from ai_memory.core.errors import InputError
 from ai_memory.retrieval.prompt_recall import RecallAsk, recall
 from ai_memory.server.body import EVENT, read_json
-from ai_memory.server.hook_request import cwd_from, project_from, session_of
+from ai_memory.server.hook_request import agent_of, cwd_from, hook_payload, project_from, session_of
 from ai_memory.server.identity import caller
 from ai_memory.server.keys import RUNTIME
 
@@ -29,18 +29,19 @@ async def post_recall(request: web.Request) -> web.Response:
     body = await read_json(request, EVENT)
     if not isinstance(body, dict):
         raise InputError("body must be a JSON object", detail='{"prompt": "...", "project": "acme-api"}')
+    speaking = agent_of(request, body)
+    body = hook_payload(request, body)
     runtime = request.app[RUNTIME]
     hook = request.query.get("format") == "hook"
-    if hook and not runtime.config.recall.on_prompt:
-        return web.json_response({})
+    if hook and (not runtime.config.recall.on_prompt or not str(body.get("prompt") or "").strip()):
+        return web.json_response({})  # off, or an agent's prompt hook fired without a prompt (Qwen Code)
     ask = RecallAsk(prompt=_prompt(body), project=project_from(request, body, cwd_from(request, body)),
                     owner=caller(request, body), session_id=session_of(request, body),
                     explain=body.get("explain") is True, deadline=_deadline(request))
     found = await recall(runtime.search_locally, runtime.reader, runtime.writer, runtime.recall_settings, ask)
     if hook:
-        agent = request.query.get("agent", "")
-        event = request.query.get("event") or PROMPT_EVENT_OF.get(agent, "UserPromptSubmit")
-        return web.json_response(hook_output(event, found.text))
+        event = request.query.get("event") or PROMPT_EVENT_OF.get(speaking, "UserPromptSubmit")
+        return web.json_response(hook_output(speaking, event, found.text))
     return web.json_response(found.as_json(explain=ask.explain))
 
 

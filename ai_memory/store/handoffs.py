@@ -133,20 +133,24 @@ def claim_handoffs(conn: sqlite3.Connection, who: Receiver, *, now: str, live_af
 
     Only the caller's own handoffs and shared ones are visible. Manual handoffs come before
     automatic ones, then the newest; a handoff matches when its cwd is the receiver's cwd or a
-    parent of it (by path boundary); an automatic handoff from a session that is still live is
-    skipped. A handoff that does not fit stays open for the next session (agents that ended in
+    parent of it (by path boundary); an automatic handoff from a session that is still live (not
+    ended, not compiled since its last event, and active in the last LIVE_MINUTES) is skipped. A handoff that does not fit stays open for the next session (agents that ended in
     parallel each leave one: none is dropped for another). Runs as one writer job, and each claim
     is a conditional update, so under any concurrency exactly one caller gets each handoff.
     """
     conn.execute("UPDATE handoffs SET state = 'expired' WHERE state = 'open' AND created_at < ?", (expire_before,))
     rows = conn.execute(
-        "SELECT h.*, s.last_event_at AS source_last_event, s.ended_at AS source_ended FROM handoffs h"
+        "SELECT h.*, s.last_event_at AS source_last_event, s.ended_at AS source_ended,"
+        " s.compiled_at AS source_compiled FROM handoffs h"
         " LEFT JOIN sessions s ON s.id = h.session_id WHERE h.state = 'open' AND (h.owner = ? OR h.shared = 1)"
         " AND COALESCE(h.session_id, '') != ? ORDER BY (h.kind = 'manual') DESC, h.created_at DESC, h.id",
         (who.owner, who.session_id)).fetchall()
     claimed: list[dict[str, Any]] = []
     for row in rows:
-        live = row["source_ended"] is None and (row["source_last_event"] or "") > live_after
+        # Over: ended, or compiled since its last event (a Stop and sessions.idle_minutes of quiet:
+        # how an agent that never says a session ended, Qwen Code's headless runs, ends one).
+        over = row["source_ended"] is not None or (row["source_compiled"] or "") >= (row["source_last_event"] or "~")
+        live = not over and (row["source_last_event"] or "") > live_after
         if not _matches(row, who) or (row["kind"] != "manual" and live):
             continue
         if claimed and not fits([*claimed, _decode(row)]):

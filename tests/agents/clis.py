@@ -23,7 +23,7 @@ INSTALL_TIMEOUT_S = 900
 
 @dataclass(frozen=True)
 class Cli:
-    name: str  # claude, codex, gemini
+    name: str  # claude, codex, gemini, ...
     package: str
     version: str
     binary: str
@@ -41,6 +41,10 @@ PINNED = {
     "claude": Cli("claude", "@anthropic-ai/claude-code", "2.1.197", "claude"),
     "codex": Cli("codex", "@openai/codex", "0.169.0", "codex"),
     "gemini": Cli("gemini", "@google/gemini-cli", "0.61.0", "gemini"),
+    "opencode": Cli("opencode", "opencode-ai", "1.18.33", "opencode"),
+    "copilot": Cli("copilot", "@github/copilot", "1.0.102", "copilot"),
+    "qwen": Cli("qwen", "@qwen-code/qwen-code", "0.24.4", "qwen"),
+    "cline": Cli("cline", "cline", "3.0.65", "cline"),
 }
 
 

@@ -17,10 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clis import PINNED
 from conftest import REPO, Daemon, cli_env
 from stub_model import Call, Logged, Script, StubModel
 
 RUN_TIMEOUT_S = 240
+# Qwen Code fires SessionEnd only in its interactive UI: a headless session is compiled after a
+# Stop and sessions.idle_minutes of quiet, which this world makes seconds.
+NO_SESSION_END = {"qwen"}
 
 
 def project_name(agent: str) -> str:
@@ -76,7 +80,8 @@ class World:
         # The port is in the config too, so a client that finds no live daemon tries this one,
         # never the default port another daemon on this machine may hold.
         self.data_dir.mkdir(parents=True)
-        (self.data_dir / "config.toml").write_text(f"[server]\nport = {self.daemon.port}\n")
+        (self.data_dir / "config.toml").write_text(f"[server]\nport = {self.daemon.port}\n\n[sessions]\n"
+                                                   "idle_minutes = 0.05\n\n[wiki]\nreconcile_interval_s = 2\n")
         self.daemon.start()
 
     def project(self, agent: str) -> Path:
@@ -120,6 +125,33 @@ class World:
             path.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}},
                                         "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
                                         "privacy": {"usageStatisticsEnabled": False}}, indent=2))
+        elif agent == "qwen":
+            path = self.home / ".qwen" / "settings.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"security": {"auth": {"selectedType": "openai"}}, "model": {"name": "stub-model"},
+                                        "general": {"enableAutoUpdate": False},
+                                        "privacy": {"usageStatisticsEnabled": False},
+                                        "telemetry": {"enabled": False}}, indent=2))
+        elif agent == "cline":  # a provider without "updatedAt" is silently replaced by Cline's own
+            settings = self.home / ".cline" / "data" / "settings"
+            settings.mkdir(parents=True, exist_ok=True)
+            provider = {"provider": "openai-compatible", "apiKey": "sk-stub", "model": "stub-model",
+                        "baseUrl": f"{self.stub.url}/v1"}
+            (settings / "providers.json").write_text(json.dumps({
+                "version": 1, "lastUsedProvider": "openai-compatible", "modes": {},
+                "providers": {"openai-compatible": {"settings": provider, "updatedAt": "2026-01-01T00:00:00.000Z",
+                                                    "tokenSource": "manual"}}}))
+            (settings / "global-settings.json").write_text(json.dumps({"telemetryOptOut": True,
+                                                                       "autoUpdateEnabled": False}))
+        elif agent == "opencode":  # with the model catalog's fetch off, the model is declared here
+            path = self.home / ".config" / "opencode" / "opencode.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            model = {"name": "Stub", "tool_call": True, "limit": {"context": 200000, "output": 8192}}
+            path.write_text(json.dumps({
+                "model": "anthropic/claude-stub", "small_model": "anthropic/claude-stub", "autoupdate": False,
+                "share": "disabled", "provider": {"anthropic": {
+                    "npm": "@ai-sdk/anthropic", "options": {"baseURL": f"{self.stub.url}/v1", "apiKey": "sk-stub"},
+                    "models": {"claude-stub": model}}}}, indent=2))
 
     # ---- running a session ------------------------------------------------------------------
 
@@ -131,6 +163,19 @@ class World:
                        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1")
         elif agent == "codex":
             env.update(STUB_API_KEY="sk-stub")
+        elif agent == "qwen":
+            env.update(OPENAI_API_KEY="sk-stub", OPENAI_BASE_URL=f"{self.stub.url}/v1",
+                       QWEN_CODE_SUPPRESS_YOLO_WARNING="1")
+        elif agent == "cline":  # local: no hub daemon left behind on a fixed port
+            env.update(CLINE_SESSION_BACKEND_MODE="local", CLINE_NO_AUTO_UPDATE="1")
+        elif agent == "opencode":
+            env.update(OPENCODE_DISABLE_MODELS_FETCH="1", OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_SHARE="1",
+                       OPENCODE_DISABLE_LSP_DOWNLOAD="1", OPENCODE_PERMISSION='{"*": "allow"}')
+        elif agent == "copilot":  # bring your own key: no GitHub account; its 235 MB unpacked once, in the cache
+            env.update(COPILOT_OFFLINE="true", COPILOT_AUTO_UPDATE="false", COPILOT_PROVIDER_TYPE="anthropic",
+                       COPILOT_PROVIDER_BASE_URL=self.stub.url, COPILOT_PROVIDER_API_KEY="sk-stub",
+                       COPILOT_MODEL="claude-sonnet-4.6",
+                       COPILOT_PKG_CACHE_HOME=str(PINNED["copilot"].home / "pkg-cache"))
         else:
             env.update(GEMINI_API_KEY="stub-key", GOOGLE_GEMINI_BASE_URL=self.stub.url,
                        GEMINI_CLI_TRUST_WORKSPACE="true", GEMINI_CLI_NO_RELAUNCH="true")
@@ -143,13 +188,22 @@ class World:
         if agent == "codex":  # hooks are trusted in /hooks by a person; a test run cannot open it
             return [cli, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
                     "--dangerously-bypass-hook-trust", prompt]
+        if agent == "opencode":  # the prompt on stdin: `run` re-quotes an argument holding a space
+            return [cli, "run"]
+        if agent == "copilot":
+            return [cli, "-p", prompt, "--allow-all-tools", "--no-auto-update", "--disable-client-telemetry"]
+        if agent == "qwen":
+            return [cli, "--yolo", "-p", prompt]
+        if agent == "cline":  # a prompt of one word would be read as a sub-command
+            return [cli, prompt]
         return [cli, "-p", prompt, "--yolo"]
 
     def run(self, agent: str, prompt: str, script: Script) -> Run:
         self.stub.run(script)
         t0 = time.monotonic()
         done = subprocess.run(self.argv(agent, prompt), capture_output=True, text=True, env=self.env(agent),
-                              cwd=self.project(agent), timeout=RUN_TIMEOUT_S, stdin=subprocess.DEVNULL)
+                              cwd=self.project(agent), timeout=RUN_TIMEOUT_S,
+                              input=prompt if agent == "opencode" else "")
         seconds = time.monotonic() - t0
         return Run(agent, done.returncode, done.stdout, done.stderr, seconds, list(self.stub.log))
 
@@ -165,10 +219,12 @@ class World:
         return [s for s in recent["sessions"] if s["agent"] == agent]
 
     def new_session(self, agent: str, before: set[str], timeout: float = 60.0) -> dict[str, Any]:
-        """The one session of ``agent`` not in ``before``, once it has ended."""
+        """The one session of ``agent`` not in ``before``, once it has ended (or, for an agent
+        that never says so, once it is compiled)."""
         def ended() -> dict[str, Any] | None:
             fresh = [s for s in self.sessions(agent) if s["id"] not in before]
-            return fresh[0] if len(fresh) == 1 and fresh[0]["ended_at"] else None
+            done = "page_path" if agent in NO_SESSION_END else "ended_at"
+            return fresh[0] if len(fresh) == 1 and fresh[0][done] else None
         return wait_until(ended, timeout, f"a new ended {agent} session")
 
     def observations(self, session_id: str) -> list[dict[str, Any]]:

@@ -1,20 +1,24 @@
 """A scripted model endpoint for the real agent CLIs: standard library only, on loopback.
 
-It speaks just enough of three wire APIs for a CLI to run a session end to end:
+It speaks just enough of four wire APIs for a CLI to run a session end to end:
 
 - Anthropic Messages (``POST /v1/messages``, streamed as server-sent events or not), what
   Claude Code calls with ``ANTHROPIC_BASE_URL``;
 - OpenAI Responses (``POST /v1/responses``, streamed), what Codex calls through a custom
   ``model_providers`` entry;
 - Gemini ``generateContent`` and ``streamGenerateContent`` (``POST /v1beta/models/M:...``),
-  what Gemini CLI calls with ``GOOGLE_GEMINI_BASE_URL``.
+  what Gemini CLI calls with ``GOOGLE_GEMINI_BASE_URL``;
+- OpenAI Chat Completions (``POST /v1/chat/completions`` or ``/chat/completions``, streamed as
+  ``data:`` chunks ending in ``data: [DONE]``, or not), what Qwen Code (``OPENAI_BASE_URL``) and
+  Cline (an ``openai-compatible`` provider) call.
 
 Each answer follows a ``Script``: the n-th step of a conversation is chosen by how many tool
-results the request already carries, so a step is a function of the conversation and not of
-request order (CLIs also send side requests: titles, routing, token counts). A step is a tool
-call (the CLI runs the tool and sends its result back) or the closing text. Every request is
-logged whole (path, headers, JSON body) for the tests to read: which tools were offered, what
-the system prompt said, what a tool returned.
+results the request already carries (``tool_result`` blocks, ``*_call_output`` items,
+``functionResponse`` parts, ``role: "tool"`` messages), so a step is a function of the
+conversation and not of request order (CLIs also send side requests: titles, routing, token
+counts). A step is a tool call (the CLI runs the tool and sends its result back) or the closing
+text. Every request is logged whole (path, headers, JSON body) for the tests to read: which
+tools were offered, what the system prompt said, what a tool returned.
 """
 
 from __future__ import annotations
@@ -157,6 +161,8 @@ class StubModel:
             self._anthropic(handler, body)
         elif path.endswith("/responses"):
             self._openai(handler, body)
+        elif path.endswith("/chat/completions"):
+            self._chat(handler, body)
         elif ":countTokens" in path:
             self._record(handler, body, False)
             handler._plain(200, b'{"totalTokens": 100}')
@@ -184,7 +190,7 @@ class StubModel:
 
     def _anthropic(self, handler: Any, body: dict[str, Any]) -> None:
         tools = [str(t.get("name")) for t in body.get("tools") or [] if isinstance(t, dict)]
-        main = any(name in ("Bash", "Read") for name in tools)
+        main = any(name.lower() in ("bash", "read") for name in tools)  # Claude Code's, OpenCode's, Copilot's
         self._record(handler, body, main)
         if main:
             done = sum(1 for m in body.get("messages") or [] if isinstance(m.get("content"), list)
@@ -262,6 +268,33 @@ class StubModel:
         else:
             _sse(handler, events)
 
+    # ---- OpenAI Chat Completions --------------------------------------------------------
+
+    def _chat(self, handler: Any, body: dict[str, Any]) -> None:
+        tools = [str((t.get("function") or {}).get("name") or t.get("name") or "")
+                 for t in body.get("tools") or [] if isinstance(t, dict)]
+        main = bool(tools)
+        self._record(handler, body, main)
+        messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+        done = sum(1 for m in messages if m.get("role") == "tool")
+        step = self._step("chat", done, tools) if main else _chat_side_answer(body)
+        cid = f"chatcmpl_{int(time.time() * 1e6)}"
+        if isinstance(step, Call):
+            message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [
+                {"id": f"call_{cid}", "type": "function",
+                 "function": {"name": step.tool, "arguments": json.dumps(step.args)}}]}
+            finish = "tool_calls"
+        else:
+            message, finish = {"role": "assistant", "content": step}, "stop"
+        usage = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+        head = {"id": cid, "created": int(time.time()), "model": body.get("model") or "stub-model"}
+        if not body.get("stream"):
+            reply = {**head, "object": "chat.completion", "usage": usage,
+                     "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
+            handler._plain(200, json.dumps(reply).encode())
+            return
+        _chat_sse(handler, _chat_chunks(head, message, finish, usage, _wants_usage(body)))
+
     # ---- Gemini -------------------------------------------------------------------------
 
     def _gemini(self, handler: Any, body: dict[str, Any], stream: bool) -> None:
@@ -287,15 +320,54 @@ def _gemini_side_answer(body: dict[str, Any]) -> str:
     """Side requests ask for JSON (next speaker, model routing); give each a valid answer."""
     config = body.get("generationConfig") or {}
     if config.get("responseMimeType") == "application/json":
-        schema = json.dumps(config.get("responseSchema") or config.get("responseJsonSchema") or {})
-        if "next_speaker" in schema:
-            return json.dumps({"reasoning": "the model answered", "next_speaker": "user"})
-        if "model_choice" in schema:
-            return json.dumps({"reasoning": "simple", "model_choice": "flash"})
-        if "complexity_score" in schema:
-            return json.dumps({"complexity_reasoning": "simple", "complexity_score": 1})
-        return "{}"
+        return _json_side_answer(config.get("responseSchema") or config.get("responseJsonSchema") or {})
     return "ok"
+
+
+def _json_side_answer(schema: Any) -> str:
+    """A valid JSON answer to a side request asking for JSON of ``schema``."""
+    text = json.dumps(schema)
+    if "next_speaker" in text:
+        return json.dumps({"reasoning": "the model answered", "next_speaker": "user"})
+    if "model_choice" in text:
+        return json.dumps({"reasoning": "simple", "model_choice": "flash"})
+    if "complexity_score" in text:
+        return json.dumps({"complexity_reasoning": "simple", "complexity_score": 1})
+    return "{}"
+
+
+def _chat_side_answer(body: dict[str, Any]) -> str:
+    """A Chat Completions side request (title, summary, JSON check): text, or JSON when asked."""
+    form = body.get("response_format") or {}
+    if isinstance(form, dict) and form.get("type") in ("json_object", "json_schema"):
+        return _json_side_answer(form.get("json_schema") or {})
+    return "ok"
+
+
+def _wants_usage(body: dict[str, Any]) -> bool:
+    options = body.get("stream_options")
+    return isinstance(options, dict) and bool(options.get("include_usage"))
+
+
+def _chat_chunks(head: dict[str, Any], message: dict[str, Any], finish: str, usage: dict[str, int],
+                 with_usage: bool) -> list[dict[str, Any]]:
+    """A message as stream chunks: the role, its text or tool-call deltas, the finish, the usage."""
+    def chunk(delta: dict[str, Any], reason: str | None = None) -> dict[str, Any]:
+        return {**head, "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": reason}]}
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    for i, call in enumerate(message.get("tool_calls") or []):
+        function = call["function"]
+        chunks += [chunk({"tool_calls": [{"index": i, "id": call["id"], "type": "function",
+                                          "function": {"name": function["name"], "arguments": ""}}]}),
+                   chunk({"tool_calls": [{"index": i, "function": {"arguments": function["arguments"]}}]})]
+    if message.get("content"):
+        chunks.append(chunk({"content": message["content"]}))
+    chunks.append(chunk({}, finish))
+    if with_usage:
+        chunks.append({**head, "object": "chat.completion.chunk", "choices": [], "usage": usage})
+    return chunks
 
 
 def resolve_tool(logical: str, offered: list[str]) -> str:
@@ -316,13 +388,15 @@ def adapt_args(tool: str, args: dict[str, Any]) -> dict[str, Any]:
     """A logical shell call's ``command`` under the name the CLI's shell tool takes."""
     if tool == "exec_command" and "command" in args:
         return {"cmd": args["command"], **{k: v for k, v in args.items() if k != "command"}}
+    if tool == "run_commands" and "command" in args:  # Cline runs a list of commands
+        return {"commands": [args["command"]], **{k: v for k, v in args.items() if k != "command"}}
     return args
 
 
-_SYNONYMS = {"shell": ("Bash", "exec_command", "shell", "run_shell_command", "local_shell")}
+_SYNONYMS = {"shell": ("Bash", "bash", "exec_command", "shell", "run_shell_command", "local_shell", "run_commands")}
 
 
-def _sse(handler: Any, events: list[tuple[str | None, Any]]) -> None:
+def _sse(handler: Any, events: list[tuple[str | None, Any]], done: bool = False) -> None:
     handler.send_response(200)
     handler.send_header("Content-Type", "text/event-stream")
     handler.send_header("Cache-Control", "no-cache")
@@ -332,4 +406,12 @@ def _sse(handler: Any, events: list[tuple[str | None, Any]]) -> None:
         prefix = f"event: {name}\n" if name else ""
         handler.wfile.write(f"{prefix}data: {json.dumps(data)}\n\n".encode())
         handler.wfile.flush()
+    if done:
+        handler.wfile.write(b"data: [DONE]\n\n")
+        handler.wfile.flush()
     handler.close_connection = True
+
+
+def _chat_sse(handler: Any, chunks: list[dict[str, Any]]) -> None:
+    """Chat Completions streaming: unnamed ``data:`` events, then ``data: [DONE]``."""
+    _sse(handler, [(None, c) for c in chunks], done=True)
