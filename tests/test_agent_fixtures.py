@@ -375,3 +375,22 @@ def test_the_readmes_generic_hook_example_captures_a_whole_session(setup: Setup)
     page = wait_for(lambda: _page(setup, "s1"))
     assert "Fix the retry test" in page and "pytest -q" in page and "Fixed: the limit was 4." in page
     assert {o["agent"] for o in setup.observations("s1")} == {"myagent"}
+
+
+def test_an_install_cut_short_is_finished_by_the_next_and_removed_whole(setup: Setup) -> None:
+    """Cline's hooks are eight files: an install killed after some of them is completed by the
+    next install, and an uninstall after it removes every one (the folders it made too)."""
+    install(setup, "cline")
+    folder = setup.home / "Documents" / "Cline" / "Hooks"
+    written = sorted(p.name for p in folder.iterdir())
+    for name in written[3:]:  # as if the install had died after its third file
+        (folder / name).unlink()
+    install(setup, "cline")
+    assert sorted(p.name for p in folder.iterdir()) == written
+    env = {**cli_env(setup.daemon.data_dir), "HOME": str(setup.home)}
+    for name in written[:5]:  # and an uninstall that died after five files, then ran again
+        (folder / name).unlink()
+    done = subprocess.run([sys.executable, "-m", "ai_memory.cli", "uninstall-hooks", "--agent", "cline"],
+                          capture_output=True, text=True, env=env, cwd=REPO, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert not (setup.home / "Documents").exists()
