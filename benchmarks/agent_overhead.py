@@ -20,6 +20,7 @@ daemon up, stopped and hung, each as a ratio of the no-hooks median (target: at 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import resource
@@ -30,6 +31,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests" / "agents"))
@@ -40,10 +43,6 @@ sys.path.insert(0, str(REPO / "tests"))
 from clis import PINNED, CliUnavailable, ensure  # noqa: E402
 from hook_latency import free_port, wait_healthy  # noqa: E402
 from stub_model import Call, Script, StubModel  # noqa: E402
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from harness import World
 
 TARGET_RATIO = 1.10
 FLOORS = ("no-op hooks only", "no-op MCP only", "no-op floor")
@@ -150,9 +149,19 @@ PER_AGENT = ("no-op hooks", "daemon up", "daemon stopped", "daemon hung")
 NOOP_HOOK = "#!/bin/sh\ncat >/dev/null\nprintf '{}\\n'\n"
 
 
-def per_agent(args: argparse.Namespace) -> None:
-    from harness import World  # the real-agent suite's world: its install, environment and argv per agent
+def agent_world() -> ModuleType:
+    """The real-agent suite's world (tests/agents/harness.py: its install, environment and argv
+    per agent), loaded by path: this folder has a harness.py of its own."""
+    spec = importlib.util.spec_from_file_location("agent_world", REPO / "tests" / "agents" / "harness.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
 
+
+def per_agent(args: argparse.Namespace) -> None:
+    world_of = agent_world()
     agents = args.agent or sorted(PINNED)
     result: dict[str, dict[str, object]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -164,7 +173,7 @@ def per_agent(args: argparse.Namespace) -> None:
                 except CliUnavailable as exc:
                     print(f"{agent}: skipped ({exc})")
                     continue
-                world = World(Path(tmp) / agent, clis, stub)
+                world = world_of.World(Path(tmp) / agent, clis, stub)
                 try:
                     result[agent] = _measure(world, agent, args)
                 finally:
@@ -176,15 +185,13 @@ def per_agent(args: argparse.Namespace) -> None:
         args.json.write_text(json.dumps(result, indent=2))
 
 
-def _measure(world: "World", agent: str, args: argparse.Namespace) -> dict[str, object]:
-    from harness import shell
-
+def _measure(world: Any, agent: str, args: argparse.Namespace) -> dict[str, object]:
     world.install(agent)
     hook = world.data_dir / "bin" / "ai-memory-hook"
     real = hook.read_bytes()
 
     def session() -> float:
-        script = Script([shell(f"echo call-{i}") for i in range(args.tools)], reply="Done.")
+        script = Script([Call("shell", {"command": f"echo call-{i}"}) for i in range(args.tools)], reply="Done.")
         run = world.run(agent, "Run the checks, please", script)
         if run.returncode != 0:
             raise RuntimeError(f"{agent} exited {run.returncode}: {run.stderr[-2000:]}")
