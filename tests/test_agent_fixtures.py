@@ -394,3 +394,20 @@ def test_an_install_cut_short_is_finished_by_the_next_and_removed_whole(setup: S
                           capture_output=True, text=True, env=env, cwd=REPO, timeout=60)
     assert done.returncode == 0, done.stderr
     assert not (setup.home / "Documents").exists()
+
+
+def test_doctor_checks_every_agents_hooks_are_live(setup: Setup) -> None:
+    env = {**cli_env(setup.daemon.data_dir), "HOME": str(setup.home)}
+    for name in ("cursor", "copilot", "cline", "opencode", "qwen"):
+        install(setup, name)
+    done = subprocess.run([sys.executable, "-m", "ai_memory.cli", "doctor", "--json"], capture_output=True,
+                          text=True, env=env, cwd=setup.project, timeout=120)
+    checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
+    for name in ("cursor", "copilot", "cline", "opencode", "qwen"):
+        check = checks[f"hooks:{name}"]
+        assert check["ok"] and "live" in check["detail"] and str(setup.daemon.data_dir) in check["detail"], check
+    (setup.daemon.data_dir / "bin" / "ai-memory-hook").unlink()  # the script they all run, gone
+    done = subprocess.run([sys.executable, "-m", "ai_memory.cli", "doctor", "--json"], capture_output=True,
+                          text=True, env=env, cwd=setup.project, timeout=120)
+    checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
+    assert done.returncode == 1 and not checks["hooks:cline"]["ok"] and "missing" in checks["hooks:cline"]["detail"]

@@ -22,6 +22,8 @@ UNINSTALL_HELP = "remove ai-memory's hooks from an agent's settings, keeping eve
 EXAMPLE = "example: ai-memory {verb} --agent claude --scope project --dry-run"
 CODEX_TRUST_NOTE = ("note: Codex skips new or changed hooks until you trust them: "
                     "open /hooks in Codex and trust the ai-memory hooks")
+COPILOT_TRUST_NOTE = ("note: Copilot CLI runs a project's hooks only in a folder it trusts (it asks when a session "
+                      "starts; `copilot -p` runs skip them until then)")
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -59,4 +61,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"note: {portable_note(config.data_dir, runs)}")
         if target.agent == "codex":
             print(CODEX_TRUST_NOTE)
+        if target.agent == "copilot" and target.scope == "project":
+            print(COPILOT_TRUST_NOTE)
     return 0
