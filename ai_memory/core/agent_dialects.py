@@ -18,8 +18,8 @@ Payload = dict[str, Any]
 
 # What the hook command names an agent by (the shell client's AGENT argument).
 CURSOR, COPILOT, CLINE = "cursor", "copilot", "cline"
-# Cursor runs the hooks of Claude Code's settings too ("third-party hooks"); a payload it sends
-# says so by this field, and its hook commands get it as CURSOR_VERSION.
+# Cursor runs the hooks of Claude Code's settings too ("third-party hooks"), with its own payload,
+# which says so by this field.
 CURSOR_MARK = "cursor_version"
 
 
