@@ -411,3 +411,17 @@ def test_doctor_checks_every_agents_hooks_are_live(setup: Setup) -> None:
                           text=True, env=env, cwd=setup.project, timeout=120)
     checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
     assert done.returncode == 1 and not checks["hooks:cline"]["ok"] and "missing" in checks["hooks:cline"]["detail"]
+
+
+@pytest.mark.parametrize("name,fixture", [("cline", "PostToolUse"), ("cursor", "afterAgentResponse")])
+def test_a_remote_daemon_is_told_the_project_of_an_agent_that_names_no_cwd(setup: Setup, name: str,
+                                                                          fixture: str) -> None:
+    """For a daemon on another machine the client names the project, from whatever the agent
+    calls its directory (Cline's workspaceRoots, Cursor's workspace_roots)."""
+    from ai_memory.client.hook_drain import with_project
+
+    (setup.project / ".ai-memory.toml").write_text('project = "acme-billing"\n')
+    payload = _retargeted(AGENTS[name].fixture(fixture), "s-remote", setup.project)
+    assert "cwd" not in payload
+    sent = with_project({"agent": name, "payload": payload})
+    assert isinstance(sent, dict) and sent["payload"]["project"] == "acme-billing"

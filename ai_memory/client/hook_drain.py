@@ -20,6 +20,7 @@ from ai_memory.client.project import resolve_project
 from ai_memory.client.resilient import ClientSettings, ResilientClient
 from ai_memory.client.state_files import try_lock
 from ai_memory.core.errors import DaemonUnavailable
+from ai_memory.core.agent_dialects import in_common_terms
 from ai_memory.core.agent_payloads import CWD_KEYS
 from ai_memory.core.spool_record import parse_spool_record
 
@@ -100,7 +101,8 @@ def with_project(envelope: object) -> object:
     payload = envelope.get("payload") if isinstance(envelope, dict) else None
     if not isinstance(payload, dict) or "project" in payload:
         return envelope
-    cwd = next((payload[k] for k in CWD_KEYS if isinstance(payload.get(k), str) and payload[k]), None)
+    common = in_common_terms(str(envelope.get("agent") or ""), payload)  # Cline's workspaceRoots, Cursor's roots
+    cwd = next((common[k] for k in CWD_KEYS if isinstance(common.get(k), str) and common[k]), None)
     if cwd is None:
         return envelope
     return {**envelope, "payload": {**payload, "project": resolve_project(cwd).name}}  # type: ignore[dict-item]
