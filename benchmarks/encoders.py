@@ -1,0 +1,161 @@
+"""The embedding encoders side by side, in one run: today's torch encoder (``embed.bert``, in
+bfloat16 where the CPU has bfloat16 units and in float32) and the ONNX Runtime one
+(``embed.onnx_bert``), each in a fresh process of its own.
+
+    python benchmarks/encoders.py [--queries 200] [--batch 64] [--threads 1] [--json OUT]
+
+For each: model load time (weights checked and read, first text encoded), resident memory after
+the load and its peak after the work, query encoding p50/p95 (one short text at a time), batch
+throughput (``--batch`` paragraph-long texts, best of 3), and vector parity with
+sentence-transformers, the design card's library (the lowest cosine of the pooled vector over
+the texts, and the largest difference of a piece's vector). Then the installed size of each
+runtime in this venv, and ONNX's figures as ratios to today's encoders measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+ENCODERS = ("torch-bfloat16", "torch-float32", "onnx-float32")
+
+
+def corpus(queries: int, batch: int) -> tuple[list[str], list[str]]:
+    """Short questions and paragraph-long texts, from this repository's own README."""
+    text = (REPO / "README.md").read_text()
+    paragraphs = [p.replace("\n", " ") for p in text.split("\n\n") if len(p) > 300]
+    lines = [line.strip("#-* ") for line in text.splitlines() if 20 < len(line.strip()) < 120]
+    return [lines[i % len(lines)] for i in range(queries)], [paragraphs[i % len(paragraphs)] for i in range(batch)]
+
+
+def rss_kib(kind: str = "VmRSS") -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(kind + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def measure(name: str, queries: list[str], batch: list[str], threads: int) -> dict[str, object]:
+    """In this (fresh) process: load ``name``'s encoder and time it."""
+    import numpy as np
+
+    from ai_memory.embed.model import packaged_model_dir, verify
+
+    model_dir = packaged_model_dir()
+    t0 = time.perf_counter()
+    verify(model_dir)
+    if name.startswith("torch"):
+        import torch
+
+        from ai_memory.embed.bert import Bert
+
+        torch.set_num_threads(threads)
+        encoder = Bert(model_dir, torch.bfloat16 if name.endswith("bfloat16") else torch.float32)
+    else:
+        from ai_memory.embed.onnx_bert import OnnxBert
+
+        encoder = OnnxBert(model_dir, threads)
+    tokenizer = encoder.tokenizer()
+    encoder.encode(tokenizer, ["warm up"])
+    load_s = time.perf_counter() - t0
+    rss_loaded = rss_kib()
+    times = []
+    for q in queries:
+        t = time.perf_counter()
+        encoder.encode(tokenizer, [q])
+        times.append((time.perf_counter() - t) * 1000)
+    best = float("inf")
+    for _ in range(3):
+        t = time.perf_counter()
+        encoder.encode(tokenizer, batch)
+        best = min(best, time.perf_counter() - t)
+    texts = queries[:20] + batch[:12]
+    found = encoder.encode(tokenizer, texts, pieces=True)
+    return {"load_s": round(load_s, 3), "rss_loaded_mib": round(rss_loaded / 1024, 1),
+            "rss_peak_mib": round(rss_kib("VmHWM") / 1024, 1),
+            "query_p50_ms": round(statistics.median(times), 2),
+            "query_p95_ms": round(sorted(times)[int(0.95 * (len(times) - 1))], 2),
+            "batch_texts_per_s": round(len(batch) / best, 1),
+            "_pooled": [np.asarray(e.pooled).tolist() for e in found],
+            "_tokens": [np.asarray(e.token_vectors).tolist() for e in found], "_texts": texts}
+
+
+def parity(result: dict[str, object]) -> tuple[float, float]:
+    """(lowest cosine of the pooled vectors, largest difference of a piece's vector) against
+    sentence-transformers."""
+    import numpy as np
+    from sentence_transformers import SentenceTransformer
+
+    from ai_memory.embed.model import packaged_model_dir
+
+    model = SentenceTransformer(str(packaged_model_dir()), device="cpu")
+    texts = result["_texts"]
+    expected = model.encode(texts, normalize_embeddings=True)
+    tokens = model.encode(texts, output_value="token_embeddings")
+    pooled = np.asarray(result["_pooled"], dtype=np.float32)
+    pooled /= np.linalg.norm(pooled, axis=1, keepdims=True)
+    cosine = float(min(np.dot(pooled[i], expected[i]) for i in range(len(texts))))
+    worst = max(float(np.abs(np.asarray(found) - np.asarray(tokens[i])).max())
+                for i, found in enumerate(result["_tokens"]))
+    return cosine, worst
+
+
+def installed_mib(package: str) -> float | None:
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    if spec is None or spec.origin is None:
+        return None
+    root = Path(spec.origin).parent
+    return round(sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / 2**20, 1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--encoder", choices=ENCODERS, help=argparse.SUPPRESS)  # the child's side
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    queries, batch = corpus(args.queries, args.batch)
+    if args.encoder:
+        print(json.dumps(measure(args.encoder, queries, batch, args.threads)))
+        return
+    results: dict[str, dict[str, object]] = {}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    for name in ENCODERS:
+        done = subprocess.run([sys.executable, __file__, "--encoder", name, "--queries", str(args.queries),
+                               "--batch", str(args.batch), "--threads", str(args.threads)],
+                              capture_output=True, text=True, env=env, cwd=REPO, check=True)
+        results[name] = json.loads(done.stdout.strip().splitlines()[-1])
+        results[name]["parity_cosine_min"], results[name]["parity_piece_max_abs"] = parity(results[name])
+        for key in ("_pooled", "_tokens", "_texts"):
+            del results[name][key]
+    print(f"{'encoder':<15} {'load s':>7} {'RSS MiB':>8} {'peak MiB':>9} {'query p50':>10} {'p95 ms':>7} "
+          f"{'batch/s':>8} {'cos min':>10} {'piece diff':>11}")
+    for name, r in results.items():
+        print(f"{name:<15} {r['load_s']:>7} {r['rss_loaded_mib']:>8} {r['rss_peak_mib']:>9} {r['query_p50_ms']:>10} "
+              f"{r['query_p95_ms']:>7} {r['batch_texts_per_s']:>8} {r['parity_cosine_min']:>10.7f} "
+              f"{r['parity_piece_max_abs']:>11.2e}")
+    sizes = {name: installed_mib(name) for name in ("torch", "onnxruntime", "onnx")}
+    print("installed, MiB:", ", ".join(f"{k} {v}" for k, v in sizes.items()))
+    onnx = results["onnx-float32"]
+    for base in ("torch-bfloat16", "torch-float32"):
+        r = results[base]
+        print(f"onnx-float32 / {base}: batch throughput {onnx['batch_texts_per_s'] / r['batch_texts_per_s']:.2f}x, "
+              f"query p95 {onnx['query_p95_ms'] / r['query_p95_ms']:.2f}x, load {onnx['load_s'] / r['load_s']:.2f}x, "
+              f"peak RSS {onnx['rss_peak_mib'] / r['rss_peak_mib']:.2f}x")
+    if args.json:
+        args.json.write_text(json.dumps({"encoders": results, "installed_mib": sizes}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
