@@ -1,6 +1,7 @@
 """The embedding encoders side by side, in one run: today's torch encoder (``embed.bert``, in
-bfloat16 where the CPU has bfloat16 units and in float32) and the ONNX Runtime one
-(``embed.onnx_bert``), each in a fresh process of its own.
+bfloat16 where the CPU has bfloat16 units and in float32), and the same model as an ONNX graph
+(``embed.onnx_graph``) run by ONNX Runtime (float32) and by OpenVINO (bfloat16 on such a CPU),
+each in a fresh process of its own.
 
     python benchmarks/encoders.py [--queries 200] [--batch 64] [--threads 1] [--json OUT]
 
@@ -9,7 +10,8 @@ the load and its peak after the work, query encoding p50/p95 (one short text at 
 throughput (``--batch`` paragraph-long texts, best of 3), and vector parity with
 sentence-transformers, the design card's library (the lowest cosine of the pooled vector over
 the texts, and the largest difference of a piece's vector). Then the installed size of each
-runtime in this venv, and ONNX's figures as ratios to today's encoders measured in the same run.
+runtime in this venv, and the candidates' figures as ratios to today's encoders measured in the
+same run.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-ENCODERS = ("torch-bfloat16", "torch-float32", "onnx-float32")
+ENCODERS = ("torch-bfloat16", "torch-float32", "onnxruntime-float32", "openvino-auto")
 
 
 def corpus(queries: int, batch: int) -> tuple[list[str], list[str]]:
@@ -59,9 +61,9 @@ def measure(name: str, queries: list[str], batch: list[str], threads: int) -> di
         torch.set_num_threads(threads)
         encoder = Bert(model_dir, torch.bfloat16 if name.endswith("bfloat16") else torch.float32)
     else:
-        from ai_memory.embed.onnx_bert import OnnxBert
+        from ai_memory.embed.onnx_bert import GraphBert
 
-        encoder = OnnxBert(model_dir, threads)
+        encoder = GraphBert(model_dir, name.split("-")[0], threads)
     tokenizer = encoder.tokenizer()
     encoder.encode(tokenizer, ["warm up"])
     load_s = time.perf_counter() - t0
@@ -145,14 +147,15 @@ def main() -> None:
         print(f"{name:<15} {r['load_s']:>7} {r['rss_loaded_mib']:>8} {r['rss_peak_mib']:>9} {r['query_p50_ms']:>10} "
               f"{r['query_p95_ms']:>7} {r['batch_texts_per_s']:>8} {r['parity_cosine_min']:>10.7f} "
               f"{r['parity_piece_max_abs']:>11.2e}")
-    sizes = {name: installed_mib(name) for name in ("torch", "onnxruntime", "onnx")}
+    sizes = {name: installed_mib(name) for name in ("torch", "onnxruntime", "onnx", "openvino")}
     print("installed, MiB:", ", ".join(f"{k} {v}" for k, v in sizes.items()))
-    onnx = results["onnx-float32"]
-    for base in ("torch-bfloat16", "torch-float32"):
-        r = results[base]
-        print(f"onnx-float32 / {base}: batch throughput {onnx['batch_texts_per_s'] / r['batch_texts_per_s']:.2f}x, "
-              f"query p95 {onnx['query_p95_ms'] / r['query_p95_ms']:.2f}x, load {onnx['load_s'] / r['load_s']:.2f}x, "
-              f"peak RSS {onnx['rss_peak_mib'] / r['rss_peak_mib']:.2f}x")
+    for candidate in ("onnxruntime-float32", "openvino-auto"):
+        c = results[candidate]
+        for base in ("torch-bfloat16", "torch-float32"):
+            r = results[base]
+            print(f"{candidate} / {base}: batch throughput {c['batch_texts_per_s'] / r['batch_texts_per_s']:.2f}x, "
+                  f"query p95 {c['query_p95_ms'] / r['query_p95_ms']:.2f}x, load {c['load_s'] / r['load_s']:.2f}x, "
+                  f"peak RSS {c['rss_peak_mib'] / r['rss_peak_mib']:.2f}x")
     if args.json:
         args.json.write_text(json.dumps({"encoders": results, "installed_mib": sizes}, indent=2))
 

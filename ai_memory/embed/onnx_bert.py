@@ -1,8 +1,10 @@
-"""The encoder on ONNX Runtime: the graph of ``embed.onnx_graph`` run by its public Python API,
+"""The encoder's graph (``embed.onnx_graph``) run by a runtime's public Python API: ONNX Runtime
+(float32) or OpenVINO (bfloat16 where the CPU multiplies bfloat16 in hardware, float32 elsewhere),
 word pieces from the `tokenizers` library, batches as ``embed.bert`` makes them.
 
-ONNX Runtime releases the GIL while it runs a graph, keeps no kernels per shape, and needs no
-torch: the same vectors as sentence-transformers (the test oracle) within float32 rounding.
+Neither needs torch, and both release the GIL while they run a graph. The vectors match
+sentence-transformers (the test oracle): within float32 rounding, or, in bfloat16, a cosine above
+0.9999 (``tests/test_embed_onnx.py``).
 """
 
 from __future__ import annotations
@@ -11,24 +13,23 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnxruntime
 from tokenizers import Tokenizer
 
 from ai_memory.embed.bert import BATCH, BATCH_PIECES, MAX_PIECES, Encoded
-from ai_memory.embed.onnx_graph import INPUTS, model_bytes
+from ai_memory.embed.onnx_graph import INPUTS, OUTPUTS, model_bytes
+
+RUNTIMES = ("onnxruntime", "openvino")
 
 
-class OnnxBert:
-    """The encoder, one session shared by every caller (``run`` is thread-safe); each caller
-    passes a tokenizer of its own (``tokenizer``)."""
+class GraphBert:
+    """The encoder on one runtime, its compiled graph shared by every caller; each caller passes
+    a tokenizer of its own (``tokenizer``)."""
 
-    def __init__(self, model_dir: Path, threads: int = 1) -> None:
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = max(1, threads)
-        options.inter_op_num_threads = 1
+    def __init__(self, model_dir: Path, runtime: str = "onnxruntime", threads: int = 1) -> None:
+        if runtime not in RUNTIMES:
+            raise ValueError(f"unknown runtime {runtime!r}: one of {', '.join(RUNTIMES)}")
         self._dir = model_dir
-        self._session = onnxruntime.InferenceSession(model_bytes(model_dir), options,
-                                                     providers=["CPUExecutionProvider"])
+        self._run = (_onnxruntime if runtime == "onnxruntime" else _openvino)(model_bytes(model_dir), max(1, threads))
 
     def tokenizer(self) -> Tokenizer:
         tok = Tokenizer.from_file(str(self._dir / "tokenizer.json"))
@@ -53,10 +54,37 @@ class OnnxBert:
                 length = len(encodings[row].ids)
                 ids[n, :length] = encodings[row].ids
                 mask[n, :length] = 1
-            hidden, pooled = self._session.run(None, dict(zip(INPUTS, (ids, mask))))
+            hidden, pooled = self._run(ids, mask)
             for n, row in enumerate(rows):
                 length = len(encodings[row].ids)
                 found[row] = Encoded(list(encodings[row].tokens) if pieces else [],
-                                     hidden[n, :length].copy() if pieces else np.empty((0, hidden.shape[2])),
-                                     pooled[n].copy())
+                                     np.array(hidden[n, :length], np.float32) if pieces else np.empty((0, hidden.shape[2])),
+                                     np.array(pooled[n], np.float32))
         return found
+
+
+Run = Any  # (ids, mask) -> (token vectors, pooled vectors)
+
+
+def _onnxruntime(graph: bytes, threads: int) -> Run:
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    session = onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+    return lambda ids, mask: session.run(list(OUTPUTS), dict(zip(INPUTS, (ids, mask))))
+
+
+def _openvino(graph: bytes, threads: int) -> Run:
+    import openvino
+
+    compiled = openvino.Core().compile_model(openvino.Core().read_model(graph), "CPU", {
+        "INFERENCE_NUM_THREADS": str(threads), "PERFORMANCE_HINT": "LATENCY"})
+    outputs = [compiled.output(name) for name in OUTPUTS]
+
+    def run(ids: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        found = compiled.create_infer_request().infer(dict(zip(INPUTS, (ids, mask))))  # a request per call: thread-safe
+        return found[outputs[0]], found[outputs[1]]
+
+    return run
