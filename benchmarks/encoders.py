@@ -1,7 +1,8 @@
 """The embedding encoders side by side, in one run: today's torch encoder (``embed.bert``, in
 bfloat16 where the CPU has bfloat16 units and in float32), and the same model as an ONNX graph
 (``embed.onnx_graph``) run by ONNX Runtime (float32) and by OpenVINO (bfloat16 on such a CPU),
-each in a fresh process of its own.
+each in a fresh process of its own (the graph read from a file built once before, as a daemon
+would keep it between starts).
 
     python benchmarks/encoders.py [--queries 200] [--batch 64] [--threads 1] [--json OUT]
 
@@ -22,6 +23,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -44,7 +46,7 @@ def rss_kib(kind: str = "VmRSS") -> int:
     return 0
 
 
-def measure(name: str, queries: list[str], batch: list[str], threads: int) -> dict[str, object]:
+def measure(name: str, queries: list[str], batch: list[str], threads: int, cache: Path | None) -> dict[str, object]:
     """In this (fresh) process: load ``name``'s encoder and time it."""
     import numpy as np
 
@@ -63,7 +65,7 @@ def measure(name: str, queries: list[str], batch: list[str], threads: int) -> di
     else:
         from ai_memory.embed.onnx_bert import GraphBert
 
-        encoder = GraphBert(model_dir, name.split("-")[0], threads)
+        encoder = GraphBert(model_dir, name.split("-")[0], threads, cache)
     tokenizer = encoder.tokenizer()
     encoder.encode(tokenizer, ["warm up"])
     load_s = time.perf_counter() - t0
@@ -125,17 +127,23 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--encoder", choices=ENCODERS, help=argparse.SUPPRESS)  # the child's side
+    parser.add_argument("--cache", type=Path, help=argparse.SUPPRESS)  # the child's side: the graph file's folder
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     queries, batch = corpus(args.queries, args.batch)
     if args.encoder:
-        print(json.dumps(measure(args.encoder, queries, batch, args.threads)))
+        print(json.dumps(measure(args.encoder, queries, batch, args.threads, args.cache)))
         return
+    cache = Path(tempfile.mkdtemp(prefix="encoders-"))
+    from ai_memory.embed.model import packaged_model_dir
+    from ai_memory.embed.onnx_graph import cached_graph
+
+    cached_graph(packaged_model_dir(), cache)  # built once, as a daemon's first start would: then read from disk
     results: dict[str, dict[str, object]] = {}
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     for name in ENCODERS:
         done = subprocess.run([sys.executable, __file__, "--encoder", name, "--queries", str(args.queries),
-                               "--batch", str(args.batch), "--threads", str(args.threads)],
+                               "--batch", str(args.batch), "--threads", str(args.threads), "--cache", str(cache)],
                               capture_output=True, text=True, env=env, cwd=REPO, check=True)
         results[name] = json.loads(done.stdout.strip().splitlines()[-1])
         results[name]["parity_cosine_min"], results[name]["parity_piece_max_abs"] = parity(results[name])

@@ -61,3 +61,14 @@ def test_the_same_weights_give_the_same_graph_bytes() -> None:
 
     first, second = (hashlib.sha256(model_bytes(packaged_model_dir())).hexdigest() for _ in range(2))
     assert first == second
+
+
+def test_the_graph_is_kept_as_a_file_and_one_that_differs_is_built_again(tmp_path) -> None:
+    from ai_memory.embed.onnx_graph import GRAPH_SHA256, cached_graph
+
+    path = cached_graph(packaged_model_dir(), tmp_path)
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == GRAPH_SHA256
+    path.write_bytes(b"not the graph")  # damaged, or planted
+    assert cached_graph(packaged_model_dir(), tmp_path) == path
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == GRAPH_SHA256
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary file left behind

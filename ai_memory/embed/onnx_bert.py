@@ -16,7 +16,7 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from ai_memory.embed.bert import BATCH, BATCH_PIECES, MAX_PIECES, Encoded
-from ai_memory.embed.onnx_graph import INPUTS, OUTPUTS, model_bytes
+from ai_memory.embed.onnx_graph import INPUTS, OUTPUTS, cached_graph, model_bytes
 
 RUNTIMES = ("onnxruntime", "openvino")
 
@@ -25,11 +25,15 @@ class GraphBert:
     """The encoder on one runtime, its compiled graph shared by every caller; each caller passes
     a tokenizer of its own (``tokenizer``)."""
 
-    def __init__(self, model_dir: Path, runtime: str = "onnxruntime", threads: int = 1) -> None:
+    def __init__(self, model_dir: Path, runtime: str = "onnxruntime", threads: int = 1,
+                 cache_dir: Path | None = None) -> None:
+        """``cache_dir``: where the graph is kept as a file between starts (else it is built in
+        memory each time)."""
         if runtime not in RUNTIMES:
             raise ValueError(f"unknown runtime {runtime!r}: one of {', '.join(RUNTIMES)}")
         self._dir = model_dir
-        self._run = (_onnxruntime if runtime == "onnxruntime" else _openvino)(model_bytes(model_dir), max(1, threads))
+        graph = str(cached_graph(model_dir, cache_dir)) if cache_dir is not None else model_bytes(model_dir)
+        self._run = (_onnxruntime if runtime == "onnxruntime" else _openvino)(graph, max(1, threads))
 
     def tokenizer(self) -> Tokenizer:
         tok = Tokenizer.from_file(str(self._dir / "tokenizer.json"))
@@ -66,7 +70,7 @@ class GraphBert:
 Run = Any  # (ids, mask) -> (token vectors, pooled vectors)
 
 
-def _onnxruntime(graph: bytes, threads: int) -> Run:
+def _onnxruntime(graph: bytes | str, threads: int) -> Run:
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
@@ -76,7 +80,7 @@ def _onnxruntime(graph: bytes, threads: int) -> Run:
     return lambda ids, mask: session.run(list(OUTPUTS), dict(zip(INPUTS, (ids, mask))))
 
 
-def _openvino(graph: bytes, threads: int) -> Run:
+def _openvino(graph: bytes | str, threads: int) -> Run:
     import openvino
 
     compiled = openvino.Core().compile_model(openvino.Core().read_model(graph), "CPU", {
