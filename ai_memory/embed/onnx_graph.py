@@ -152,13 +152,13 @@ def cached_graph(model_dir: Path, cache_dir: Path) -> Path:
     """The graph as a file in ``cache_dir``, built once (atomically) and checked against
     ``GRAPH_SHA256`` at every use, so a runtime reads it from disk instead of from a copy built in
     memory at every start. A file that differs is built again; one built that differs is refused."""
+    from ai_memory.embed.model import ModelError, sha256_of
+
     path = cache_dir / f"all-MiniLM-L6-v2-{GRAPH_SHA256[:16]}.onnx"
-    if path.is_file() and _sha256(path) == GRAPH_SHA256:
+    if path.is_file() and sha256_of(path) == GRAPH_SHA256:
         return path
     data = model_bytes(model_dir)
     if hashlib.sha256(data).hexdigest() != GRAPH_SHA256:
-        from ai_memory.embed.model import ModelError
-
         raise ModelError("the encoder graph built from the pinned weights differs from its pinned digest",
                          detail="another onnx release serializes it otherwise")
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -174,10 +174,3 @@ def cached_graph(model_dir: Path, cache_dir: Path) -> Path:
         raise
     return path
 
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
