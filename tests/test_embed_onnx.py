@@ -72,3 +72,12 @@ def test_the_graph_is_kept_as_a_file_and_one_that_differs_is_built_again(tmp_pat
     assert cached_graph(packaged_model_dir(), tmp_path) == path
     assert hashlib.sha256(path.read_bytes()).hexdigest() == GRAPH_SHA256
     assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary file left behind
+
+
+def test_the_graph_encoders_need_no_torch() -> None:
+    import subprocess
+    import sys
+
+    probe = "import sys, ai_memory.embed.onnx_bert; print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "False", done.stderr

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import logging
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, List, Optional, Tuple, Union
 
@@ -27,10 +26,10 @@ import torch
 from safetensors.torch import load_file
 from tokenizers import Tokenizer
 
+from ai_memory.embed.encoding import BATCH, BATCH_PIECES, MAX_PIECES, Encoded, unit
+
+__all__ = ["BATCH", "BATCH_PIECES", "MAX_PIECES", "Bert", "Encoded", "unit"]
 log = logging.getLogger(__name__)
-MAX_PIECES = 256  # sentence_bert_config.json: the model reads at most this many pieces
-BATCH = 32
-BATCH_PIECES = 2048
 # In bfloat16 the matrix products go through oneDNN, which compiles kernels for each shape it
 # meets and keeps them: texts of every length in batches of every size grew a process by
 # 3-5 MB a batch without end (670 MB over 120 batches). So a bfloat16 batch runs in one of a
@@ -161,16 +160,6 @@ def _without_the_lock(encoder: _Encoder) -> torch.nn.Module:
         return encoder
 
 
-@dataclass(frozen=True)
-class Encoded:
-    """One text as the model read it: its pieces with [CLS] and [SEP] (when asked for), their
-    contextual vectors (the last layer), and the mean-pooled vector (not yet unit length)."""
-
-    pieces: list[str]
-    token_vectors: np.ndarray
-    pooled: np.ndarray
-
-
 class Bert:
     """The encoder, its weights held once; ``encode`` is safe to call from several threads
     (each caller passes its own tokenizer, see ``tokenizer``)."""
@@ -237,11 +226,3 @@ class Bert:
                                      hidden[n, :length].numpy().copy() if pieces else np.empty((0, self._hidden)),
                                      pooled[n].numpy().copy())
         return found
-
-
-def unit(vectors: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit length (float32), as the Normalize module did."""
-    vectors = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
-    return vectors / np.maximum(norms, 1e-12)
-

@@ -138,7 +138,7 @@ class MiniLM:
                 self._tokenizer = bert.tokenizer()
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        from ai_memory.embed.bert import unit
+        from ai_memory.embed.encoding import unit
 
         self.load()
         # One caller at a time per instance: the fast tokenizer is not safe to share across
@@ -148,7 +148,7 @@ class MiniLM:
         return unit(np.stack([e.pooled for e in encoded])) if encoded else np.zeros((0, DIM), np.float32)
 
     def encode_tokens(self, texts: list[str]) -> list[Tokens]:
-        from ai_memory.embed.bert import unit
+        from ai_memory.embed.encoding import unit
 
         self.load()
         with self._lock:

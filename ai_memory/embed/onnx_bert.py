@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from tokenizers import Tokenizer
 
-from ai_memory.embed.bert import BATCH, BATCH_PIECES, MAX_PIECES, Encoded
+from ai_memory.embed.encoding import BATCH, BATCH_PIECES, MAX_PIECES, Encoded
 from ai_memory.embed.onnx_graph import INPUTS, OUTPUTS, cached_graph, model_bytes
 
 RUNTIMES = ("onnxruntime", "openvino")

@@ -24,6 +24,8 @@ import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 from safetensors.numpy import load_file
 
+from ai_memory.embed.model import ModelError, sha256_of
+
 # The graph's bytes as this module builds them from the pinned weights (with the onnx it is built
 # with): a cached graph file is used only if it still has them.
 GRAPH_SHA256 = "bd05b74a6f95dc2cb766ef054a0e96067322c0e5f77bd25ab26a26bdac85e948"
@@ -152,8 +154,6 @@ def cached_graph(model_dir: Path, cache_dir: Path) -> Path:
     """The graph as a file in ``cache_dir``, built once (atomically) and checked against
     ``GRAPH_SHA256`` at every use, so a runtime reads it from disk instead of from a copy built in
     memory at every start. A file that differs is built again; one built that differs is refused."""
-    from ai_memory.embed.model import ModelError, sha256_of
-
     path = cache_dir / f"all-MiniLM-L6-v2-{GRAPH_SHA256[:16]}.onnx"
     if path.is_file() and sha256_of(path) == GRAPH_SHA256:
         return path
