@@ -29,12 +29,13 @@ def speaking_agent(agent: str, payload: Payload) -> str:
     return CURSOR if agent == "claude" and CURSOR_MARK in payload else agent
 
 
-def cursor_event_key(payload: Payload) -> str | None:
+def cursor_event_key(agent: str, payload: Payload, owner: str) -> str | None:
     """One key for one Cursor event, whichever hook delivered it: Cursor hands the same payload to
-    ai-memory's Cursor hook and to the Claude Code hook it runs too, and it is stored once."""
-    if CURSOR_MARK not in payload:
+    ai-memory's Cursor hook and to the Claude Code hook it runs too, and it is stored once. The
+    owner is part of it: another user's event, however alike, is never taken for a repeat."""
+    if speaking_agent(agent, payload) != CURSOR or CURSOR_MARK not in payload:
         return None
-    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=True, default=str)
+    canonical = json.dumps([owner, payload], sort_keys=True, ensure_ascii=True, default=str)
     return "cursor-" + hashlib.sha256(canonical.encode()).hexdigest()[:48]
 
 

@@ -169,7 +169,7 @@ def build_observation(
         raise InputError("invalid agent name", detail="1-32 characters of A-Z a-z 0-9 . _ -")
     if event_hint is not None and not isinstance(event_hint, str):
         raise InputError("invalid event", detail="the event name is a string")
-    if (cursor_key := cursor_event_key(payload)) is not None:
+    if (cursor_key := cursor_event_key(agent, payload, owner)) is not None:
         idempotency_key = cursor_key
     payload = in_common_terms(agent, payload)
     agent = speaking_agent(agent, payload)
