@@ -8,8 +8,9 @@ STAMP := $(VENV)/.setup-done
 
 setup: $(STAMP)
 
-# torch is installed first and pinned: torch==2.13.0 is the CPU wheel on this machine's disk;
-# any other spec would pull gigabytes of CUDA through sentence-transformers. The editable install
+# torch (the test extra's, under sentence-transformers, the test oracle; the daemon never loads it)
+# is installed first and pinned: torch==2.13.0 is the CPU wheel on this machine's disk; any other
+# spec would pull gigabytes of CUDA through sentence-transformers. The editable install
 # is a plain path (compat mode): setuptools' default import finder costs every ai-memory process,
 # hooks included, ~20 ms at start-up.
 $(STAMP): pyproject.toml

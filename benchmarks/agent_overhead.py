@@ -257,7 +257,7 @@ def claude_floors(args: argparse.Namespace) -> None:
         (data / "config.toml").write_text(f"[server]\nport = {port}\n")
         env = {k: v for k, v in os.environ.items() if not k.startswith("AI_MEMORY_")}
         env.update(AI_MEMORY_DATA_DIR=str(data), HOME=str(installed), HF_HUB_OFFLINE="1",
-                   AI_MEMORY_EMBED_ENABLED="0", AI_MEMORY_SERVER_QUERY_WORKERS="0")
+                   AI_MEMORY_EMBED_ENABLED="0")
         for verb in ("install-hooks", "install-mcp"):
             ai_memory(env, verb, "--agent", "claude")
         ai_memory(env, "install-rules", "--agent", "claude", "--dir", str(project))

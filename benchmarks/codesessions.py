@@ -289,9 +289,10 @@ def main() -> int:
     except FormatError as exc:
         print(f"codesessions: {exc}", file=sys.stderr)
         return 2
+    from ai_memory.config import user_model_cache
     from ai_memory.embed.model import MiniLM
 
-    embedder = MiniLM(threads=2)
+    embedder = MiniLM(threads=2, cache_dir=user_model_cache())
     baselines = Baselines(data, embedder, args.vectors_cache)  # first: the daemon's ingest is timed alone
     with tempfile.TemporaryDirectory() as tmp:
         home = args.keep or Path(tmp) / "data"

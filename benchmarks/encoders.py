@@ -1,18 +1,19 @@
-"""The embedding encoders side by side, in one run: today's torch encoder (``embed.bert``, in
-bfloat16 where the CPU has bfloat16 units and in float32), and the same model as an ONNX graph
-(``embed.onnx_graph``) run by ONNX Runtime (float32) and by OpenVINO (bfloat16 on such a CPU),
-each in a fresh process of its own (the graph read from a file built once before, as a daemon
-would keep it between starts).
+"""The embedding encoders side by side, in one run: the torch encoder ai-memory ran before
+(``embed/bert.py`` of ``--baseline``, read from git: bfloat16 where the CPU has bfloat16 units,
+and float32), the daemon's encoder now (``embed.model.MiniLM``: OpenVINO over float16-stored
+weights, in its automatic precision and in float32), and the same graph in float32 on ONNX
+Runtime; each in a fresh process of its own, the compiled model made once before, as a daemon
+keeps it between starts.
 
-    python benchmarks/encoders.py [--queries 200] [--batch 64] [--threads 1] [--json OUT]
+    python benchmarks/encoders.py [--queries 200] [--batch 64] [--threads 1] [--baseline 5391ada] [--json OUT]
 
 For each: model load time (weights checked and read, first text encoded), resident memory after
 the load and its peak after the work, query encoding p50/p95 (one short text at a time), batch
 throughput (``--batch`` paragraph-long texts, best of 3), and vector parity with
 sentence-transformers, the design card's library (the lowest cosine of the pooled vector over
 the texts, and the largest difference of a piece's vector). Then the installed size of each
-runtime in this venv, and the candidates' figures as ratios to today's encoders measured in the
-same run.
+runtime in this venv, and the daemon's encoder's figures as ratios to the torch encoder's,
+measured in the same run.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-ENCODERS = ("torch-bfloat16", "torch-float32", "onnxruntime-float32", "openvino-auto")
+ENCODERS = ("torch-bfloat16", "torch-float32", "openvino-auto", "openvino-float32", "onnxruntime-float32")
 
 
 def corpus(queries: int, batch: int) -> tuple[list[str], list[str]]:
@@ -46,27 +47,48 @@ def rss_kib(kind: str = "VmRSS") -> int:
     return 0
 
 
-def measure(name: str, queries: list[str], batch: list[str], threads: int, cache: Path | None) -> dict[str, object]:
+def baseline_encoder(baseline: str, into: Path) -> Path:
+    """``embed/bert.py`` as it was at ``baseline``, as a module file of its own."""
+    source = subprocess.run(["git", "-C", str(REPO), "show", f"{baseline}:ai_memory/embed/bert.py"],
+                            check=True, capture_output=True, text=True).stdout
+    path = into / "baseline_bert.py"
+    path.write_text(source)
+    return path
+
+
+def load(name: str, threads: int, cache: Path) -> tuple[object, object]:
+    """``name``'s encoder and a tokenizer of its own, loaded in this process."""
+    from ai_memory.embed.model import MiniLM, packaged_model_dir, verify
+
+    model_dir = packaged_model_dir()
+    if name.startswith("torch"):
+        import importlib.util
+
+        import torch
+
+        spec = importlib.util.spec_from_file_location("baseline_bert", cache / "baseline_bert.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        verify(model_dir)
+        torch.set_num_threads(threads)
+        encoder = module.Bert(model_dir, torch.bfloat16 if name.endswith("bfloat16") else torch.float32)
+        return encoder, encoder.tokenizer()
+    if name.startswith("openvino"):
+        encoder = MiniLM(threads=threads, precision=name.split("-")[1], cache_dir=cache).load()
+        return encoder, encoder.tokenizer()
+    from ai_memory.embed.encoder import on_onnxruntime
+
+    verify(model_dir)
+    encoder = on_onnxruntime(model_dir, str(cache / "graph.onnx"), threads)
+    return encoder, encoder.tokenizer()
+
+
+def measure(name: str, queries: list[str], batch: list[str], threads: int, cache: Path) -> dict[str, object]:
     """In this (fresh) process: load ``name``'s encoder and time it."""
     import numpy as np
 
-    from ai_memory.embed.model import packaged_model_dir, verify
-
-    model_dir = packaged_model_dir()
     t0 = time.perf_counter()
-    verify(model_dir)
-    if name.startswith("torch"):
-        import torch
-
-        from ai_memory.embed.bert import Bert
-
-        torch.set_num_threads(threads)
-        encoder = Bert(model_dir, torch.bfloat16 if name.endswith("bfloat16") else torch.float32)
-    else:
-        from ai_memory.embed.onnx_bert import GraphBert
-
-        encoder = GraphBert(model_dir, name.split("-")[0], threads, cache)
-    tokenizer = encoder.tokenizer()
+    encoder, tokenizer = load(name, threads, cache)
     encoder.encode(tokenizer, ["warm up"])
     load_s = time.perf_counter() - t0
     rss_loaded = rss_kib()
@@ -126,6 +148,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--baseline", default="5391ada", help="the commit whose torch encoder is compared")
     parser.add_argument("--encoder", choices=ENCODERS, help=argparse.SUPPRESS)  # the child's side
     parser.add_argument("--cache", type=Path, help=argparse.SUPPRESS)  # the child's side: the graph file's folder
     parser.add_argument("--json", type=Path)
@@ -135,10 +158,13 @@ def main() -> None:
         print(json.dumps(measure(args.encoder, queries, batch, args.threads, args.cache)))
         return
     cache = Path(tempfile.mkdtemp(prefix="encoders-"))
-    from ai_memory.embed.model import packaged_model_dir
-    from ai_memory.embed.onnx_graph import cached_graph
+    from ai_memory.embed.model import MiniLM, packaged_model_dir
+    from ai_memory.embed.onnx_graph import model_bytes
 
-    cached_graph(packaged_model_dir(), cache)  # built once, as a daemon's first start would: then read from disk
+    # made once, as a daemon's first start would; then read from disk
+    (cache / "graph.onnx").write_bytes(model_bytes(packaged_model_dir()))
+    MiniLM(cache_dir=cache).load()
+    baseline_encoder(args.baseline, cache)
     results: dict[str, dict[str, object]] = {}
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     for name in ENCODERS:
@@ -157,7 +183,7 @@ def main() -> None:
               f"{r['parity_piece_max_abs']:>11.2e}")
     sizes = {name: installed_mib(name) for name in ("torch", "onnxruntime", "onnx", "openvino")}
     print("installed, MiB:", ", ".join(f"{k} {v}" for k, v in sizes.items()))
-    for candidate in ("onnxruntime-float32", "openvino-auto"):
+    for candidate in ("openvino-auto", "openvino-float32", "onnxruntime-float32"):
         c = results[candidate]
         for base in ("torch-bfloat16", "torch-float32"):
             r = results[base]

@@ -1,12 +1,11 @@
 """Footprint: the resident memory of every ai-memory process, today's structure beside the new one.
 
-    python benchmarks/footprint.py [--pages 10000] [--load-seconds 60 | --full] [--baseline 8f53238]
-        [--structures worker,in-process,baseline] [--real-page-vectors] [--hook-rate 20]
+    python benchmarks/footprint.py [--pages 10000] [--load-seconds 60 | --full] [--baseline 5391ada]
+        [--structures this,baseline] [--real-page-vectors] [--hook-rate 20]
 
 For each structure, in one run: a daemon starts on an empty data dir with the model on
-(``worker``: this tree, the model in the one worker process; ``in-process``: this tree with
-``server.query_workers = 0``; ``baseline``: the tree of ``--baseline`` from ``git archive``,
-today's daemon + query worker). Then:
+(``this``: this tree, one process holding the model; ``baseline``: the tree of ``--baseline``
+from ``git archive``, the daemon with torch in its model worker process). Then:
 
 1. **start**: RSS (and PSS: shared pages counted once) of the daemon and each child once the
    model is loaded and the workers serve;
@@ -322,9 +321,9 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=10000)
     parser.add_argument("--load-seconds", type=float, default=60.0)
     parser.add_argument("--full", action="store_true", help="the issue's 10 minutes of mixed load")
-    parser.add_argument("--baseline", default="8f53238", help="the commit of today's structure")
-    parser.add_argument("--commit", default="HEAD", help="the commit measured as worker and in-process")
-    parser.add_argument("--structures", default="worker,in-process,baseline")
+    parser.add_argument("--baseline", default="5391ada", help="the commit of the structure compared with")
+    parser.add_argument("--commit", default="HEAD", help="the commit measured as this")
+    parser.add_argument("--structures", default="this,baseline")
     parser.add_argument("--real-page-vectors", action="store_true", help="encode every chunk with the model")
     parser.add_argument("--hook-rate", type=float, default=0.0,
                         help="hooks a second during the load, all clients together (0: as fast as answered)")
@@ -341,8 +340,7 @@ def main() -> None:
             commit = args.baseline if name == "baseline" else args.commit
             if commit not in trees:
                 trees[commit] = tree_of(commit, work / f"tree-{commit}")
-            env = {"worker": {"AI_MEMORY_SERVER_QUERY_WORKERS": "2"}, "in-process": {"AI_MEMORY_SERVER_QUERY_WORKERS": "0"},
-                   "baseline": {"AI_MEMORY_SERVER_QUERY_WORKERS": "1"}}[name]
+            env: dict[str, str] = {}  # each tree's defaults
             tree_dir = trees[commit]
             pace = f"{args.hook_rate:g} hooks/s" if args.hook_rate else "hooks as fast as answered"
             print(f"{name}: {args.pages:,} pages, {load_s:.0f} s mixed load ({pace})", flush=True)

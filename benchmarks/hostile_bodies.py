@@ -136,7 +136,7 @@ def _pct(values: list[float], q: float) -> float:
 def measure(name: str, tree_dir: Path, work: Path, parallel: int, rounds: int) -> dict[str, Any]:
     data, port = work / name / "data", free_port()
     env = {**os.environ, "AI_MEMORY_DATA_DIR": str(data), "AI_MEMORY_EMBED_ENABLED": "0",
-           "AI_MEMORY_SERVER_QUERY_WORKERS": "0", "PYTHONPATH": str(tree_dir)}
+           "PYTHONPATH": str(tree_dir)}
     env.pop("AI_MEMORY_URL", None)
     proc = subprocess.Popen([sys.executable, "-m", "ai_memory.cli", "serve", "--port", str(port)], env=env,
                             cwd=tree_dir, stderr=subprocess.DEVNULL)

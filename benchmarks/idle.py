@@ -2,7 +2,7 @@
 
     python benchmarks/idle.py [--pages 10000] [--hooks 300] [--windows 3] [--window-seconds 60]
 
-A daemon of this tree (model on, the model worker structure) starts on a fresh data dir;
+A daemon of this tree (model on, in its one process) starts on a fresh data dir;
 ``--pages`` pages (``benchmarks/query.py``'s generator, page vectors seeded by content hash as
 in ``footprint.py``) are moved into ``wiki/`` and ``--hooks`` hook events posted. Once every
 page is indexed and every vector stored, the CPU of the daemon and every process it started is

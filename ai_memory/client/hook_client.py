@@ -2,7 +2,7 @@
 where it cannot run).
 
 Standard library only, and only the light parts of it: this runs on agent hooks, so its import
-path must stay far from aiohttp, torch or the store (a test guards this).
+path must stay far from aiohttp, the model or the store (a test guards this).
 
 A local daemon watches its spool and takes each file as it lands, so nothing is posted. Against
 a daemon on another machine the caller passes ``drain``: a detached child runs it (one drain at

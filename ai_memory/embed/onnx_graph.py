@@ -6,17 +6,13 @@ layer's vector of every piece and the mask-weighted mean of them (the pooled vec
 length): what late interaction and the page vectors each read. It is made of standard operators
 only (opset 17: Gather, MatMul, Add, LayerNormalization, Softmax, Erf, ...), so ONNX Runtime
 runs it on any CPU, with its own graph fusions. The same weights in the same order give the same
-bytes: ``model_bytes`` is reproducible, and its digest is pinned beside the model's own
-(``embed.model``).
+bytes: ``model_bytes`` is reproducible, and its digest is pinned (``embed.encoding.GRAPH_SHA256``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +20,10 @@ import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 from safetensors.numpy import load_file
 
-from ai_memory.embed.model import ModelError, sha256_of
+from ai_memory.embed.encoding import INPUTS, OUTPUTS
 
-# The graph's bytes as this module builds them from the pinned weights (with the onnx it is built
-# with): a cached graph file is used only if it still has them.
-GRAPH_SHA256 = "bd05b74a6f95dc2cb766ef054a0e96067322c0e5f77bd25ab26a26bdac85e948"
 OPSET = 17
 IR_VERSION = 8  # what ONNX Runtime 1.1x and later all read
-INPUTS = ("input_ids", "attention_mask")
-OUTPUTS = ("token_vectors", "pooled")
 
 
 class _Graph:
@@ -148,29 +139,3 @@ def build(model_dir: Path) -> Any:
 def model_bytes(model_dir: Path) -> bytes:
     """The serialized graph (deterministic: the same weights give the same bytes)."""
     return build(model_dir).SerializeToString(deterministic=True)
-
-
-def cached_graph(model_dir: Path, cache_dir: Path) -> Path:
-    """The graph as a file in ``cache_dir``, built once (atomically) and checked against
-    ``GRAPH_SHA256`` at every use, so a runtime reads it from disk instead of from a copy built in
-    memory at every start. A file that differs is built again; one built that differs is refused."""
-    path = cache_dir / f"all-MiniLM-L6-v2-{GRAPH_SHA256[:16]}.onnx"
-    if path.is_file() and sha256_of(path) == GRAPH_SHA256:
-        return path
-    data = model_bytes(model_dir)
-    if hashlib.sha256(data).hexdigest() != GRAPH_SHA256:
-        raise ModelError("the encoder graph built from the pinned weights differs from its pinned digest",
-                         detail="another onnx release serializes it otherwise")
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=cache_dir)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-

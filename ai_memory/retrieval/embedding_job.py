@@ -15,8 +15,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import sqlite3
+import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -181,14 +184,29 @@ def store_vectors(model: str, dim: int, pending: Pending, vectors: np.ndarray,
 IDLE_LOOK_S = 30.0
 
 
+def _lower_own_priority(steps: int) -> None:
+    """Lower the calling thread's CPU priority by ``steps`` (on Linux a priority is a thread's)."""
+    if steps <= 0:
+        return
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + steps)
+    except OSError as exc:
+        log.warning("could not lower the embedding thread's CPU priority: %s", exc)
+
+
 class EmbeddingJob:
     """Owns the loop; ``wake`` ends the wait once new text arrives."""
 
     def __init__(self, embedder: Embedder, reader: Reader, writer: Writer, idle_s: float = IDLE_LOOK_S,
-                 query_embedder: Embedder | None = None) -> None:
+                 query_embedder: Embedder | None = None, nice: int = 0) -> None:
         self.embedder = embedder
-        # A second instance for queries, loaded with the first: searches never queue behind a batch.
+        # A second instance for queries (a tokenizer of its own over the same model), loaded with the first.
         self.query_embedder = query_embedder or embedder
+        # Batches are encoded on one thread of their own, ``nice`` steps below the priority of
+        # searches: the model runs a pass on the thread that asks for it.
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="embed", initializer=_lower_own_priority,
+                                          initargs=(nice,))
         self._reader = reader
         self._writer = writer
         self._idle = idle_s
@@ -215,7 +233,8 @@ class EmbeddingJob:
         if pending.is_empty():
             self._advance(generation, pending.chunks_checked)
             return 0
-        vectors, tokens = await asyncio.to_thread(self._encode, pending)
+        loop = asyncio.get_running_loop()
+        vectors, tokens = await loop.run_in_executor(self._thread, self._encode, pending)
         await self._writer.submit_wait(store_vectors(model, self.embedder.dim, pending, vectors, tokens))
         self._advance(generation, pending.chunks_checked)
         self.embedded += len(pending.hashes)
@@ -240,7 +259,15 @@ class EmbeddingJob:
 
     async def run(self) -> None:
         try:
-            await asyncio.to_thread(self._load)
+            await self._serve()
+        finally:
+            self._thread.shutdown(wait=False, cancel_futures=True)  # a pass is short: never waited for
+
+    async def _serve(self) -> None:
+        try:
+            # on a reader thread: started before the daemon lowered its priority, so helper threads
+            # the runtime may start as it loads (embed.threads > 1) keep the normal one
+            await self._reader.run(lambda _conn: self._load())
         except AiMemoryError as exc:
             self.error = f"{exc.message} ({exc.detail})" if exc.detail else exc.message
             log.error("embeddings disabled: %s", self.error)

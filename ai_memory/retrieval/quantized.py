@@ -26,7 +26,7 @@ process's own memory: they are written to an unnamed file there (``CodeFile``) a
 through a shared map whose pages are handed back (``MADV_DONTNEED``) after each read of a
 search's candidates. They stay in the kernel's page cache, clean once written back, which the
 kernel reclaims under memory pressure instead of swapping (a search then reads its
-candidates from disk), instead of the worker's anonymous memory: about 220 MB at 100,000
+candidates from disk), instead of the daemon's anonymous memory: about 220 MB at 100,000
 pages. While a read runs (~0.1 ms a matrix), the kernel maps the cached pages around each
 one too ("fault-around"), so the process's RSS briefly counts most of the file: pages of the
 page cache, not memory allocated. Elsewhere (macOS: ``MADV_DONTNEED`` does not unmap) the

@@ -8,6 +8,7 @@ miss, and ``explain`` with every number that made a score.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
 
+from ai_memory.core.errors import AiMemoryError
 from ai_memory.core.events import SESSION_MARKERS, is_markdown_event
 from ai_memory.core.names import project_name
 from ai_memory.core.page import GLOBAL_PROJECT, TYPE_OF_KIND
@@ -46,6 +48,8 @@ KIND_TYPES = TYPE_OF_KIND
 # grows with them, and past the 30th in fused order a candidate hardly ever came out first: on
 # both development sets 30 ranked as well as 40 or better.
 RERANK_DEPTH = 30
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -148,10 +152,15 @@ class Retriever:
     def query_tokens(self, q: str) -> Tokens | None:
         """The query as the model reads it (pooled vector and piece vectors, one pass), without
         its calendar dates: no turn says "1 February, 2023", and the dates are matched against
-        the memory's own (the temporal feature)."""
+        the memory's own (the temporal feature). None when the model cannot encode it: the
+        search goes on by words alone."""
         if self._embedder is None or self._index is None or not self._ready():
             return None
-        return self._embedder.encode_tokens([without_dates(q)])[0]
+        try:
+            return self._embedder.encode_tokens([without_dates(q)])[0]
+        except (RuntimeError, AiMemoryError) as exc:  # the runtime's own errors are RuntimeErrors
+            log.error("the query could not be encoded (%s): searching by words alone", exc)
+            return None
 
     def answer(self, conn: sqlite3.Connection, query: Query, now: datetime | None = None) -> Answer:
         moment = now or datetime.now(timezone.utc)

@@ -57,7 +57,6 @@ async def status_report(runtime: Runtime) -> dict:
         "spool": runtime.spool.as_dict(),
         "quota": runtime.quota.describe(),
         "llm": await runtime.llm.describe() if runtime.llm else {"enabled": False},
-        "query_workers": runtime.model_worker.describe() if runtime.model_worker else {"configured": 0},
         "writer": {
             "queue_depth": runtime.writer.depth,
             "batches": stats.batches,

@@ -24,7 +24,16 @@ class Reader:
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._generation = 0
+        self._workers = workers
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ai-memory-read")
+
+    async def start_threads(self) -> None:
+        """Start every reader thread now (a pool starts them as work comes): a thread inherits
+        its creator's CPU priority, so threads started before the daemon lowers its own keep
+        the normal one."""
+        everyone = threading.Barrier(self._workers)
+        loop = asyncio.get_running_loop()
+        await asyncio.gather(*(loop.run_in_executor(self._executor, everyone.wait, 30.0) for _ in range(self._workers)))
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)

@@ -14,7 +14,7 @@ start (a few tenths of a second). At most ``AHEAD`` batches per helper wait, so 
 ahead stays small whatever the size of the memory. Helpers that cannot start, cannot be handed
 a batch, or die leave their batches to the rebuild's own process: the rebuild still ends, only
 slower. A helper whose parent is gone (killed, so no shutdown reached it) ends itself rather
-than linger. As with the model worker, a script that rebuilds must guard its main module
+than linger. A script that rebuilds must guard its main module
 (``if __name__ == "__main__":``): a spawned process imports it.
 """
 
