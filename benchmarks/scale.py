@@ -17,7 +17,7 @@ For each ``--pages`` N, on a fresh data dir and the daemon of this checkout:
 2. **through HTTP**, the daemon started on that data dir: ``--hook-sessions`` more sessions
    posted to ``/hook`` by 16 clients while one client searches without pause (the ingest
    throughput with searching, and the query latency meanwhile: their texts are embedded by the
-   real model in the worker); then, once every vector is stored and the daemon is quiet
+   real model in the daemon); then, once every vector is stored and the daemon is quiet
    (under 5% of a core: what the sample left to do runs first), ``/v1/query`` p50/p95 idle
    and under a burst of 32 hook clients, ``/v1/briefing`` p95, ``/v1/recall`` p50/p95 (prompt
    recall, as the prompt hook asks it), ``POST /v1/reindex`` (no
