@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import shutil
 import sqlite3
 import subprocess
 import time
@@ -15,13 +14,12 @@ import pytest
 from ai_memory.core.chunks import text_hash
 from ai_memory.core.timeexpr import asks_when, parse_ranges, without_dates
 from ai_memory.core.utterance import sentences
-from ai_memory.embed.model import MiniLM, ModelError, packaged_model_dir
 from ai_memory.retrieval.fts import query_terms, query_words
 from ai_memory.retrieval.features import combine
 from ai_memory.retrieval.rerank import answer_type, as_its_own_turn
 from ai_memory.retrieval.turns import best_turns_of, most_wanted_first
 from ai_memory.retrieval.streams import CONTEXT_WEIGHT, Stream, in_context
-from conftest import MODEL_CACHE, Daemon
+from conftest import Daemon
 from wiki_helpers import page_text, wait_until
 
 PAGES = {
@@ -511,20 +509,6 @@ def test_the_query_vector_reads_what_is_asked_not_its_calendar_dates() -> None:
     assert without_dates("2023") == "2023"  # nothing else to embed
     assert without_dates("why does port 2048 refuse in 2024") == "why does port 2048 refuse"  # a number, a year
     assert without_dates("step 1 may fail on 3 May") == "step 1 may fail"  # "may" the verb, "May" the month
-
-
-def test_wrong_checksum_refuses_to_load(tmp_path: Path) -> None:
-    copy = tmp_path / "model"
-    shutil.copytree(packaged_model_dir(), copy)
-    with open(copy / "tokenizer.json", "ab") as fh:
-        fh.write(b" ")
-    with pytest.raises(ModelError, match="checksum mismatch for tokenizer.json"):
-        MiniLM(copy, cache_dir=tmp_path / "cache").load()
-
-
-def test_model_loads_from_the_package_offline() -> None:
-    vectors = MiniLM(cache_dir=MODEL_CACHE).encode(["the login test flakes on CI", "CI login test is flaky"])
-    assert vectors.shape == (2, 384) and float(vectors[0] @ vectors[1]) > 0.7
 
 
 def test_search_works_with_embeddings_disabled(daemon: Daemon) -> None:
