@@ -36,7 +36,7 @@ from ai_memory.ingest.sessions import SessionCompiler
 from ai_memory.ingest.spool import SpoolStats, drain_once
 from ai_memory.ingest.spool_watch import SpoolWatcher
 from ai_memory.llm.settings import llm_settings
-from ai_memory.retrieval.embedding_job import EmbeddingJob
+from ai_memory.retrieval.embedding_job import EmbeddingJob, lower_thread_priority
 from ai_memory.retrieval.search import Answer, Query, Retriever
 from ai_memory.retrieval.vectors import VectorIndex, single_threaded_blas
 from ai_memory.store.row_journal import snapshot
@@ -164,7 +164,9 @@ class Runtime:
     async def _priorities(self) -> AsyncIterator[None]:
         # the readers' threads (searches) are started before our priority is lowered: they keep the normal one
         await self.reader.start_threads()
-        _lower_ingest_priority(self.config.server.ingest_nice)
+        # the loop thread (hook parsing and sanitizing: most of the daemon's CPU) and what it
+        # starts from now on yield to searches and to the user's own programs
+        lower_thread_priority(self.config.server.ingest_nice)
         yield
 
     @asynccontextmanager
@@ -569,19 +571,6 @@ def _embedding_and_retriever(config: Config, reader: Reader, writer: Writer):
     index = VectorIndex(MODEL_ID, DIM, codes_dir=config.db_path.parent)
     retriever = Retriever(embedding.query_embedder, index, ready=lambda: embedding.ready)
     return embedding, retriever, embedding.query_embedder
-
-
-def _lower_ingest_priority(steps: int) -> None:
-    """Make the event loop thread (hook parsing and sanitizing: most of the daemon's CPU) and the
-    threads it starts from now on yield to searches and to the user's own programs. On Linux a
-    nice value belongs to a thread; the reader threads, where searches run, were started before,
-    at normal priority, so a burst of hooks cannot starve a search of CPU."""
-    if steps <= 0:
-        return
-    try:
-        os.nice(steps)
-    except OSError as exc:
-        log.warning("could not lower the daemon's CPU priority: %s", exc)
 
 
 def _due_in(marker: Path, interval_s: float) -> float:

@@ -10,8 +10,8 @@ loads in a fraction of a second, with neither onnx nor the graph builder importe
 The folder is made in a temporary folder, with the digests of its files written last, and
 renamed into place, all under a lock on the cache folder (two daemons, or a daemon and a test,
 may start at once). A folder whose files no longer have their digests (cut short, damaged), that
-is a symbolic link or holds one, or that is not the user's own, is never used: it is moved aside
-and made again.
+is a symbolic link or holds one, or that is not the user's own, is never used: it is removed (a
+link as a link) and made again.
 """
 
 from __future__ import annotations

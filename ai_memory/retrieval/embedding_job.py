@@ -17,7 +17,6 @@ import json
 import logging
 import os
 import sqlite3
-import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -184,15 +183,15 @@ def store_vectors(model: str, dim: int, pending: Pending, vectors: np.ndarray,
 IDLE_LOOK_S = 30.0
 
 
-def _lower_own_priority(steps: int) -> None:
-    """Lower the calling thread's CPU priority by ``steps`` (on Linux a priority is a thread's)."""
+def lower_thread_priority(steps: int) -> None:
+    """Lower the calling thread's CPU priority by ``steps``: on Linux a nice value is a thread's,
+    and the threads it starts from then on inherit it."""
     if steps <= 0:
         return
     try:
-        tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + steps)
+        os.nice(steps)
     except OSError as exc:
-        log.warning("could not lower the embedding thread's CPU priority: %s", exc)
+        log.warning("could not lower a thread's CPU priority: %s", exc)
 
 
 class EmbeddingJob:
@@ -205,7 +204,7 @@ class EmbeddingJob:
         self.query_embedder = query_embedder or embedder
         # Batches are encoded on one thread of their own, ``nice`` steps below the priority of
         # searches: the model runs a pass on the thread that asks for it.
-        self._thread = ThreadPoolExecutor(1, thread_name_prefix="embed", initializer=_lower_own_priority,
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="embed", initializer=lower_thread_priority,
                                           initargs=(nice,))
         self._reader = reader
         self._writer = writer
