@@ -55,8 +55,9 @@ MAX_HELPERS = 3   # past this, the one connection that inserts is the limit
 HELPER_NICE = 5
 PARENT_POLL_S = 1.0  # how often a helper looks whether its parent is still there
 # What starting or feeding helpers raises where they cannot run: no executable to spawn, a pipe
-# to a child that died at once, no semaphores on this system, a helper gone.
-_HELPERS_FAILED = (OSError, ImportError, NotImplementedError, BrokenProcessPool)
+# to a child that died at once, no semaphores on this system, a helper gone, or the descriptor
+# of a resource tracker that died at once, which the next spawn is handed (ValueError).
+_HELPERS_FAILED = (OSError, ImportError, NotImplementedError, ValueError, BrokenProcessPool)
 
 
 def helpers_here() -> int:
