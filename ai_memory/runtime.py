@@ -415,9 +415,6 @@ class Runtime:
             # after the swap, never before: a connection opened earlier would read the
             # deleted old file through the new file's WAL
             self.reader.reset()
-            self.retriever.reset()
-            if self.embedding is not None:
-                self.embedding.reset()
         finally:
             await self.writer.resume()
         return late
@@ -439,12 +436,9 @@ class Runtime:
 
     async def project_change(self, verb: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
         """A project lifecycle verb (``self.projects``), never beside a reindex, a sweep or a
-        sync; the vector caches, which hold each row's project, are read again after it."""
+        sync."""
         async with self._maintenance:
-            report = await verb()
-            if not report.get("dry_run"):
-                self.retriever.reset()
-        return report
+            return await verb()
 
     async def _sweeps_on_schedule(self) -> None:
         """A forget sweep every interval, counted from the last one (a marker file), so a daemon

@@ -6,7 +6,7 @@ memory-mapped, float16 or int8 rows) and sqlite-vec (vectors in the database its
 
     python benchmarks/vector_stores.py [--rows 30000,300000] [--queries 200] [--json OUT]
 
-The libraries are not ai-memory's dependencies: ``pip install usearch sqlite-vec`` into the venv
+The libraries are not ai-memory's dependencies: ``pip install usearch sqlite-vec pysqlite3-binary`` into the venv
 first (a store whose library is missing is reported as unavailable).
 
 Rows are pseudo-random unit vectors in clusters (a topic's chunks lie near each other, as
@@ -32,7 +32,8 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 DIM = 384
-STORES = ("ours", "usearch-f16", "usearch-i8", "sqlite-vec")
+STORES = ("ours", "usearch-f16", "usearch-i8", "sqlite-vec", "sqlite-vec-bit")
+RESCORE, MIN_CANDIDATES = 8, 2048  # sign-bit candidates, as ``retrieval.quantized`` keeps them
 
 
 def rss_mib() -> float:
@@ -74,22 +75,47 @@ def build(store: str, vectors: np.ndarray, work: Path):
         del index
         viewed = Index.restore(str(path), view=True)  # memory-mapped, as a daemon would open it
         return lambda q, n: viewed.search(q, n).keys
+    return sqlite_vec_search(store, vectors, work)
+
+
+def sqlite_vec_connection(path: Path):
+    """A connection with sqlite-vec loaded: through this Python's ``sqlite3`` where it can load
+    extensions, else through pysqlite3 (the same module API over its own SQLite build)."""
     import sqlite3
 
     import sqlite_vec
 
-    conn = sqlite3.connect(str(work / "vec.sqlite"))
-    if not hasattr(conn, "enable_load_extension"):
-        raise RuntimeError("this Python's sqlite3 cannot load extensions (built without them)")
+    module = sqlite3
+    if not hasattr(sqlite3.Connection, "enable_load_extension"):
+        try:
+            import pysqlite3 as module  # type: ignore[no-redef]
+        except ImportError as exc:
+            raise RuntimeError("this Python's sqlite3 cannot load extensions; pip install pysqlite3-binary") from exc
+    conn = module.connect(str(path))
     conn.enable_load_extension(True)
     sqlite_vec.load(conn)
     conn.enable_load_extension(False)
-    conn.execute(f"CREATE VIRTUAL TABLE v USING vec0(embedding float[{DIM}] distance_metric=cosine)")
-    conn.executemany("INSERT INTO v(rowid, embedding) VALUES (?, ?)",
-                     ((i, vectors[i].tobytes()) for i in range(len(vectors))))
+    return conn
+
+
+def sqlite_vec_search(store: str, vectors: np.ndarray, work: Path):
+    """``sqlite-vec``: float32 rows scanned in full; ``sqlite-vec-bit``: sign bits scanned for
+    ``RESCORE`` x n candidates (at least ``MIN_CANDIDATES``), which the float32 rows (an auxiliary column) then rank, in SQL."""
+    conn = sqlite_vec_connection(work / "vec.sqlite")
+    if store == "sqlite-vec":
+        conn.execute(f"CREATE VIRTUAL TABLE v USING vec0(embedding float[{DIM}] distance_metric=cosine)")
+        conn.executemany("INSERT INTO v(rowid, embedding) VALUES (?, ?)",
+                         ((i, vectors[i].tobytes()) for i in range(len(vectors))))
+        conn.commit()
+        return lambda q, n: np.array([r[0] for r in conn.execute(
+            "SELECT rowid FROM v WHERE embedding MATCH ? AND k = ?", (q.tobytes(), n))])
+    conn.execute(f"CREATE VIRTUAL TABLE v USING vec0(bits bit[{DIM}], +full blob)")
+    conn.executemany("INSERT INTO v(rowid, bits, full) VALUES (?, vec_quantize_binary(?), ?)",
+                     ((i, vectors[i].tobytes(), vectors[i].tobytes()) for i in range(len(vectors))))
     conn.commit()
-    return lambda q, n: np.array([r[0] for r in conn.execute(
-        "SELECT rowid FROM v WHERE embedding MATCH ? AND k = ?", (q.tobytes(), n))])
+    query = ("WITH c AS (SELECT rowid, full FROM v WHERE bits MATCH vec_quantize_binary(?) AND k = ?) "
+             "SELECT rowid FROM c ORDER BY vec_distance_cosine(full, ?) LIMIT ?")
+    return lambda q, n: np.array([r[0] for r in conn.execute(query, (q.tobytes(), max(RESCORE * n, MIN_CANDIDATES), q.tobytes(), n))])
 
 
 def measure(store: str, rows: int, queries: int) -> dict[str, object]:
@@ -133,7 +159,7 @@ def main() -> None:
         print(json.dumps(measure(args.store, int(args.rows), args.queries)))
         return
     results = {}
-    print(f"{'store':<12} {'rows':>8} {'build s':>8} {'RSS + MiB':>10} {'recall@10':>10} {'p50 ms':>7} {'p95 ms':>7}")
+    print(f"{'store':<15} {'rows':>8} {'build s':>8} {'RSS + MiB':>10} {'recall@10':>10} {'p50 ms':>7} {'p95 ms':>7}")
     for rows in (int(r) for r in args.rows.split(",")):
         for store in STORES:
             done = subprocess.run([sys.executable, __file__, "--store", store, "--rows", str(rows),
@@ -141,9 +167,9 @@ def main() -> None:
             r = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else {"error": done.stderr[-300:]}
             results[f"{store}@{rows}"] = r
             if "error" in r:
-                print(f"{store:<12} {rows:>8} unavailable: {r['error']}")
+                print(f"{store:<15} {rows:>8} unavailable: {r['error']}")
                 continue
-            print(f"{store:<12} {rows:>8} {r['build_s']:>8} {r['rss_added_mib']:>10} {r['recall_at_10']:>10} "
+            print(f"{store:<15} {rows:>8} {r['build_s']:>8} {r['rss_added_mib']:>10} {r['recall_at_10']:>10} "
                   f"{r['p50_ms']:>7} {r['p95_ms']:>7}", flush=True)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))

@@ -125,3 +125,23 @@ def test_pieces_read_again_from_the_cache_are_the_pieces_stored(tmp_path: Path) 
     assert late_interaction.stored_pieces(conn, "m", [7], 20, cache) == late_interaction.stored_pieces(conn, "m", [7], 20)
     assert late_interaction.stored_pieces(conn, "m", [7], 20, cache)[0][0] == 7
     conn.close()
+
+
+def test_the_cache_answers_for_a_new_database_file_with_nothing_cleared(tmp_path: Path) -> None:
+    """A reindex swaps in another file: the same rowid is another turn, with other pieces."""
+    cache, rng, answers = late_interaction.PieceCache(), np.random.default_rng(4), []
+    for name in ("first.sqlite", "second.sqlite"):
+        conn = open_write_connection(tmp_path / name)
+        migrate(conn)
+        conn.execute("INSERT INTO sessions(id, agent, project, started_at, last_event_at)"
+                     " VALUES ('s', 'claude', 'acme', '2026-01-01', '2026-01-01')")
+        count = 3 if name == "first.sqlite" else 5
+        late_interaction.store(conn, "m", late_interaction.Pieces(
+            f"h-{name}", count, late_interaction.pack(rng.normal(size=(count, 384))), frozenset({"w"})))
+        conn.execute("INSERT INTO observations(rowid, id, session_id, agent, event, occurred_at, received_at, title,"
+                     " body, payload, embed_hash) VALUES (1, 'o1', 's', 'claude', 'stop', '2026', '2026', 't', 'b',"
+                     " '{}', ?)", (f"h-{name}",))
+        answers.append(late_interaction.stored_pieces(conn, "m", [1], 20, cache))
+        assert answers[-1] == late_interaction.stored_pieces(conn, "m", [1], 20)
+        conn.close()
+    assert [count for _, count, _ in (a[0] for a in answers)] == [3, 5]

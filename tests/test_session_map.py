@@ -40,7 +40,19 @@ def test_the_map_answers_as_the_database_does_while_observations_are_added(tmp_p
         wanted = sorted({rng.randrange(0, start + 5) for _ in range(600)})
         for content_only in (False, True):
             assert sessions.sessions_of(reader, wanted, content_only) == _obs_sessions(reader, wanted, content_only)
-    sessions.reset()
-    assert sessions.sessions_of(reader, [start + 1]) == _obs_sessions(reader, [start + 1])
     reader.close()
     writer.close()
+
+
+def test_the_map_answers_for_a_new_database_file_with_nothing_reset(tmp_path: Path) -> None:
+    """A reindex swaps in another file, whose rowids are other observations."""
+    sessions, rng = SessionMap(), random.Random(9)
+    for name in ("first.sqlite", "second.sqlite"):
+        writer = open_write_connection(tmp_path / name)
+        migrate(writer)
+        _add(writer, rng, 200, 1)
+        reader = open_read_connection(tmp_path / name)
+        wanted = list(range(1, 201))
+        assert sessions.sessions_of(reader, wanted) == _obs_sessions(reader, wanted)
+        reader.close()
+        writer.close()

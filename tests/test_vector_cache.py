@@ -15,9 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ai_memory.core.project_map import ProjectMap
 from ai_memory.retrieval.vectors import VectorIndex
+from ai_memory.store.fts_rows import index_text
 from ai_memory.store.connection import open_read_connection, open_write_connection
 from ai_memory.store.migrations import MIGRATIONS, migrate
+from ai_memory.store.projects import apply_map
 
 MODEL, DIM = "test-model", 4
 
@@ -80,6 +83,41 @@ def test_a_search_sees_only_its_projects_rows(db) -> None:
     assert [sid for _, sid, _ in everywhere] == ["loud-session"] * 3  # the quiet turn is crowded out
     scoped = index.search_observations(reader, query, limit=3, projects={"acme-api", "_global"})
     assert [(r, sid) for r, sid, _ in scoped] == [(6, "quiet-session")]
+
+
+def test_a_project_renamed_in_the_index_is_searched_under_its_new_name(db) -> None:
+    """The rows' new project is read again because the rename counted a rewrite (in the
+    database, in its own transaction), not because anyone told the cache."""
+    writer, reader = db
+    index = VectorIndex(MODEL, DIM)
+    add_vector(writer, "a", unit(1, 0, 0, 0))
+    add_observation(writer, 1, "s1", "old-name", "a")
+    writer.execute("INSERT INTO observations_fts(rowid, title, body, project) VALUES (1, ?, ?, 'old-name')",
+                   (index_text("t"), index_text("b")))  # as the store indexes a turn
+    query = unit(1, 0, 0, 0)
+    assert [r for r, _, _ in index.search_observations(reader, query, projects={"old-name"})] == [1]
+    writer.execute("BEGIN")
+    assert apply_map(writer, ProjectMap(aliases={"old-name": "new-name"})) > 0
+    writer.execute("COMMIT")
+    assert [r for r, _, _ in index.search_observations(reader, query, projects={"new-name"})] == [1]
+    assert index.search_observations(reader, query, projects={"old-name"}) == []
+
+
+def test_a_new_database_file_is_read_in_full_with_nothing_reset(tmp_path: Path) -> None:
+    """A reindex swaps in a file whose rowids are other rows: the same cache, asked through a
+    connection to the new file, answers from that file only."""
+    index, query = VectorIndex(MODEL, DIM), unit(1, 0, 0, 0)
+    answers = []
+    for name, session in (("first.sqlite", "s-first"), ("second.sqlite", "s-second")):
+        writer = open_write_connection(tmp_path / name)
+        migrate(writer)
+        add_vector(writer, f"v-{name}", unit(1, 0.1, 0, 0))
+        add_observation(writer, 1, session, "acme", f"v-{name}")
+        reader = open_read_connection(tmp_path / name)
+        answers.append([(r, sid) for r, sid, _ in index.search_observations(reader, query)])
+        reader.close()
+        writer.close()
+    assert answers == [[(1, "s-first")], [(1, "s-second")]]
 
 
 def test_a_search_holding_the_old_matrix_is_not_disturbed_by_a_refresh(db) -> None:

@@ -30,6 +30,7 @@ from ai_memory.core.utterance import CONVERSATIONAL_EVENTS, sentences
 from ai_memory.core.work_text import tool_passages
 from ai_memory.embed.model import Embedder
 from ai_memory.retrieval import late_interaction
+from ai_memory.store.cache_stamp import cache_stamp
 from ai_memory.store.embeddings import insert_embeddings
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer, WriteTx
@@ -194,6 +195,18 @@ def lower_thread_priority(steps: int) -> None:
         log.warning("could not lower a thread's CPU priority: %s", exc)
 
 
+@dataclass(frozen=True)
+class ChunksChecked:
+    """Every chunk up to ``chunk_id`` of database file ``file_id`` had a vector when looked at."""
+
+    file_id: str
+    chunk_id: int
+
+    def after(self, file_id: str) -> int:
+        """Where a look at ``file_id`` starts: another file's chunk ids say nothing of it."""
+        return self.chunk_id if file_id == self.file_id else 0
+
+
 class EmbeddingJob:
     """Owns the loop; ``wake`` ends the wait once new text arrives."""
 
@@ -212,36 +225,31 @@ class EmbeddingJob:
         self._wake = asyncio.Event()
         self.embedded = 0
         self.ready = False
-        self._chunks_checked = 0  # see find_pending; kept for one database file
-        self._generation = 0  # of the database file: a reset counts one more
+        # see find_pending: the chunk id up to which every chunk had a vector, in which database
+        # file (a reindex makes another, whose chunk ids start again)
+        self._checked = ChunksChecked("", 0)
         self.error: str | None = None
 
     def wake(self) -> None:
         self._wake.set()
 
-    def reset(self) -> None:
-        """The database file was replaced (a reindex): its chunks are looked at anew."""
-        self._chunks_checked = 0
-        self._generation += 1
-        self._wake.set()
-
     async def run_once(self) -> int:
-        model = self.embedder.model_id
-        checked, generation = self._chunks_checked, self._generation
-        pending = await self._reader.run(lambda c: find_pending(c, model, chunks_after=checked))
+        model, checked = self.embedder.model_id, self._checked
+
+        def find(conn: sqlite3.Connection) -> tuple[str, Pending]:
+            file_id = cache_stamp(conn).file_id
+            return file_id, find_pending(conn, model, chunks_after=checked.after(file_id))
+
+        file_id, pending = await self._reader.run(find)
         if pending.is_empty():
-            self._advance(generation, pending.chunks_checked)
+            self._checked = ChunksChecked(file_id, pending.chunks_checked)
             return 0
         loop = asyncio.get_running_loop()
         vectors, tokens = await loop.run_in_executor(self._thread, self._encode, pending)
         await self._writer.submit_wait(store_vectors(model, self.embedder.dim, pending, vectors, tokens))
-        self._advance(generation, pending.chunks_checked)
+        self._checked = ChunksChecked(file_id, pending.chunks_checked)
         self.embedded += len(pending.hashes)
         return len(pending.hashes) + len(pending.obs) + len(pending.skip_obs) + len(pending.split)
-
-    def _advance(self, generation: int, checked: int) -> None:
-        if generation == self._generation:  # else a reset came meanwhile: what was read was the old file
-            self._chunks_checked = checked
 
     def _encode(self, pending: Pending) -> tuple[np.ndarray, list[late_interaction.Pieces]]:
         """The batch's vectors (a row per queued text) and the queued turns' pieces. A turn that
@@ -300,13 +308,13 @@ class EmbeddingJob:
                 "embedded": self.embedded, "backlog": await self.backlog()}
 
     async def backlog(self) -> dict[str, int]:
-        model, checked = self.embedder.model_id, self._chunks_checked
+        model, checked = self.embedder.model_id, self._checked
 
         def count(conn: sqlite3.Connection) -> dict[str, int]:
             chunks = conn.execute(
                 "SELECT COUNT(DISTINCT c.content_hash) FROM chunks c WHERE c.id > ? AND NOT EXISTS"
                 " (SELECT 1 FROM embeddings e WHERE e.content_hash = c.content_hash AND e.model = ?)",
-                (checked, model)).fetchone()[0]
+                (checked.after(cache_stamp(conn).file_id), model)).fetchone()[0]
             obs = conn.execute("SELECT COUNT(*) FROM observations WHERE embed_hash IS NULL").fetchone()[0]
             unsplit = conn.execute("SELECT COUNT(*) FROM observations WHERE sentences_done = 0"
                                    " AND embed_hash IS NOT NULL").fetchone()[0]

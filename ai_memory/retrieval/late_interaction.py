@@ -29,6 +29,7 @@ import numpy as np
 from ai_memory.embed.model import Tokens
 from ai_memory.retrieval.fts import TermStats, is_content_word
 from ai_memory.retrieval.quantized import as_words, differing_bits
+from ai_memory.store.cache_stamp import cache_stamp
 
 MAX_PIECES = 128  # a long reply keeps its first 128 content pieces
 
@@ -106,20 +107,23 @@ class PieceCache:
     """Turns' stored pieces already read, by observation rowid, up to a number of bytes (least
     recently used go first). A turn's link to its pieces is made once and its pieces never
     change, and the same turns come back search after search: read from SQLite, they cost two
-    b-tree lookups and an overflow chain each. ``clear`` when the database file is replaced."""
+    b-tree lookups and an overflow chain each. Rowids are one database file's
+    (``store.cache_stamp``): asked about another file, the cache starts again."""
 
     def __init__(self, max_bytes: int = 16 << 20) -> None:
         self._lock = threading.Lock()
         self._rows: OrderedDict[tuple[str, int], tuple[int, bytes]] = OrderedDict()
         self._bytes, self._max = 0, max_bytes
+        self._file_id = ""
 
-    def clear(self) -> None:
-        with self._lock:
+    def _of_file(self, file_id: str) -> None:
+        if file_id != self._file_id:
             self._rows.clear()
-            self._bytes = 0
+            self._bytes, self._file_id = 0, file_id
 
-    def get(self, model: str, rowids: Iterable[int]) -> dict[int, tuple[int, bytes]]:
+    def get(self, file_id: str, model: str, rowids: Iterable[int]) -> dict[int, tuple[int, bytes]]:
         with self._lock:
+            self._of_file(file_id)
             found = {}
             for rowid in rowids:
                 item = self._rows.get((model, rowid))
@@ -128,8 +132,9 @@ class PieceCache:
                     found[rowid] = item
             return found
 
-    def put(self, model: str, rowid: int, count: int, bits: bytes) -> None:
+    def put(self, file_id: str, model: str, rowid: int, count: int, bits: bytes) -> None:
         with self._lock:
+            self._of_file(file_id)
             if (model, rowid) not in self._rows:
                 self._rows[(model, rowid)] = (count, bits)
                 self._bytes += len(bits) + 100  # the key, the tuple and the dict's entry
@@ -145,7 +150,8 @@ def stored_pieces(conn: sqlite3.Connection, model: str, rowids: list[int], query
     bits past the budget are read at all; ``cache`` holds what earlier searches read."""
     join = ("FROM json_each(?) w JOIN observations o ON o.rowid = w.value"
             " JOIN token_vectors t ON t.content_hash = o.embed_hash AND t.model = ?")
-    known = cache.get(model, rowids) if cache is not None else {}
+    file_id = cache_stamp(conn).file_id
+    known = cache.get(file_id, model, rowids) if cache is not None else {}
     missing = [r for r in rowids if r not in known]
     counts = {rowid: count for rowid, (count, _) in known.items()}
     counts.update(conn.execute(f"SELECT w.value, t.count {join}", (json.dumps(missing), model)).fetchall()
@@ -162,7 +168,7 @@ def stored_pieces(conn: sqlite3.Connection, model: str, rowids: list[int], query
                          if unread else []):
         bits[rowid] = bytes(value)
         if cache is not None:
-            cache.put(model, rowid, int(counts[rowid]), bits[rowid])
+            cache.put(file_id, model, rowid, int(counts[rowid]), bits[rowid])
     return [(rowid, int(counts[rowid]), bits[rowid]) for rowid in taken]
 
 

@@ -142,13 +142,6 @@ class Retriever:
         self._sessions = SessionMap()
         self._pieces = late_interaction.PieceCache()
 
-    def reset(self) -> None:
-        """The database file was replaced: drop cached vectors."""
-        self._sessions.reset()
-        self._pieces.clear()
-        if self._index is not None:
-            self._index.reset()
-
     def query_tokens(self, q: str) -> Tokens | None:
         """The query as the model reads it (pooled vector and piece vectors, one pass), without
         its calendar dates: no turn says "1 February, 2023", and the dates are matched against

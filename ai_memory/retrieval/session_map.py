@@ -2,9 +2,9 @@
 
 A search asks for the sessions of hundreds of observations (each match and its neighbours), and
 SQLite answers a rowid lookup on a table of wide rows in about 4 us: 5-10 ms a search. An
-observation's session and event never change and observations are only ever added (the
-database is replaced only by a rebuild, and ``reset`` follows it), so the map is read once and
-then extended by the rows added since. ``PRAGMA data_version`` tells, at no cost, that nothing
+observation's session and event never change and observations are only ever added to a
+database file (a rebuild makes a new file, which ``store.cache_stamp`` tells), so the map is read
+once and then extended by the rows added since. ``PRAGMA data_version`` tells, at no cost, that nothing
 was committed since the last look. 13 bytes an observation (13 MB at a million), in arrays that
 grow by doubling: rows are appended past the end a reader sees, so a search holding the map as
 it was is never disturbed.
@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ai_memory.core.events import SESSION_MARKERS
+from ai_memory.store.cache_stamp import NO_STAMP, CacheStamp, cache_stamp
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class _Rows:
     n: int = 0
     names: list[str] = field(default_factory=list)  # session ids by their code (only ever appended)
     version: tuple[int, int] = (0, 0)  # (connection id, PRAGMA data_version) last checked
+    stamp: CacheStamp = NO_STAMP  # of the database file the rows were read from
 
     @property
     def last(self) -> int:
@@ -47,11 +49,6 @@ class SessionMap:
         self._rows = _Rows()
         self._codes: dict[str, int] = {}
         self._names: list[str] = []
-
-    def reset(self) -> None:
-        """Forget everything (the database file was replaced)."""
-        with self._lock:
-            self._rows, self._codes, self._names = _Rows(), {}, []
 
     def sessions_of(self, conn: sqlite3.Connection, rowids: Iterable[int],
                     content_only: bool = False) -> list[tuple[int, str]]:
@@ -70,13 +67,17 @@ class SessionMap:
         return [(rowid, rows.names[code]) for rowid, code in zip(rows.rowids[at].tolist(), rows.sessions[at].tolist())]
 
     def _refreshed(self, conn: sqlite3.Connection) -> _Rows:
+        stamp = cache_stamp(conn)
         version = (id(conn), int(conn.execute("PRAGMA data_version").fetchone()[0]))
         with self._lock:
-            if self._rows.version != version:
-                self._rows = self._extended(conn, self._rows, version)
+            if self._rows.stamp.file_id != stamp.file_id:  # another file: its rowids are other rows
+                self._rows, self._codes, self._names = _Rows(), {}, []
+            if self._rows.version != version or self._rows.stamp != stamp:
+                self._rows = self._extended(conn, self._rows, version, stamp)
             return self._rows
 
-    def _extended(self, conn: sqlite3.Connection, rows: _Rows, version: tuple[int, int]) -> _Rows:
+    def _extended(self, conn: sqlite3.Connection, rows: _Rows, version: tuple[int, int],
+                  stamp: CacheStamp) -> _Rows:
         """The rows added since, read a batch at a time: a first load of a million rows read
         whole held a few hundred MB of row tuples at once, which the heap then kept."""
         cursor = conn.execute("SELECT rowid, session_id, event FROM observations WHERE rowid > ? ORDER BY rowid",
@@ -92,7 +93,7 @@ class SessionMap:
             sessions[n:need] = [self._code(str(r[1])) for r in added]
             markers[n:need] = [r[2] in SESSION_MARKERS for r in added]
             n = need
-        return _Rows(rowids, sessions, markers, n, self._names, version)
+        return _Rows(rowids, sessions, markers, n, self._names, version, stamp)
 
     def _code(self, session_id: str) -> int:
         code = self._codes.get(session_id)

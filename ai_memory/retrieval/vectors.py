@@ -29,6 +29,7 @@ import numpy as np
 from ai_memory.core.names import UNSORTED, project_name
 from ai_memory.retrieval import hubness
 from ai_memory.retrieval.quantized import QuantizedRows
+from ai_memory.store.cache_stamp import NO_STAMP, CacheStamp, cache_stamp
 
 # Below this cosine, all-MiniLM-L6-v2 matches are noise (unrelated or made-up words score
 # 0.1-0.25): a page found only that way is no evidence, and must not hide "nothing found".
@@ -101,6 +102,7 @@ class _Matrix:
     unlinked_from: int | None = None  # the oldest row not yet linked to a vector, at the last load
     signature: tuple = ()
     data_version: tuple[int, int] = (0, 0)  # (connection id, PRAGMA data_version) last checked
+    stamp: CacheStamp = NO_STAMP  # of the database the rows were read from
     densities: hubness.Densities | None = None  # turn and sentence rows only
 
 
@@ -182,19 +184,17 @@ class VectorIndex:
         self._obs: _Matrix | None = None
         self._sentences: _Matrix | None = None
 
-    def reset(self) -> None:
-        """Forget everything (the database file was replaced)."""
-        with self._lock:
-            self._chunks = self._obs = self._sentences = None
-
     def _empty(self) -> _Matrix:
         return _Matrix(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
                        np.zeros((0, self.dim), dtype=np.float32))
 
     def _refresh(self, conn: sqlite3.Connection, current: _Matrix | None, source: _Source) -> _Matrix:
+        # Another file (a reindex), or rows rewritten in place (a project renamed): read anew.
+        stamp = cache_stamp(conn)
+        if current is not None and current.stamp != stamp:
+            current = None
         # data_version changes only when another connection commits: while it stands still,
-        # nothing can have changed and even the signature's queries are skipped. Connections
-        # are replaced only together with reset().
+        # nothing can have changed and even the signature's queries are skipped.
         version = (id(conn), int(conn.execute("PRAGMA data_version").fetchone()[0]))
         if current is not None and current.data_version == version:
             return current
@@ -216,7 +216,7 @@ class VectorIndex:
             current.data_version = version
             return current
         if current is None or (not source.replaced and (own[0] or 0) < current.last_own):
-            current = self._empty()  # first load, or a rebuilt database (reset() also says so)
+            current = self._empty()  # a first load, or rows gone that only a new file can lose
         start = current.last_own if current.unlinked_from is None else min(current.last_own,
                                                                           current.unlinked_from - 1)
         # A first load reads every linked row through the first range alone.
@@ -230,6 +230,7 @@ class VectorIndex:
             current = self._without_removed(conn, current, source.table)
         current.signature = signature
         current.data_version = version
+        current.stamp = stamp
         current.unlinked_from = int(unlinked) if unlinked is not None else None
         current.last_own = max(current.last_own, int(own[0] or 0))
         current.last_embedding = max(current.last_embedding, int(emb[0] or 0))

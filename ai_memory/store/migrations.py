@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 
 from ai_memory.core.errors import StorageError
-from ai_memory.store import fts_rows
+from ai_memory.store import cache_stamp, fts_rows
 
 # The tokenizer of the full-text indexes up to migration 14 (15 replaced them: fts_rows).
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2 tokenchars '_-'"
@@ -535,6 +535,11 @@ MIGRATIONS: tuple[tuple[int, str, str | Callable[[sqlite3.Connection], None]], .
             UNIQUE (session_id, owner, path)
         );
         """,
+    ),
+    (
+        25,
+        "each database file's own id and a count of rows rewritten in place: what caches of its rows key on",
+        cache_stamp.CREATE_SQL,
     ),
 )
 

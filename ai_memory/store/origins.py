@@ -83,6 +83,8 @@ TABLES: dict[str, TableOrigin] = {
     "piece_counts": TableOrigin(Origin.CACHE, "how many turns hold each word piece, counted from token_vectors"),
     "observation_sentences": TableOrigin(Origin.CACHE, "an observation's sentences, cut again when it is embedded"),
     "schema_migrations": TableOrigin(Origin.CACHE, "which migrations built this file"),
+    "cache_stamp": TableOrigin(Origin.CACHE, "this file's own id and its rows rewritten in place, what caches of its rows"
+                               " key on (store.cache_stamp): a new file is meant to have a new id"),
 }
 
 JOURNALED: dict[str, tuple[str, ...]] = {name: t.key for name, t in TABLES.items() if t.origin is Origin.ROWS}

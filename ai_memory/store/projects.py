@@ -15,6 +15,7 @@ from typing import Any
 
 from ai_memory.core.names import project_name
 from ai_memory.core.project_map import ProjectMap
+from ai_memory.store.cache_stamp import count_rewrite
 from ai_memory.store.fts_rows import index_text
 
 # (table, column) pairs holding a project name, moved with the project
@@ -59,6 +60,8 @@ def apply_map(conn: sqlite3.Connection, pmap: ProjectMap) -> int:
             key = "id" if table == "sessions" else "session_id"
             moved += conn.execute(f"UPDATE {table} SET project = ? WHERE {key} = ? AND project IS NOT ?",
                                   (project, session_id, project)).rowcount
+    if moved:
+        count_rewrite(conn)
     return moved
 
 
