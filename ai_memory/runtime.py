@@ -31,6 +31,7 @@ from ai_memory.core.errors import AiMemoryError, ConfigError
 from ai_memory.core.names import project_name
 from ai_memory.core.recall import RecallSettings
 from ai_memory.heap import idle_trim
+from ai_memory.ingest.hooks import RecentProjects
 from ai_memory.ingest.quota import StorageQuota
 from ai_memory.ingest.sessions import SessionCompiler
 from ai_memory.ingest.spool import SpoolStats, drain_once
@@ -91,6 +92,7 @@ class Runtime:
     llm: "LlmParts | None" = None  # None: [llm] unset, nothing of it runs
     started_at: float = field(default_factory=time.time)
     spool: SpoolStats = field(default_factory=SpoolStats)
+    recent_projects: RecentProjects = field(default_factory=RecentProjects)  # hooks' cwd to project
     _oneshots: set[asyncio.Task[object]] = field(default_factory=set)
     _maintenance: asyncio.Lock = field(default_factory=asyncio.Lock)
     _draining: asyncio.Lock = field(default_factory=asyncio.Lock)  # one drain at a time, none while a reindex swaps

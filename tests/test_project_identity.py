@@ -232,3 +232,27 @@ def test_a_later_marker_or_git_init_names_the_directorys_next_events(tmp_path: P
     assert project_of(str(work)) == "acme-api"
     (work / ".ai-memory.toml").write_text('project = "Billing"\n')
     assert project_of(str(work)) == "billing"
+
+
+def test_recent_answers_are_reused_until_they_are_ttl_old(tmp_path: Path) -> None:
+    """A hook's cwd is resolved once per ``ttl``: a ``git init`` names the directory's events
+    once the cached answer has aged, not before."""
+    from ai_memory.ingest.hooks import RecentProjects, project_of
+
+    now = [100.0]
+    recent = RecentProjects(ttl=5.0, size=2, clock=lambda: now[0])
+    work = tmp_path / "scratch-dir"
+    work.mkdir()
+    assert recent.name_of(str(work)) == "scratch-dir"
+    (work / ".git").mkdir()
+    (work / ".git" / "config").write_text('[remote "origin"]\n\turl = git@github.com:acme/api-server.git\n')
+    assert project_of(str(work)) == "acme-api-server"
+    now[0] += 4.9
+    assert recent.name_of(str(work)) == "scratch-dir"
+    now[0] += 0.2
+    assert recent.name_of(str(work)) == "acme-api-server"
+    asked: list[str] = []
+    counting = RecentProjects(ttl=5.0, size=2, resolve=lambda cwd: asked.append(cwd) or cwd, clock=lambda: now[0])
+    for cwd in ("a", "b", "a", "c", "a", "b"):  # it keeps two directories: the least recent goes
+        counting.name_of(cwd)
+    assert asked == ["a", "b", "c", "b"]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ai_memory.core.events import SESSION_MARKERS
-from ai_memory.store.cache_stamp import NO_STAMP, CacheStamp, cache_stamp
+from ai_memory.store.cache_stamp import NO_STAMP, CacheStamp, stamp_and_version
 
 
 @dataclass(frozen=True)
@@ -67,8 +67,8 @@ class SessionMap:
         return [(rowid, rows.names[code]) for rowid, code in zip(rows.rowids[at].tolist(), rows.sessions[at].tolist())]
 
     def _refreshed(self, conn: sqlite3.Connection) -> _Rows:
-        stamp = cache_stamp(conn)
-        version = (id(conn), int(conn.execute("PRAGMA data_version").fetchone()[0]))
+        stamp, data_version = stamp_and_version(conn)
+        version = (id(conn), data_version)
         with self._lock:
             if self._rows.stamp.file_id != stamp.file_id:  # another file: its rowids are other rows
                 self._rows, self._codes, self._names = _Rows(), {}, []

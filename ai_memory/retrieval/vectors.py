@@ -29,7 +29,7 @@ import numpy as np
 from ai_memory.core.names import UNSORTED, project_name
 from ai_memory.retrieval import hubness
 from ai_memory.retrieval.quantized import QuantizedRows
-from ai_memory.store.cache_stamp import NO_STAMP, CacheStamp, cache_stamp
+from ai_memory.store.cache_stamp import NO_STAMP, CacheStamp, stamp_and_version
 
 # Below this cosine, all-MiniLM-L6-v2 matches are noise (unrelated or made-up words score
 # 0.1-0.25): a page found only that way is no evidence, and must not hide "nothing found".
@@ -190,12 +190,12 @@ class VectorIndex:
 
     def _refresh(self, conn: sqlite3.Connection, current: _Matrix | None, source: _Source) -> _Matrix:
         # Another file (a reindex), or rows rewritten in place (a project renamed): read anew.
-        stamp = cache_stamp(conn)
+        stamp, data_version = stamp_and_version(conn)
         if current is not None and current.stamp != stamp:
             current = None
         # data_version changes only when another connection commits: while it stands still,
         # nothing can have changed and even the signature's queries are skipped.
-        version = (id(conn), int(conn.execute("PRAGMA data_version").fetchone()[0]))
+        version = (id(conn), data_version)
         if current is not None and current.data_version == version:
             return current
         # Vectors, observations and sentences are only ever added: their highest rowid says all,

@@ -26,7 +26,8 @@ async def ingest(request: web.Request, payload: Any, agent: str, event: str | No
     result = await ingest_event(runtime.writer, payload, agent=agent, event=event, idempotency_key=key,
                                 host=host, client_os=client_os, captured_at=captured_at,
                                 owner=caller(request),  # every event is attributed to its token's user
-                                paths_here=paths_are_here(request), quota=runtime.quota)
+                                paths_here=paths_are_here(request), projects_here=runtime.recent_projects.name_of,
+                                quota=runtime.quota)
     runtime.notice(result)
     return result
 

@@ -36,6 +36,16 @@ def cache_stamp(conn: sqlite3.Connection) -> CacheStamp:
     return CacheStamp(str(file_id), int(rewrites))
 
 
+def stamp_and_version(conn: sqlite3.Connection) -> tuple[CacheStamp, int]:
+    """The stamp and this connection's ``PRAGMA data_version`` (which changes when another
+    connection commits), in one statement: a search asks before each of its cached reads, and
+    under load every statement is a wait to take the GIL back."""
+    file_id, rewrites, version = conn.execute(
+        "SELECT s.file_id, s.rewrites, v.data_version FROM cache_stamp s, pragma_data_version v WHERE s.id = 1"
+    ).fetchone()
+    return CacheStamp(str(file_id), int(rewrites)), int(version)
+
+
 def count_rewrite(conn: sqlite3.Connection) -> None:
     """Rows were rewritten in place (inside the writer's transaction that rewrote them)."""
     conn.execute("UPDATE cache_stamp SET rewrites = rewrites + 1 WHERE id = 1")
