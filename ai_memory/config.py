@@ -36,6 +36,7 @@ class Key:
     default: Any
     doc: str
     choices: tuple[Any, ...] = ()  # the only values allowed, if any
+    between: tuple[int, int] | None = None  # the lowest and highest number allowed, if bounded
 
     @property
     def dotted(self) -> str:
@@ -53,7 +54,8 @@ class Key:
 
 KEYS: tuple[Key, ...] = (
     Key("server", "host", str, "127.0.0.1", "address to bind; non-loopback needs allow_remote"),
-    Key("server", "port", int, DEFAULT_PORT, "TCP port of the daemon"),
+    Key("server", "port", int, DEFAULT_PORT, "TCP port of the daemon (0: a free port the system picks,"
+        " recorded in daemon.json)", between=(0, 65535)),
     Key("server", "allow_remote", bool, False, "allow binding a non-loopback address"),
     Key("server", "allowed_origins", list, [], "browser Origins allowed to call the API"),
     Key("server", "public_url", str, "", "the URL people open the daemon at through a TLS proxy"
@@ -176,6 +178,9 @@ class Config:
             key = _BY_DOTTED[dotted]
             if not isinstance(value, key.type) or (key.type is int and isinstance(value, bool)):
                 raise ConfigError(f"config key {dotted} must be of type {key.type.__name__}", detail=f"got {value!r}")
+            if key.between and not key.between[0] <= value <= key.between[1]:
+                raise ConfigError(f"config key {dotted} must be from {key.between[0]} to {key.between[1]}",
+                                  detail=f"got {value!r}")
             if key.choices and value not in key.choices:
                 raise ConfigError(f"config key {dotted} must be one of {', '.join(map(str, key.choices))}",
                                   detail=f"got {value!r}")

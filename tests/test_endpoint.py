@@ -23,11 +23,12 @@ def record(data_dir: Path) -> dict | None:
 
 
 def serve_any_port(data_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """``serve --port 0``; returns the process and the URL it recorded."""
+    """``serve`` with ``server.port = 0`` (a free port the system picks); returns the process
+    and the URL it recorded."""
     data_dir.mkdir(parents=True, exist_ok=True)
     log = open(data_dir.parent / "daemon-any.log", "ab")
-    proc = subprocess.Popen([sys.executable, "-m", "ai_memory.cli", "serve", "--port", "0"],
-                            env=cli_env(data_dir), stdout=log, stderr=log, cwd=REPO)
+    proc = subprocess.Popen([sys.executable, "-m", "ai_memory.cli", "serve"],
+                            env={**cli_env(data_dir), "AI_MEMORY_PORT": "0"}, stdout=log, stderr=log, cwd=REPO)
     wait_for(lambda: record(data_dir) is not None or proc.poll() is not None)
     rec = record(data_dir)
     assert rec is not None, (data_dir.parent / "daemon-any.log").read_text()

@@ -116,6 +116,23 @@ def test_serve_on_a_taken_port_says_so_in_one_line_and_exits_2(data_dir: Path) -
     assert "ready" not in logs and "Traceback" not in logs
 
 
+@pytest.mark.parametrize("port", ["0", "65536", "99999", "-1", "http", "80.5"])
+def test_serve_on_a_port_that_is_no_port_is_refused_in_one_line(data_dir: Path, port: str) -> None:
+    """Never a daemon on a port nobody asked for: argparse's one line, exit 2, nothing started."""
+    done = run_cli(data_dir, "serve", "--port", port, timeout=30)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"ai-memory: error: argument --port: {port if port.lstrip('-').isdigit() else repr(port)}"
+        " is not a port number (1-65535)")
+    assert not (data_dir / "daemon.json").exists()
+
+
+def test_a_configured_port_past_65535_stops_the_start_in_one_line(data_dir: Path) -> None:
+    done = run_cli(data_dir, "serve", AI_MEMORY_PORT="70000", timeout=30)
+    assert done.returncode != 0
+    assert done.stderr.strip() == "ai-memory: config key server.port must be from 0 to 65535 (got 70000)"
+
+
 def test_stop_does_not_wait_for_the_model_loading(data_dir: Path) -> None:
     """SIGTERM while the embedding model is still loading: the daemon does not wait for it.
     A loose bound, as a guard against that; benchmarks/shutdown.py measures the real figures."""

@@ -14,6 +14,18 @@ if TYPE_CHECKING:
     from ai_memory.client.resilient import ClientSettings
 
 
+def port_number(text: str) -> int:
+    """A ``--port`` argument: a TCP port from 1 to 65535 (argparse refuses anything else with
+    one line and exit 2; ``server.port = 0`` in the config asks the system for a free port)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1-65535)") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (1-65535)")
+    return port
+
+
 def config_from(args: argparse.Namespace, **overrides: Any) -> Config:
     """The config for this run: --data-dir and --url on top of file and environment."""
     extra = dict(overrides)

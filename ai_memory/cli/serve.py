@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from ai_memory.cli.common import config_from
+from ai_memory.cli.common import config_from, port_number
 
 HELP = "run the daemon in the foreground (stop with Ctrl-C or SIGTERM)"
 EXAMPLE = "example: ai-memory serve --port 49374 --data-dir ~/.local/share/ai-memory"
@@ -17,7 +17,7 @@ EXAMPLE = "example: ai-memory serve --port 49374 --data-dir ~/.local/share/ai-me
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("serve", parents=[common], help=HELP, description=HELP, epilog=EXAMPLE)
     p.add_argument("--host", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, help="TCP port (default 49374)")
+    p.add_argument("--port", type=port_number, help="TCP port, 1-65535 (default 49374)")
     p.add_argument("--allow-remote", action="store_true", default=None,
                    help="allow a non-loopback --host (protect the token!)")
     p.set_defaults(run=run)
