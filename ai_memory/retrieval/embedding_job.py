@@ -215,8 +215,9 @@ class EmbeddingJob:
         self.embedder = embedder
         # A second instance for queries (a tokenizer of its own over the same model), loaded with the first.
         self.query_embedder = query_embedder or embedder
-        # Batches are encoded on one thread of their own, ``nice`` steps below the priority of
-        # searches: the model runs a pass on the thread that asks for it.
+        # Batches are made on one thread of their own, ``nice`` steps below the priority of
+        # searches: word pieces, pooling and the pieces kept for late interaction (the model's
+        # passes run on its own threads, a query's beside a batch's).
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="embed", initializer=lower_thread_priority,
                                           initargs=(nice,))
         self._reader = reader
@@ -272,8 +273,8 @@ class EmbeddingJob:
 
     async def _serve(self) -> None:
         try:
-            # on a reader thread: started before the daemon lowered its priority, so helper threads
-            # the runtime may start as it loads (embed.threads > 1) keep the normal one
+            # on a reader thread: started before the daemon lowered its priority, so the threads
+            # the runtime starts as it loads, where queries' passes run, keep the normal one
             await self._reader.run(lambda _conn: self._load())
         except AiMemoryError as exc:
             self.error = f"{exc.message} ({exc.detail})" if exc.detail else exc.message
