@@ -10,12 +10,12 @@ from __future__ import annotations
 import fcntl
 import os
 import secrets
-import time
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import IO
 
+from ai_memory.core.clock import now_iso
 from ai_memory.core.endpoint import ENDPOINT_FILE, Endpoint, parse_endpoint, render_endpoint
 from ai_memory.core.errors import ConfigError, DataDirLocked, StorageError
 
@@ -121,7 +121,7 @@ def locked_pid(data_dir: Path) -> int | None:
 def write_endpoint(data_dir: Path, url: str) -> Endpoint:
     """Record that this process serves ``data_dir`` at ``url``: temp file, fsync, rename, so a
     reader sees the old record or the new one, never half of one."""
-    record = Endpoint(url=url, pid=os.getpid(), started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    record = Endpoint(url=url, pid=os.getpid(), started_at=now_iso())
     path = data_dir / ENDPOINT_FILE
     tmp = path.with_name(f".{ENDPOINT_FILE}.{os.getpid()}.tmp")
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "ai_memory"
@@ -112,3 +113,19 @@ def test_the_server_check_sees_sql_and_writer_jobs(tmp_path: Path) -> None:
                    'async def h(rt, reader):\n    await rt.writer.submit(lambda tx: tx.conn.execute("SELECT 1"))\n'
                    '    await rt.reader.run(count_pages)\n    await reader.run(count_pages)\n')
     assert len(_server_findings(bad)) == 6
+
+
+# A stored moment spelled or parsed by hand: the format's own pattern, or ISO text with its "Z"
+# swapped for an offset so that datetime can read it.
+_HAND_CLOCK = re.compile(r"""%Y-%m-%dT%H:%M:%S|replace\(\s*["']Z["']\s*,\s*["']\+00:00["']\s*\)""")
+
+
+def test_every_stored_moment_is_spelled_and_parsed_by_the_one_clock() -> None:
+    """``core.clock`` is the only place that knows how a moment is written and read back:
+    stamps are compared as strings, so a second spelling sorts wrongly against the first."""
+    clock = PACKAGE / "core" / "clock.py"
+    found = [f"{path.relative_to(PACKAGE)}:{n}" for path in sorted(PACKAGE.rglob("*.py")) if path != clock
+             for n, line in enumerate(path.read_text().splitlines(), 1) if _HAND_CLOCK.search(line)]
+    assert found == [], found
+    assert _HAND_CLOCK.search('moment.strftime("%Y-%m-%dT%H:%M:%SZ")')
+    assert _HAND_CLOCK.search('datetime.fromisoformat(due.replace("Z", "+00:00"))')

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from ai_memory.core.clock import parse_utc, utc_day, utc_iso
 from ai_memory.core.errors import AiMemoryError, LlmError
 from ai_memory.llm.answers import CONSOLIDATION_SCHEMA, parse_answer
 from ai_memory.llm.prompts import CONSOLIDATE_SYSTEM, consolidation_prompt
@@ -40,10 +41,6 @@ IDLE_WAIT_S = 60.0  # longest sleep with nothing due: a job queued by another pr
 STORE_RETRY_S = 5.0  # wait after the store refused the worker's own write
 
 
-def _iso(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 class Consolidator:
     """Owns the queue's worker; ``describe`` is what ``status`` shows."""
 
@@ -62,7 +59,7 @@ class Consolidator:
 
     def enqueue_rows(self, tx: WriteTx, session_id: str, page_path: str, page_text: str) -> None:
         """Queue the session's job inside the session end's transaction (on the writer thread)."""
-        queued = enqueue(tx.conn, session_id, page_path, page_text, _iso(self._clock()))
+        queued = enqueue(tx.conn, session_id, page_path, page_text, utc_iso(self._clock()))
         if queued and self._loop is not None:  # leased after this commit: the writer runs jobs in order
             self._loop.call_soon_threadsafe(self._wake.set)
 
@@ -91,9 +88,9 @@ class Consolidator:
     async def run_once(self) -> bool:
         """Lease and attempt one due job; False when none is due."""
         now = self._clock()
-        until = _iso(now + timedelta(seconds=self.settings.lease_s))
+        until = utc_iso(now + timedelta(seconds=self.settings.lease_s))
         job = await self._wiki.writer.submit_wait(
-            lambda tx: lease_next(tx.conn, _iso(now), until, self.settings.max_attempts))
+            lambda tx: lease_next(tx.conn, utc_iso(now), until, self.settings.max_attempts))
         if job is None:
             return False
         try:
@@ -112,20 +109,20 @@ class Consolidator:
             text = (await asyncio.to_thread(self._wiki.read, job.page_path)).decode("utf-8")
         except (OSError, UnicodeDecodeError):
             outcome: dict[str, Any] = {"page": "missing"}
-            await self._wiki.writer.submit_wait(lambda tx: finish(tx.conn, job, outcome, _iso(self._clock())))
+            await self._wiki.writer.submit_wait(lambda tx: finish(tx.conn, job, outcome, utc_iso(self._clock())))
             return outcome
         proposal = Proposal.from_json(job.proposal) if job.proposal else await self._propose(job, text)
         outcome = {"model": proposal.model, **await store_memories(
             self._memories, job, session_project(text), proposal)}
-        if not await rewrite_session_page(self._wiki, job, proposal, outcome, _iso(self._clock())):
-            await self._wiki.writer.submit_wait(lambda tx: finish(tx.conn, job, outcome, _iso(self._clock())))
+        if not await rewrite_session_page(self._wiki, job, proposal, outcome, utc_iso(self._clock())):
+            await self._wiki.writer.submit_wait(lambda tx: finish(tx.conn, job, outcome, utc_iso(self._clock())))
         return outcome
 
     async def _propose(self, job: LeasedJob, page_text: str) -> Proposal:
         await self._reserve_call(job)
         reply = await self.provider.complete(CONSOLIDATE_SYSTEM, consolidation_prompt(page_text))
         answer = parse_answer(reply, CONSOLIDATION_SCHEMA)
-        proposal = Proposal(answer, self.settings.model, self._clock().strftime("%Y-%m-%dT%H:%M:%SZ"))
+        proposal = Proposal(answer, self.settings.model, utc_iso(self._clock()))
         kept = await self._wiki.writer.submit_wait(lambda tx: save_proposal(tx.conn, job, proposal.to_json()))
         if not kept:
             raise LeaseLost(f"session {job.session_id} was queued again meanwhile")
@@ -133,7 +130,7 @@ class Consolidator:
 
     async def _reserve_call(self, job: LeasedJob) -> None:
         """Count the call about to be made, or raise CapReached (LeaseLost: queued again meanwhile)."""
-        s, day = self.settings, self._clock().strftime("%Y-%m-%d")
+        s, day = self.settings, utc_day(self._clock())
         refused = await self._wiki.writer.submit_wait(
             lambda tx: reserve_call(tx.conn, job, day, s.max_calls_per_session, s.max_calls_per_day))
         if refused == "lease":
@@ -150,10 +147,10 @@ class Consolidator:
         the next UTC day. Neither is an attempt retried with backoff."""
         now = self._clock()
         if exc.cap == "session":
-            await self._wiki.writer.submit_wait(lambda tx: cap_reached(tx.conn, job, exc.message, _iso(now)))
+            await self._wiki.writer.submit_wait(lambda tx: cap_reached(tx.conn, job, exc.message, utc_iso(now)))
         else:
             tomorrow = datetime.combine(now.date() + timedelta(days=1), datetime.min.time(), tzinfo=timezone.utc)
-            await self._wiki.writer.submit_wait(lambda tx: defer(tx.conn, job, _iso(tomorrow), exc.message, _iso(now)))
+            await self._wiki.writer.submit_wait(lambda tx: defer(tx.conn, job, utc_iso(tomorrow), exc.message, utc_iso(now)))
         log.warning("consolidation of session %s: %s", job.session_id, exc.message)
 
     async def _failed(self, job: LeasedJob, exc: Exception) -> None:
@@ -162,8 +159,8 @@ class Consolidator:
         now = self._clock()
         retry_at = None
         if job.tries < self.settings.max_attempts and not isinstance(exc, LeaseLost):
-            retry_at = _iso(now + timedelta(seconds=self.settings.backoff_s * 2 ** (job.tries - 1)))
-        state = await self._wiki.writer.submit_wait(lambda tx: retry_or_fail(tx.conn, job, reason, retry_at, _iso(now)))
+            retry_at = utc_iso(now + timedelta(seconds=self.settings.backoff_s * 2 ** (job.tries - 1)))
+        state = await self._wiki.writer.submit_wait(lambda tx: retry_or_fail(tx.conn, job, reason, retry_at, utc_iso(now)))
         log.warning("consolidation of session %s, attempt %d/%d: %s (%s)", job.session_id, job.tries,
                     self.settings.max_attempts, reason, "retried at " + retry_at if retry_at else state,
                     exc_info=not isinstance(exc, AiMemoryError))  # a bug of ours shows its traceback
@@ -173,7 +170,7 @@ class Consolidator:
         due = await self._reader.run(next_due)
         wait = IDLE_WAIT_S
         if due is not None:
-            moment = datetime.fromisoformat(due.replace("Z", "+00:00"))
+            moment = parse_utc(due)
             wait = min(IDLE_WAIT_S, max(0.05, (moment - self._clock()).total_seconds()))
         try:
             await asyncio.wait_for(self._wake.wait(), timeout=wait)
@@ -181,7 +178,7 @@ class Consolidator:
             pass
 
     async def describe(self) -> dict[str, Any]:
-        s, day = self.settings, self._clock().strftime("%Y-%m-%d")
+        s, day = self.settings, utc_day(self._clock())
         queue, calls = await self._reader.run(lambda c: (queue_counts(c), calls_on(c, day)))
         return {"enabled": True, "provider": s.provider, "model": s.model, "base_url": s.base_url,
                 "check": self.check, "rerank": s.rerank, "completed": self.completed, "queue": queue,

@@ -1,6 +1,7 @@
 """The one spelling of a moment that ai-memory stores and compares: sortable UTC text with
 microseconds (2026-11-30T10:00:00.000000Z). Rows, frontmatter and cut-offs compare these as
-strings, so every writer of one must use this module."""
+strings, so every writer of one must use this module, and every reader of one parses it here
+(``parse_utc``: what a person or another tool wrote too, with or without a zone)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,18 @@ def utc_iso(moment: datetime) -> str:
 def now_iso() -> str:
     """This moment as stored."""
     return utc_iso(datetime.now(timezone.utc))
+
+
+def utc_day(moment: datetime) -> str:
+    """The UTC day of ``moment``: 2026-11-30 (what daily counts are keyed by)."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d")
+
+
+def parse_utc(text: str) -> datetime:
+    """An ISO-8601 moment as an aware UTC datetime; one without a zone is read as UTC.
+    ValueError when it is none."""
+    moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
 
 
 def utc_from_timestamp(seconds: float) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ai_memory.core.clock import utc_iso
 from ai_memory.core.errors import InputError
 from ai_memory.core.observation import parse_timestamp
 from ai_memory.core.page import GLOBAL_PROJECT, MEMORY_KINDS, SCOPES
@@ -164,7 +165,7 @@ def page_path(draft: MemoryDraft, uid: str) -> str:
 def memory_page(draft: MemoryDraft, uid: str, now: datetime, supersedes_uid: str | None = None
                 ) -> tuple[dict[str, Any], str]:
     """(frontmatter, body) of the new page; the body is the text itself."""
-    stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = utc_iso(now)
     meta: dict[str, Any] = {
         "id": uid, "type": draft.page_type, "kind": draft.kind, "title": draft.title,
         "project": draft.home, "scope": draft.scope, "owner": draft.owner,
@@ -199,7 +200,7 @@ def mark_superseded(meta: dict[str, Any], by_uid: str, reason: str | None, now: 
     """The old page's frontmatter, now pointing at its correction (its text stays as it was)."""
     marked = dict(meta)
     marked["superseded_by"] = by_uid
-    marked["superseded_at"] = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    marked["superseded_at"] = utc_iso(now)
     if reason:
         marked["supersede_reason"] = reason
     return marked

@@ -15,7 +15,7 @@ from typing import Any
 
 from ai_memory.core.agent_dialects import cursor_event_key, in_common_terms, speaking_agent
 from ai_memory.core.agent_payloads import CWD_KEYS, as_meant, meant_kind
-from ai_memory.core.clock import utc_iso
+from ai_memory.core.clock import parse_utc, utc_iso
 from ai_memory.core.errors import InputError
 from ai_memory.core.events import EventKind, normalize_event
 from ai_memory.core.ids import new_id
@@ -95,12 +95,9 @@ def parse_timestamp(value: Any) -> str:
     if not isinstance(value, str):
         raise InputError("invalid timestamp", detail="expected ISO-8601 text")
     try:
-        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        return utc_iso(parse_utc(value))
     except ValueError as exc:
         raise InputError("invalid timestamp", detail=f"{value[:64]!r} is not ISO-8601") from exc
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return utc_iso(moment)
 
 
 # How far a hook client's capture time may lie from the daemon's clock and still be believed:
@@ -117,7 +114,7 @@ def _capture_time(captured_at: Any, received_at: datetime) -> str:
     if captured_at is None:
         return utc_iso(received_at)
     try:
-        moment = datetime.fromisoformat(parse_timestamp(captured_at).replace("Z", "+00:00"))
+        moment = parse_utc(parse_timestamp(captured_at))
     except InputError:
         return utc_iso(received_at)
     if not received_at - _CAPTURE_PAST <= moment <= received_at + _CAPTURE_FUTURE:

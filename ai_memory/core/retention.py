@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Any
 
+from ai_memory.core.clock import parse_utc
 from ai_memory.core.errors import InputError
 
 DEFAULT_LAMBDA = 0.02
@@ -113,7 +114,7 @@ def parse_moment(value: Any) -> datetime | None:
         moment = datetime(value.year, value.month, value.day)
     else:
         try:
-            moment = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+            return parse_utc(str(value))
         except ValueError:
             return None
     return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)

@@ -17,11 +17,11 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 import yaml
 
+from ai_memory.core.clock import parse_utc
 from ai_memory.core import reply_items
 from ai_memory.core.entities import extract_entities, normalize_entity
 from ai_memory.core.events import TOOL_CALL_KINDS, EventKind, normalize_event
@@ -76,9 +76,8 @@ class _Digest:
 
 def _minutes(start: str, end: str) -> int:
     try:
-        a = datetime.fromisoformat(start.replace("Z", "+00:00"))
-        return max(0, round((datetime.fromisoformat(end.replace("Z", "+00:00")) - a).total_seconds() / 60))
-    except (ValueError, TypeError):  # unparseable, or naive against aware
+        return max(0, round((parse_utc(end) - parse_utc(start)).total_seconds() / 60))
+    except (ValueError, TypeError, AttributeError):  # unparseable, or not text
         return 0
 
 

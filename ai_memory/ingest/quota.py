@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
+from ai_memory.core.clock import utc_iso
 from ai_memory.core.errors import QuotaExceeded
 from ai_memory.core.quota import DailyBytes
 from ai_memory.core.users import ADMIN
@@ -38,7 +39,7 @@ class StorageQuota:
         if not self._counts.enabled:
             return
         start = _midnight(self._clock())
-        since = start.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        since = utc_iso(start)
         used = await reader.run(lambda c: stored_bytes_since(c, since))
         self._counts.seed(start.date().isoformat(), {u: n for u, n in used.items() if u != ADMIN})
 

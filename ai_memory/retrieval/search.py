@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
 
+from ai_memory.core.clock import utc_iso
 from ai_memory.core.errors import AiMemoryError
 from ai_memory.core.events import SESSION_MARKERS, is_markdown_event
 from ai_memory.core.names import project_name
@@ -392,7 +393,7 @@ def candidates_of(conn: sqlite3.Connection, fused: list[Fused], query: Query, pr
     the first three times that many, and their rows. Rows are read a slice at a time, best fused
     first: most pages pass, and reading every row of the three times as many cost more than
     fusing the streams."""
-    stamp = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    stamp = utc_iso(now)
     depth = max(query.depth, query.k)
     rows: dict[int, dict[str, Any]] = {}
     found: list[Fused] = []

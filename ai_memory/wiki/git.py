@@ -16,6 +16,7 @@ from typing import TypeVar
 
 import pygit2
 
+from ai_memory.core.clock import utc_from_timestamp
 from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import StorageError
 from ai_memory.heap import idle_trim
@@ -155,7 +156,7 @@ class Committer:
     def describe(self) -> dict[str, object]:
         since = self.failing_since
         return {"commits": self.commits, "failing": bool(self._failures), "failures": self._failures,
-                "failing_since": None if since is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(since)),
+                "failing_since": None if since is None else utc_from_timestamp(since),
                 "last_error": self.last_error, "uncommitted_writes": self.uncommitted_writes,
                 "repairs": self.repairs[-5:]}
 
