@@ -129,3 +129,22 @@ def test_every_stored_moment_is_spelled_and_parsed_by_the_one_clock() -> None:
     assert found == [], found
     assert _HAND_CLOCK.search('moment.strftime("%Y-%m-%dT%H:%M:%SZ")')
     assert _HAND_CLOCK.search('datetime.fromisoformat(due.replace("Z", "+00:00"))')
+
+
+# Who may see a page, written by hand: a scope compared with 'private' in SQL or in Python.
+_HAND_PRIVACY = re.compile(r"""scope["'\]]*\s*(?:!=|==|<>|=|IS)\s*["']private["']""", re.IGNORECASE)
+# core.users owns the rule; core.memory decides whom a correction hides a page from, which is
+# about two pages' scopes, not about a reader.
+_PRIVACY_OWNERS = ("core/users.py", "core/memory.py")
+
+
+def test_every_page_visibility_check_is_the_one_predicate() -> None:
+    """``core.users.visible_to`` (Python) and ``visible_sql`` (SQL) are the one rule; a check
+    written again disagreed on pages without an owner (``owner IS ?`` against ``COALESCE``)."""
+    found = [f"{path.relative_to(PACKAGE)}:{n}" for path in sorted(PACKAGE.rglob("*.py"))
+             if path.relative_to(PACKAGE).as_posix() not in _PRIVACY_OWNERS
+             for n, line in enumerate(path.read_text().splitlines(), 1) if _HAND_PRIVACY.search(line)]
+    assert found == [], found
+    for written in ("AND (p.scope != 'private' OR p.owner IS ?)", 'if found["scope"] == "private" and x',
+                    "WHERE scope = 'private'"):
+        assert _HAND_PRIVACY.search(written), written

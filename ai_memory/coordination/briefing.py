@@ -15,6 +15,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
+from ai_memory.core.users import visible_sql
 from ai_memory.core.agent_dialects import context_output
 from ai_memory.core.fence import BRIEFING_CLOSE, BRIEFING_OPEN, one_line
 from ai_memory.core.page import GLOBAL_PROJECT
@@ -23,8 +24,7 @@ MAX_CHARS = 8000
 MAX_LINE = 400
 PAGE_LINE = 240  # one page in a list: its title and the start of what it says
 OPEN, CLOSE = BRIEFING_OPEN, BRIEFING_CLOSE
-_LIVE = ("superseded_by IS NULL AND (expires_at IS NULL OR expires_at > ?)"
-         " AND (scope != 'private' OR owner = ?)")
+_LIVE = f"superseded_by IS NULL AND (expires_at IS NULL OR expires_at > ?) AND {visible_sql()}"
 
 
 @dataclass(frozen=True)

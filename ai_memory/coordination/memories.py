@@ -23,7 +23,7 @@ from ai_memory.core.memory import (
     MemoryDraft, correction_hides, mark_superseded, memory_page, normalized_hash, page_path,
 )
 from ai_memory.core.page import is_ours, render_page, split_frontmatter, with_line_added, without_line
-from ai_memory.core.users import ADMIN
+from ai_memory.core.users import ADMIN, visible_to
 from ai_memory.embed.model import Embedder
 from ai_memory.store.embeddings import insert_embeddings
 from ai_memory.store.memories import by_idempotency_key, find_page, live_first_chunks, same_text
@@ -72,7 +72,7 @@ class Memories:
         if not draft.supersedes:
             return None
         old = await self._reader.run(lambda c: find_page(c, draft.supersedes))
-        if old is not None and old["scope"] == "private" and old["owner"] != draft.owner:
+        if old is not None and not visible_to(draft.owner, old["scope"], old["owner"]):
             old = None  # another user's private page: it does not exist for this writer
         if old is None:
             raise NotFound("nothing to supersede", detail=f"no page with id or path {draft.supersedes!r}")
@@ -143,7 +143,7 @@ class Memories:
         exactly, the pin is refused with the reason."""
         async with self._lock:
             found = await self._reader.run(lambda c: find_page(c, ref))
-            if found is None or (found["scope"] == "private" and found["owner"] != owner):
+            if found is None or not visible_to(owner, found["scope"], found["owner"]):
                 raise NotFound("no such page", detail=ref[:200])
             text, meta, body = await self._read_page(found["path"], "to pin")
             changed = bool(meta.get("pinned")) != pinned

@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from ai_memory.core.users import visible_sql
+
 _FIELDS = "id, uid, path, project, type, title, scope, owner, superseded_by, supersedes, expires_at, created, frontmatter"
 
 
@@ -35,7 +37,7 @@ def by_idempotency_key(conn: sqlite3.Connection, key: str, owner: str) -> dict[s
 
 # A writer is compared only with pages it may see: another owner's private page must neither
 # block the write nor leak its id and path through a 409.
-_VISIBLE = "(scope != 'private' OR owner IS ?)"
+_VISIBLE = visible_sql()
 
 
 def same_text(conn: sqlite3.Connection, project: str, page_type: str, norm_hash: str, now: str,
@@ -56,7 +58,7 @@ def live_first_chunks(conn: sqlite3.Connection, project: str, page_type: str, mo
         " JOIN chunks c ON c.page_id = p.id AND c.ord = 0"
         " LEFT JOIN embeddings e ON e.content_hash = c.content_hash AND e.model = ?"
         " WHERE p.project = ? AND p.type = ? AND p.superseded_by IS NULL"
-        " AND (p.expires_at IS NULL OR p.expires_at > ?) AND (p.scope != 'private' OR p.owner IS ?)"
+        f" AND (p.expires_at IS NULL OR p.expires_at > ?) AND {visible_sql('p')}"
         " ORDER BY p.updated DESC LIMIT ?",
         (model, project, page_type, now, owner, limit)).fetchall()
     return [{"uid": r[0], "path": r[1], "text": r[2], "hash": r[3],

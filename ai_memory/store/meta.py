@@ -5,12 +5,13 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from ai_memory.core.users import visible_sql
 from ai_memory.core.page import KIND_OF_TYPE
 
 
 
 def memory_meta(conn: sqlite3.Connection, *, project: str | None, owner: str, now: str) -> dict[str, Any]:
-    where, args = "(scope != 'private' OR owner = ?)", [owner]
+    where, args = visible_sql(), [owner]
     if project:
         where += " AND project IN (?, '_global')"
         args.append(project)

@@ -6,9 +6,11 @@ import json
 import sqlite3
 from typing import Any
 
+from ai_memory.core.users import visible_sql
+
 
 def recent(conn: sqlite3.Connection, *, project: str | None, limit: int, owner: str, now: str) -> dict[str, Any]:
-    where = "superseded_by IS NULL AND (expires_at IS NULL OR expires_at > ?) AND (scope != 'private' OR owner = ?)"
+    where = f"superseded_by IS NULL AND (expires_at IS NULL OR expires_at > ?) AND {visible_sql()}"
     args: list[Any] = [now, owner]
     if project:
         where += " AND project IN (?, '_global')"
@@ -28,7 +30,7 @@ def session_timeline(conn: sqlite3.Connection, *, project: str | None, owner: st
     session page that is another user's private page lends neither)."""
     sql = ("SELECT s.id, s.agent, s.project, s.started_at, s.last_event_at, s.ended_at, s.observation_count,"
            " p.path AS page_path, p.title, p.frontmatter FROM sessions s LEFT JOIN pages p ON p.path = s.page_path"
-           " AND (p.scope != 'private' OR p.owner = ?)")
+           f" AND {visible_sql('p')}")
     args: list[Any] = [owner]
     if project:
         sql += " WHERE s.project = ?"

@@ -40,7 +40,7 @@ def visible_history(conn: sqlite3.Connection, ref: str, owner: str, limit: int) 
     if page is None:
         return None, []
     versions = [v for v in page_versions(conn, page["path"], limit)
-                if v["scope"] != "private" or v["owner"] == owner]
+                if visible_to(owner, v["scope"], v["owner"])]
     return page, versions
 
 

@@ -48,7 +48,7 @@ class PageVersions:
             raise InputError("missing path or id", detail="pass a wiki path or a memory id")
         found = await self.wiki.reader.run(lambda c: find_page(c, ref))
         if found is not None:
-            if found["scope"] == "private" and found["owner"] != owner:
+            if not visible_to(owner, found["scope"], found["owner"]):
                 raise NotFound("no such page", detail=ref)
             return str(found["path"])
         if "/" not in ref and not ref.endswith(".md"):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from ai_memory.core.users import visible_sql
 from ai_memory.core.page import is_generated, render_page
 from ai_memory.wiki.files import read_file
 
@@ -35,9 +36,9 @@ def project_pages(conn: sqlite3.Connection, folder: str) -> list[sqlite3.Row]:
     """The pages index.md lists: the folder's, never a private one (its title would show in a
     shared file)."""
     where, args = _in_folder(folder)
-    return conn.execute(
-        f"SELECT path, title, type, updated, superseded_by FROM pages WHERE {where} AND scope != 'private'"
-        " ORDER BY type, COALESCE(updated, '') DESC, path", args).fetchall()
+    return conn.execute(  # as no one in particular sees them: bound to no owner
+        f"SELECT path, title, type, updated, superseded_by FROM pages WHERE {where} AND {visible_sql()}"
+        " ORDER BY type, COALESCE(updated, '') DESC, path", (*args, None)).fetchall()
 
 
 def owns(conn: sqlite3.Connection, folder: str) -> bool:
