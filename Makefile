@@ -24,9 +24,11 @@ serve: setup
 
 # Bytecode first, as a wheel install has it: hooks and the MCP server start in tens of ms only
 # with it, and an environment with PYTHONDONTWRITEBYTECODE never writes it. Two workers, each
-# test module whole on one of them (its module fixtures are made once).
+# test module whole on one of them (its module fixtures are made once). The type checker
+# first ([tool.mypy] in pyproject.toml): a new error fails the run before the suite starts.
 test: setup
 	$(PY) -m compileall -q ai_memory
+	$(PY) -m mypy
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -n 2 --dist loadfile
 
 bench: setup

@@ -178,7 +178,7 @@ class Config:
             key = _BY_DOTTED[dotted]
             if not isinstance(value, key.type) or (key.type is int and isinstance(value, bool)):
                 raise ConfigError(f"config key {dotted} must be of type {key.type.__name__}", detail=f"got {value!r}")
-            if key.between and not key.between[0] <= value <= key.between[1]:
+            if key.between and isinstance(value, int) and not key.between[0] <= value <= key.between[1]:
                 raise ConfigError(f"config key {dotted} must be from {key.between[0]} to {key.between[1]}",
                                   detail=f"got {value!r}")
             if key.choices and value not in key.choices:
@@ -198,11 +198,11 @@ class Config:
 
     @property
     def host(self) -> str:
-        return self.server.host
+        return str(self.server.host)
 
     @property
     def port(self) -> int:
-        return self.server.port
+        return int(self.server.port)
 
     @property
     def url(self) -> str:

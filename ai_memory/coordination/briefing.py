@@ -13,6 +13,7 @@ markers neutralised), so none can close the fence or start a line that reads as 
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 from dataclasses import dataclass
 
 from ai_memory.core.users import visible_sql
@@ -80,7 +81,7 @@ def recent_sessions(conn: sqlite3.Connection, project: str, exclude_session: str
     return out
 
 
-def _page_section(conn: sqlite3.Connection, heading: str, cap: int, where: str, args: tuple, limit: int) -> Section:
+def _page_section(conn: sqlite3.Connection, heading: str, cap: int, where: str, args: tuple[Any, ...], limit: int) -> Section:
     rows = conn.execute(
         f"SELECT path, title, summary, body, type, project FROM pages WHERE {where} AND {_LIVE}"
         " ORDER BY updated DESC, id DESC LIMIT ?", (*args, limit)).fetchall()

@@ -60,8 +60,8 @@ class Memories:
         async with self._lock:
             # an old name (a client's, or a proposal read before a rename) files under the new one
             draft = dataclasses.replace(draft, project=self._wiki.project_now(draft.project) or draft.project)
-            if draft.idempotency_key:
-                earlier = await self._reader.run(lambda c: by_idempotency_key(c, draft.idempotency_key, draft.owner))
+            if (key := draft.idempotency_key):
+                earlier = await self._reader.run(lambda c: by_idempotency_key(c, key, draft.owner))
                 if earlier is not None:
                     return Stored(earlier["uid"] or earlier["path"], earlier["path"], False, earlier["supersedes"])
             old = await self._superseded_page(draft)
@@ -69,9 +69,9 @@ class Memories:
             return await self._write(draft, moment, old, vector)
 
     async def _superseded_page(self, draft: MemoryDraft) -> dict[str, Any] | None:
-        if not draft.supersedes:
+        if not (ref := draft.supersedes):
             return None
-        old = await self._reader.run(lambda c: find_page(c, draft.supersedes))
+        old = await self._reader.run(lambda c: find_page(c, ref))
         if old is not None and not visible_to(draft.owner, old["scope"], old["owner"]):
             old = None  # another user's private page: it does not exist for this writer
         if old is None:
@@ -109,7 +109,8 @@ class Memories:
         for cand in candidates:
             if cand["vector"] is not None and float(np.dot(vectors[0], cand["vector"])) >= NEAR_DUPLICATE:
                 _refuse(cand["uid"], cand["path"], f"nearly the same text (cosine ≥ {NEAR_DUPLICATE})")
-        return vectors[0]
+        own: np.ndarray = vectors[0]
+        return own
 
     async def _write(self, draft: MemoryDraft, moment: datetime, old: dict[str, Any] | None,
                      vector: np.ndarray | None) -> Stored:
@@ -187,7 +188,8 @@ def _first_chunk(draft: MemoryDraft) -> str:
     return chunk_text(draft.title, _body(draft))[0]
 
 
-def _store_vector(draft: MemoryDraft, vector: np.ndarray | None, embedder: Embedder | None):
+def _store_vector(draft: MemoryDraft, vector: np.ndarray | None,
+                  embedder: Embedder | None) -> Callable[[WriteTx, int], None] | None:
     """Keep the vector computed for the guard: the new page is vector-searchable at once."""
     if vector is None or embedder is None:
         return None

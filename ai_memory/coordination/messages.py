@@ -31,7 +31,7 @@ def parse_message(body: object, *, owner: str, now: datetime) -> dict[str, Any]:
     ttl = body.get("ttl_s", DEFAULT_TTL_S)
     if not isinstance(ttl, int) or isinstance(ttl, bool) or not 1 <= ttl <= MAX_TTL_S:
         raise InputError("ttl_s must be a whole number of seconds", detail=f"from 1 to {MAX_TTL_S}")
-    message = {
+    message: dict[str, Any] = {
         "to_project": check_project(body.get("to_project")), "body": sanitize(text.strip(), TextKind.SUMMARY).text,
         "owner": owner, "created_at": utc_iso(now), "expires_at": utc_iso(now + timedelta(seconds=ttl)),
     }

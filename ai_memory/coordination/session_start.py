@@ -5,6 +5,7 @@ names a session and asks to claim (a POST) takes a handoff or messages."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+import sqlite3
 from typing import Any
 
 from ai_memory.coordination.briefing import (
@@ -49,7 +50,7 @@ async def brief(writer: Writer, reader: Reader, *, project: str, cwd: str, owner
                        owner=owner)
         handoffs = await claim_handoffs(writer, who, fits=_fit_in_briefing)
 
-    def read(conn) -> tuple[list[Section], list[dict], int]:
+    def read(conn: sqlite3.Connection) -> tuple[list[Section], list[dict[str, Any]], int]:
         sessions = recent_sessions(conn, project, session_id)
         waiting = list_messages(conn, project=project, state="open", now=now, limit=BRIEFING_MESSAGES)
         return [session_section(sessions)] + memory_sections(conn, project, owner, now), waiting, len(sessions)
@@ -77,7 +78,7 @@ def _fit_in_briefing(handoffs: list[dict[str, Any]]) -> bool:
     return len(handoffs) <= BRIEFING_HANDOFFS and lines_that_fit(Section("", lines), CAPS["handoff"]) == len(lines)
 
 
-async def _deliver(writer: Writer, waiting: list[dict], session_id: str | None) -> list[dict]:
+async def _deliver(writer: Writer, waiting: list[dict[str, Any]], session_id: str | None) -> list[dict[str, Any]]:
     """Claim the messages the briefing has room to show: a message is delivered exactly once,
     and one that would be cut for size stays open for the next session."""
     if not session_id or not waiting:

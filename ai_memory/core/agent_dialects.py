@@ -14,6 +14,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from ai_memory.core.payload_text import as_dict
+
 Payload = dict[str, Any]
 
 # What the hook command names an agent by (the shell client's AGENT argument).
@@ -112,7 +114,7 @@ def _cursor(p: Payload) -> Payload:
 # its own sessionId (= agentId) and parentAgentId, the session it works for.
 
 def _copilot(p: Payload) -> Payload:
-    result = p.get("toolResult") if isinstance(p.get("toolResult"), dict) else {}
+    result = as_dict(p.get("toolResult"))
     error = p.get("error")
     session = p.get("sessionId")
     if p.get("parentAgentId") and p.get("agentId") == session:
@@ -134,9 +136,9 @@ def _copilot(p: Payload) -> Payload:
 # {query, result, success, error}. TaskComplete: turn {outputText}. TaskError: error {message}.
 
 def _cline(p: Payload) -> Payload:
-    context = p.get("sessionContext") if isinstance(p.get("sessionContext"), dict) else {}
-    call = p.get("tool_result") if isinstance(p.get("tool_result"), dict) else {}
-    turn = p.get("turn") if isinstance(p.get("turn"), dict) else {}
+    context = as_dict(p.get("sessionContext"))
+    call = as_dict(p.get("tool_result"))
+    turn = as_dict(p.get("turn"))
     return {
         "session_id": context.get("rootSessionId") or p.get("taskId"),
         "cwd": _first(p.get("workspaceRoots")),

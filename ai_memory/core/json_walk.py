@@ -11,6 +11,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
+from typing import Any
 
 from ai_memory.core.redaction import TextKind, cap, cap_cut, clean, redact, storable, title
 from ai_memory.core.secret_patterns import TOKEN, name_strength, scan
@@ -79,7 +80,7 @@ class _Walk:
         self._count(marker)
         return marker
 
-    def glued(self, items: list) -> list:
+    def glued(self, items: list[Any]) -> list[Any]:
         """A secret cut in two and sent as two neighbouring values (``{"a": "ghp_12…", "b": "…xyz"}``):
         a half may be too short to match, or match alone and leave the other half as text, so
         every pair of neighbouring strings is read joined, before either is sanitized."""
@@ -92,7 +93,7 @@ class _Walk:
                 self.kinds.append(kind)
         return items
 
-    def mapping(self, value: dict, kind: TextKind, depth: int) -> dict:
+    def mapping(self, value: dict[Any, Any], kind: TextKind, depth: int) -> dict[Any, Any]:
         out: dict[str, object] = {}
         for raw_key, item in self.glued(list(value.items())) if len(value) > 1 else value.items():
             if self.nodes_left <= 0:
@@ -111,7 +112,7 @@ class _Walk:
                 out[key] = self.value(item, child_kind, depth, out, key)
         return out
 
-    def sequence(self, value: list | tuple, kind: TextKind, depth: int) -> list:
+    def sequence(self, value: list[Any] | tuple[Any, ...], kind: TextKind, depth: int) -> list[Any]:
         out: list[object] = []
         items = self.glued(list(enumerate(value))) if len(value) > 1 else enumerate(value)
         for index, item in items:
@@ -233,7 +234,7 @@ def _fit(value: object, budget: int) -> tuple[object, int]:
     return _NO_FIT, 0
 
 
-def _fit_dict(value: dict, budget: int) -> tuple[object, int]:
+def _fit_dict(value: dict[Any, Any], budget: int) -> tuple[object, int]:
     out: dict[str, object] = {}
     used = 2  # {}; every entry reserves room for a closing `, "_truncated": true`
     cut = value.get("_truncated") is True  # the walk already dropped entries here
@@ -253,7 +254,7 @@ def _fit_dict(value: dict, budget: int) -> tuple[object, int]:
     return (out, used) if used <= budget else (_NO_FIT, 0)
 
 
-def _fit_list(value: list, budget: int) -> tuple[object, int]:
+def _fit_list(value: list[Any], budget: int) -> tuple[object, int]:
     out: list[object] = []
     used = 2
     for index, item in enumerate(value):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -80,7 +80,7 @@ class _NoAliasLoader(yaml.SafeLoader):
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
+            event = cast(Any, self).peek_event()  # PyYAML's stubs leave the parser untyped
             raise yaml.composer.ComposerError(None, None, "YAML aliases (*name) are not allowed in frontmatter",
                                               event.start_mark)
         return super().compose_node(parent, index)

@@ -44,12 +44,12 @@ def one_line(value: Any, limit: int) -> str:
     return clip(collapsed(text_of(value, limit * 4 + 256)), limit)
 
 
-def as_dict(value: Any) -> dict:
+def as_dict(value: Any) -> dict[str, Any]:
     """The value when it is a dict, else an empty one."""
     return value if isinstance(value, dict) else {}
 
 
-def first_of(d: dict, keys: tuple[str, ...]) -> Any:
+def first_of(d: dict[str, Any], keys: tuple[str, ...]) -> Any:
     """The value of the first key present and not empty, else None."""
     for key in keys:
         if d.get(key) not in (None, ""):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import re
+from typing import Any
 
 from ai_memory.core.secret_patterns import scan
 
@@ -52,7 +53,7 @@ def redact(text: str) -> tuple[str, list[str]]:
     if not spans:
         return text, []
     spans.sort()
-    merged: list[list] = []  # [start, end, kind, priority]; overlapping finds become one redaction
+    merged: list[list[Any]] = []  # [start, end, kind, priority]; overlapping finds become one redaction
     for start, end, kind, priority in spans:
         if merged and start < merged[-1][1]:
             last = merged[-1]

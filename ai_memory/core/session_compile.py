@@ -17,7 +17,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -29,6 +29,8 @@ from ai_memory.core.names import UNSORTED, project_name, safe_name
 from ai_memory.core.own_tools import own_tool
 from ai_memory.core.payload_text import as_dict, clip, code_span, collapsed, first_of, one_line, text_of
 from ai_memory.core.tool_calls import ToolCall, tool_lists
+
+T = TypeVar("T")
 
 __all__ = ["MAX_PAGE_BYTES", "SessionPage", "compile_session"]
 
@@ -53,8 +55,8 @@ class SessionPage:
 
     path: str  # "<project>/sessions/<YYYY-MM-DD>-<short-id>.md"
     text: str  # the whole markdown file: YAML frontmatter + body
-    frontmatter: dict
-    handoff: dict  # session_id, project, cwd, from_agent, summary, open_questions, files_touched,
+    frontmatter: dict[str, Any]
+    handoff: dict[str, Any]  # session_id, project, cwd, from_agent, summary, open_questions, files_touched,
     #                next_steps, created_at
     entities: list[str]
 
@@ -70,7 +72,7 @@ class _Digest:
     pending: dict[Any, list[ToolCall]] = field(default_factory=dict)
     memory_calls: dict[str, set[str]] = field(default_factory=dict)  # ai-memory tool -> its calls' keys
     stamps: list[str] = field(default_factory=list)
-    counts: dict[str, Counter] = field(  # most common wins: session_id, agent, project, cwd
+    counts: dict[str, Counter[str]] = field(  # most common wins: session_id, agent, project, cwd
         default_factory=lambda: {k: Counter() for k in ("session_id", "agent", "project", "cwd")})
 
 
@@ -81,7 +83,7 @@ def _minutes(start: str, end: str) -> int:
         return 0
 
 
-def _kind(ob: dict, payload: dict) -> EventKind:
+def _kind(ob: dict[str, Any], payload: dict[str, Any]) -> EventKind:
     try:
         return EventKind(ob.get("event"))
     except (ValueError, TypeError):
@@ -91,7 +93,7 @@ def _kind(ob: dict, payload: dict) -> EventKind:
 # ---------------------------------------------------------------- one pass over the events
 
 
-def _prompt_text(payload: dict, ob: dict) -> str:
+def _prompt_text(payload: dict[str, Any], ob: dict[str, Any]) -> str:
     value = first_of(payload, ("prompt", "message", "text"))
     if isinstance(value, list):  # content blocks
         value = "\n".join(text_of(b.get("text") if isinstance(b, dict) else b) for b in value[:50])
@@ -105,7 +107,7 @@ def _fingerprint(name: str, tool_input: Any) -> Any:
         return name, ""
 
 
-def _add_call(d: _Digest, kind: EventKind, item: dict, at: str, cwd: str, default_name: str) -> None:
+def _add_call(d: _Digest, kind: EventKind, item: dict[str, Any], at: str, cwd: str, default_name: str) -> None:
     """Merge a Pre with its Post/Failure: by tool_use_id, else by tool name and input."""
     name = one_line(item.get("tool_name") or item.get("toolName") or default_name, 80) or "tool"
     tool_input = item.get("tool_input", item.get("toolInput"))
@@ -118,8 +120,9 @@ def _add_call(d: _Digest, kind: EventKind, item: dict, at: str, cwd: str, defaul
             d.calls.append(call)
             d.pending.setdefault(key, []).append(call)
         return
-    call = waiting.pop(0) if waiting else None
-    if call is None:
+    if waiting:
+        call = waiting.pop(0)
+    else:
         call = ToolCall(name, tool_input, at, cwd)
         d.calls.append(call)
     call.response = item.get("tool_response", item.get("tool_output", item.get("result")))
@@ -137,7 +140,7 @@ def _error_text(error: Any) -> str:
     return text_of(error, 4000).strip()
 
 
-def _used_memory(d: _Digest, tool: str, kind: EventKind, payload: dict, seq: int) -> None:
+def _used_memory(d: _Digest, tool: str, kind: EventKind, payload: dict[str, Any], seq: int) -> None:
     """One of ai-memory's own tools: counted, never evidence. A call is its tool_use_id, else
     its completion (agents without ids send no id on either half)."""
     tid = text_of(first_of(payload, ("tool_use_id", "toolUseId", "call_id")), 200)
@@ -151,8 +154,8 @@ def _digest(observations: list[Any]) -> _Digest:
         if not isinstance(ob, dict):
             continue
         payload = as_dict(ob.get("payload"))
-        at = ob.get("occurred_at") if isinstance(ob.get("occurred_at"), str) else ""
-        at = at if _STAMP.match(at) else ""
+        stamp = ob.get("occurred_at")
+        at = stamp if isinstance(stamp, str) and _STAMP.match(stamp) else ""
         if at:
             d.stamps.append(at)
         for key, counter in d.counts.items():
@@ -229,13 +232,13 @@ def _summary(title: str, has_prompt: bool, reply: str, stats: str) -> str:
     return clip(f"{lead} {_first_sentence(reply) or stats}".strip(), SUMMARY_CHARS)
 
 
-def _ends(items: list, n: int) -> list:
+def _ends(items: list[T], n: int) -> list[T]:
     return items if len(items) <= 2 * n else items[:n] + items[-n:]
 
 
 def _entities(title: str, d: _Digest, files: list[str], commands: list[str]) -> list[str]:
     """Entities ranked by how many prompts, replies, files and commands name them, then first seen."""
-    rank: dict[str, list] = {}  # key -> [count, first seen, as written]
+    rank: dict[str, list[Any]] = {}  # key -> [count, first seen, as written]
     chunks = [title] + [text for _, _, text in _ends(d.prompts, 50)] + [text for _, text in d.replies[-3:]]
     found = [extract_entities(text_of(c, 4000)) for c in chunks + _ends(commands, 50)]
     for names in found[: len(chunks)] + [[f] for f in files] + found[len(chunks):]:
@@ -300,7 +303,7 @@ class _Who:
     updated: str | None
 
 
-def _top(counter: Counter) -> str | None:
+def _top(counter: Counter[str]) -> str | None:
     return counter.most_common(1)[0][0] if counter else None
 
 
@@ -341,7 +344,7 @@ def _rows(observations: Any) -> list[Any]:
         return []
 
 
-def compile_session(observations: list[dict], *, project: str | None = None) -> SessionPage | None:
+def compile_session(observations: list[dict[str, Any]], *, project: str | None = None) -> SessionPage | None:
     """The session page and handoff; None when the session has no prompt and no tool use."""
     d = _digest(_rows(observations))
     if not d.prompts and not d.calls:

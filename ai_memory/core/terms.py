@@ -55,7 +55,7 @@ def stem(word: str) -> str:
     """A lower-case word's stem; a word holding a digit is left as it is."""
     if not word.isalpha() or len(word) < 3:
         return word
-    return _STEMMER.stemWord(word)
+    return str(_STEMMER.stemWord(word))
 
 
 def is_stopword(word: str) -> bool:

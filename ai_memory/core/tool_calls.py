@@ -55,8 +55,8 @@ class ToolCall:
 
 def _exit_code(call: ToolCall) -> int | None:
     resp = call.response
-    for holder in (resp, as_dict(resp).get("metadata")):
-        for key in _EXIT_KEYS if isinstance(holder, dict) else ():
+    for holder in (as_dict(resp), as_dict(as_dict(resp).get("metadata"))):
+        for key in _EXIT_KEYS:
             value = holder.get(key)
             if isinstance(value, int) and not isinstance(value, bool):
                 return value

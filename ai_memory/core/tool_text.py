@@ -65,7 +65,8 @@ def _changed(tool_input: Any) -> str:
         return readable(tool_input, EDIT_CHARS)
     path = next((tool_input[k] for k in ("file_path", "path", "notebook_path", "filePath")
                  if isinstance(tool_input.get(k), str)), "")
-    edits = tool_input.get("edits") if isinstance(tool_input.get("edits"), list) else [tool_input]
+    listed = tool_input.get("edits")
+    edits: list[Any] = listed if isinstance(listed, list) else [tool_input]
     parts = [f"file: {path}"] if path else []
     for edit in edits[:100]:
         if not isinstance(edit, dict):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from typing import TypeGuard
 
 from ai_memory.core.errors import InputError
 
@@ -21,7 +22,7 @@ TOKEN_PREFIX = "aim_"  # tells a user token from the admin token at a glance (an
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 
 
-def valid_name(name: object) -> bool:
+def valid_name(name: object) -> TypeGuard[str]:
     """Whether ``name`` is a user's (an owner's) name as ai-memory writes them."""
     return isinstance(name, str) and _NAME.fullmatch(name) is not None
 

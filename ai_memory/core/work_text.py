@@ -117,7 +117,8 @@ def edits_of(tool_input: Any) -> tuple[str, list[tuple[str, str]]]:
         return "", []
     path = next((str(tool_input[k]) for k in ("file_path", "path", "notebook_path", "filePath")
                  if isinstance(tool_input.get(k), str)), "")
-    items = tool_input.get("edits") if isinstance(tool_input.get("edits"), list) else [tool_input]
+    listed = tool_input.get("edits")
+    items: list[Any] = listed if isinstance(listed, list) else [tool_input]
     pairs = []
     for item in items[:100]:
         if isinstance(item, dict):

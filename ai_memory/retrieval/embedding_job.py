@@ -33,7 +33,7 @@ from ai_memory.retrieval import late_interaction
 from ai_memory.store.cache_stamp import cache_stamp
 from ai_memory.store.embeddings import insert_embeddings
 from ai_memory.store.reader import Reader
-from ai_memory.store.writer import Writer, WriteTx
+from ai_memory.store.writer import Job, Writer, WriteTx
 
 log = logging.getLogger(__name__)
 BATCH = 32  # small batches: the job yields the CPU often while ingest or queries are busy
@@ -157,7 +157,7 @@ def find_pending(conn: sqlite3.Connection, model: str, limit: int = BATCH, chunk
 
 
 def store_vectors(model: str, dim: int, pending: Pending, vectors: np.ndarray,
-                  tokens: Sequence[late_interaction.Pieces] = ()):
+                  tokens: Sequence[late_interaction.Pieces] = ()) -> Job[int]:
     """The writer job storing a batch: vectors, piece vectors, sentences, and which
     observations are done."""
     def job(tx: WriteTx) -> int:

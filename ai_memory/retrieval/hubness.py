@@ -21,6 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ai_memory.retrieval.quantized import QuantizedRows
+
+Rows = np.ndarray | QuantizedRows  # unit rows, float32 or quantized: indexed by row numbers
+
 WEIGHT = 0.5
 SAMPLE = 512
 NEIGHBOURS = 5  # of a 512-row sample: about the 10 nearest of a thousand
@@ -43,10 +47,11 @@ def _density(rows: np.ndarray, reference: np.ndarray) -> np.ndarray:
         return np.zeros(len(rows), dtype=np.float32)
     sims = rows @ reference.T
     sims[sims > _SELF] = -1.0
-    return np.partition(sims, -NEIGHBOURS, axis=1)[:, -NEIGHBOURS:].mean(axis=1).astype(np.float32)
+    nearest: np.ndarray = np.partition(sims, -NEIGHBOURS, axis=1)[:, -NEIGHBOURS:].mean(axis=1).astype(np.float32)
+    return nearest
 
 
-def _drawn(matrix: np.ndarray, ids: np.ndarray) -> Densities:
+def _drawn(matrix: Rows, ids: np.ndarray) -> Densities:
     """The reference: up to SAMPLE rows spread evenly over the oldest 2^k rows by id (2^k the
     largest power of two the matrix holds). Every process holding the same rows draws the same
     reference, whatever order it loaded them in, so a query ranks alike wherever it runs."""
@@ -59,7 +64,7 @@ def _drawn(matrix: np.ndarray, ids: np.ndarray) -> Densities:
     return Densities(reference, np.full(n, np.nan, dtype=np.float32), typical, size)
 
 
-def extended(current: Densities | None, matrix: np.ndarray, ids: np.ndarray) -> Densities:
+def extended(current: Densities | None, matrix: Rows, ids: np.ndarray) -> Densities:
     """The densities of ``matrix`` (whose rows have these own ``ids``), which holds the rows
     ``current`` was made for and maybe more after them: the values known so far are kept,
     until the matrix holds twice the rows the reference was drawn from."""
@@ -72,11 +77,12 @@ def extended(current: Densities | None, matrix: np.ndarray, ids: np.ndarray) -> 
     return Densities(current.reference, values, current.typical, current.drawn_at)
 
 
-def adjusted(densities: Densities, matrix: np.ndarray, rows: np.ndarray, sims: np.ndarray) -> np.ndarray:
+def adjusted(densities: Densities, matrix: Rows, rows: np.ndarray, sims: np.ndarray) -> np.ndarray:
     """``sims`` (the cosines of ``rows``) corrected for each row's density."""
     values = densities.values
     missing = rows[np.isnan(values[rows])]
     if len(missing):
         # Searches on other threads may fill the same places: with the same numbers.
         values[missing] = _density(matrix[missing], densities.reference)
-    return sims - WEIGHT * (values[rows] - densities.typical)
+    corrected: np.ndarray = sims - WEIGHT * (values[rows] - densities.typical)
+    return corrected

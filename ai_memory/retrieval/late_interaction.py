@@ -21,8 +21,9 @@ import json
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -30,6 +31,8 @@ from ai_memory.embed.model import Tokens
 from ai_memory.retrieval.fts import TermStats, is_content_word
 from ai_memory.retrieval.quantized import as_words, differing_bits
 from ai_memory.store.cache_stamp import cache_stamp
+
+K = TypeVar("K", bound=Hashable)  # what a turn is known by: a rowid, or a test's name
 
 MAX_PIECES = 128  # a long reply keeps its first 128 content pieces
 
@@ -184,8 +187,8 @@ def query_side(words: list[str], vectors: np.ndarray,
     return _rows(pack(vectors), len(words)), weights / weights.sum()
 
 
-def best_scores(query: tuple[np.ndarray, np.ndarray], turns: list[tuple[Hashable, int, bytes]],
-                dim: int) -> dict[Hashable, float]:
+def best_scores(query: tuple[np.ndarray, np.ndarray], turns: Sequence[tuple[K, int, bytes]],
+                dim: int) -> dict[K, float]:
     """Each turn's score: the weighted mean, over the query's pieces, of the best agreement
     with any piece of the turn. (key, count, bits) in, {key: score} out. A turn with no
     content piece scores nothing.

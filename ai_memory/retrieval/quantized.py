@@ -99,7 +99,7 @@ class CodeFile:
         """``codes`` written as rows ``at`` onwards if the file ends at ``at``; False if rows
         follow (written for another instance, which may be mapping them: never written over).
         OSError if the disk is (nearly) full or the write fails."""
-        data = memoryview(np.ascontiguousarray(codes, dtype=np.int8)).cast("B")
+        data = np.ascontiguousarray(codes, dtype=np.int8).data.cast("B")
         disk = os.fstatvfs(self._file.fileno())
         if disk.f_bavail * disk.f_frsize < DISK_FREE_MIN_BYTES + len(data):
             raise OSError(errno.ENOSPC, "the disk would be left with too little free space")
@@ -180,7 +180,7 @@ class QuantizedRows:
 
     def _codes_of(self, rows: np.ndarray) -> np.ndarray:
         """A copy of these rows' codes; the map's pages are handed back once they are read."""
-        codes = self.codes[rows]
+        codes: np.ndarray = self.codes[rows]
         self._let_go()
         return codes
 
@@ -192,7 +192,8 @@ class QuantizedRows:
 
     def __getitem__(self, rows: np.ndarray) -> np.ndarray:
         """The rows as float32 (from their int8 codes)."""
-        return self._codes_of(rows).astype(np.float32) * self.scales[rows, None]
+        values: np.ndarray = self._codes_of(rows).astype(np.float32) * self.scales[rows, None]
+        return values
 
     def appended(self, vectors: np.ndarray) -> "QuantizedRows":
         bits, codes, scales = _quantized(vectors)

@@ -14,6 +14,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import partial
 from typing import Any, Callable
 
 from ai_memory.core.clock import utc_iso
@@ -37,7 +38,7 @@ from ai_memory.retrieval.streams import (
     Stream, entity_stream, fts_stream, graph_stream, turn_text_hits, turn_text_stream, turn_vector_stream, vector_stream,
 )
 from ai_memory.retrieval.turns import (
-    answer_text_of, best_of_turns, best_turns_of, evidence_of, most_wanted_first, passage_of, passage_sources,
+    Turn, answer_text_of, best_of_turns, best_turns_of, evidence_of, most_wanted_first, passage_of, passage_sources,
     reached_turns, turn_texts,
 )
 from ai_memory.retrieval.session_map import SessionMap
@@ -126,6 +127,11 @@ def in_scope(row: dict[str, Any], query: Query, projects: frozenset[str] | None,
 _TEXT_FEATURES = ("rrf", "page_text", "coverage", "phrase", "title")
 
 
+# A reranked candidate: its hit, the texts its passage is made of (each with whether it is the
+# page's own), its best turns and their texts.
+Scored = tuple[dict[str, Any], list[tuple[str, bool]], list[int], dict[int, Turn]]
+
+
 class Retriever:
     """Runs on a reader thread; owns nothing but references to the model and the vector cache."""
 
@@ -198,7 +204,7 @@ class Retriever:
 
     def _rerank(self, conn: sqlite3.Connection, query: Query, candidates: list[Fused],
                 rows: dict[int, dict[str, Any]], streams: list[Stream], stats: TermStats,
-                now: datetime, qtokens: Tokens | None = None) -> list[dict[str, Any]]:
+                now: datetime, qtokens: Tokens | None = None) -> list[Scored]:
         by_name = {s.name: s for s in streams}
         terms, words = query_terms(query.q), query_words(query.q)
         idf = {t: stats.idf(t) for t in terms}
@@ -230,7 +236,7 @@ class Retriever:
                 row=row, rrf=cand.rrf / top_rrf, streams={k: v.get(cand.page_id, 0.0) for k, v in scaled.items()},
                 late={"best": token_match.get(cand.page_id, 0.0), "reached": session_tokens.get(cand.page_id, 0.0)},
                 passage=passage, terms=terms, words=words, idf=idf, ranges=ranges, question=query.q,
-                answer_text=lambda row=row, turns=turns: answer_text_of(row, turns, texts))
+                answer_text=partial(answer_text_of, row, turns, texts))
             values = {f.name: f.value(facts) for f in self._features}
             has_turns = _is_session(row) and row["session_id"] in recorded
             imputed = [] if has_turns else sorted(measured)
@@ -348,7 +354,9 @@ def _scaled_streams(by_name: dict[str, Stream], ids: list[int]) -> dict[str, dic
 def _explained(cand: Fused, values: dict[str, float], weight: float, by_name: dict[str, Stream],
                imputed: list[str], features: tuple[Feature, ...]) -> dict[str, Any]:
     """Every number that made a candidate's score."""
-    detail = lambda name: by_name[name].detail.get(cand.page_id, []) if name in by_name else []  # noqa: E731
+    def detail(name: str) -> list[Any]:
+        return by_name[name].detail.get(cand.page_id, []) if name in by_name else []
+
     return {"streams": cand.ranks, "rrf": round(cand.rrf, 6), "authority": round(weight, 3),
             "features": {k: round(v, 4) for k, v in values.items()}, "weights": feature_weights(features),
             "matched_entities": detail("entities"), "edges": detail("graph"), "imputed": imputed,

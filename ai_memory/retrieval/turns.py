@@ -71,7 +71,7 @@ def best_turns_of(by_name: dict[str, Stream], page_id: int, n: int = 3,
     for name in ("turns_fts", "turns_vectors"):
         stream = by_name.get(name)
         turns = stream.detail.get(page_id, []) if stream is not None else []
-        top = (max(stream.scores.values()) or 1.0) if turns else 1.0
+        top = (max(stream.scores.values()) or 1.0) if stream is not None and turns else 1.0
         for rowid, score in turns:
             scaled[rowid] = scaled.get(rowid, 0.0) + max(0.0, score) / top
         _vote(votes, [rowid for rowid, score in sorted(turns, key=lambda t: -t[1]) if score > 0])

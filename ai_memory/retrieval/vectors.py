@@ -23,6 +23,7 @@ import threading
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -100,7 +101,7 @@ class _Matrix:
     last_own: int = 0      # highest chunk id / observation rowid loaded
     last_embedding: int = 0
     unlinked_from: int | None = None  # the oldest row not yet linked to a vector, at the last load
-    signature: tuple = ()
+    signature: tuple[int | None, ...] = ()
     data_version: tuple[int, int] = (0, 0)  # (connection id, PRAGMA data_version) last checked
     stamp: CacheStamp = NO_STAMP  # of the database the rows were read from
     densities: hubness.Densities | None = None  # turn and sentence rows only
@@ -272,7 +273,7 @@ class VectorIndex:
         return replace(m, loaded=loaded, keys=m.keys[alive], groups=m.groups[alive], matrix=matrix,
                        projects=m.projects[alive], ids=m.ids[alive], alive=None)
 
-    def _append(self, m: _Matrix, rows: list[tuple], sessions: bool) -> _Matrix:
+    def _append(self, m: _Matrix, rows: list[tuple[Any, ...]], sessions: bool) -> _Matrix:
         """A new matrix with the rows added: a search on another thread may still be reading
         the old one, whose arrays must stay as they were, all the same length."""
         keys = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))

@@ -6,12 +6,12 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from ai_memory.store.writer import WriteTx
+from ai_memory.store.writer import Job, WriteTx
 
 MAX_DETAIL = 1000
 
 
-def record_audit(at: str, user: str, action: str, target: str, detail: str = ""):
+def record_audit(at: str, user: str, action: str, target: str, detail: str = "") -> Job[int]:
     def job(tx: WriteTx) -> int:
         cur = tx.conn.execute("INSERT INTO audit(at, user, action, target, detail) VALUES (?, ?, ?, ?, ?)",
                               (at, user, action, target[:500], detail[:MAX_DETAIL]))

@@ -31,3 +31,11 @@ def open_read_connection(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA busy_timeout=30000")
     conn.row_factory = sqlite3.Row
     return conn
+
+
+def inserted_rowid(cur: sqlite3.Cursor) -> int:
+    """The rowid of the row ``cur``'s INSERT just made (an INSERT always sets one)."""
+    rowid = cur.lastrowid
+    if rowid is None:
+        raise sqlite3.InterfaceError("no row was inserted")
+    return rowid

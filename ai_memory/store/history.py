@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ai_memory.core.page import ParsedPage
+from ai_memory.store.connection import inserted_rowid
 from ai_memory.store.fts_rows import index_page_version
 
 
@@ -63,7 +64,7 @@ def _insert(conn: sqlite3.Connection, page: ParsedPage, when: str, terms: tuple[
         (page.path, page.project, page.type, page.title, page.summary, page.body, page.content_hash,
          text["superseded_by"], when, text["scope"], text["owner"]),
     )
-    index_page_version(conn, int(cur.lastrowid), page.title, page.summary, page.body, terms)
+    index_page_version(conn, inserted_rowid(cur), page.title, page.summary, page.body, terms)
 
 
 def history_rows(conn: sqlite3.Connection) -> set[tuple[str, str, str, str | None]]:
@@ -74,7 +75,7 @@ def history_rows(conn: sqlite3.Connection) -> set[tuple[str, str, str, str | Non
 
 def replay(versions: Iterable[Version]) -> set[tuple[str, str, str, str | None]]:
     """The rows ``record_versions`` would hold after these versions, from nothing (for a check)."""
-    rows: dict[str, list[list]] = {}
+    rows: dict[str, list[list[Any]]] = {}
     for version in versions:
         mine = rows.setdefault(version.path, [])
         page = version.page
@@ -84,7 +85,7 @@ def replay(versions: Iterable[Version]) -> set[tuple[str, str, str, str | None]]
             mine[-1][3] = version.when
         if page is not None:
             mine.append([version.path, page.content_hash, version.when, None])
-    return {tuple(row) for found in rows.values() for row in found}  # type: ignore[misc]
+    return {(row[0], row[1], row[2], row[3]) for found in rows.values() for row in found}
 
 
 def page_versions(conn: sqlite3.Connection, path: str, limit: int = 50) -> list[dict[str, Any]]:

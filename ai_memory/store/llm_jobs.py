@@ -172,7 +172,7 @@ def next_due(conn: sqlite3.Connection) -> str | None:
 
 def queue_counts(conn: sqlite3.Connection) -> dict[str, Any]:
     """What ``status`` shows: jobs by state and the last error of a failed or waiting one."""
-    counts = {state: 0 for state in STATES}
+    counts: dict[str, Any] = {state: 0 for state in STATES}
     for state, n in conn.execute("SELECT state, count(*) FROM llm_jobs GROUP BY state"):
         counts[state] = int(n)
     last = conn.execute("SELECT session_id, last_error FROM llm_jobs WHERE last_error IS NOT NULL"

@@ -72,15 +72,15 @@ def lineage(conn: sqlite3.Connection, ref: str, limit: int = 50) -> list[dict[st
         return []
     chain = [start]
     seen = {start["path"]}
-    page = start
-    while page.get("supersedes") and len(chain) < limit:  # walk back
+    page: dict[str, Any] | None = start
+    while page is not None and page.get("supersedes") and len(chain) < limit:  # walk back
         page = find_page(conn, page["supersedes"])
         if page is None or page["path"] in seen:
             break
         chain.insert(0, page)
         seen.add(page["path"])
     page = start
-    while page.get("superseded_by") and len(chain) < limit:  # walk forward
+    while page is not None and page.get("superseded_by") and len(chain) < limit:  # walk forward
         page = find_page(conn, page["superseded_by"])
         if page is None or page["path"] in seen:
             break

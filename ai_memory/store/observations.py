@@ -9,6 +9,7 @@ from typing import Any
 
 from ai_memory.core.events import EventKind
 from ai_memory.core.observation import Observation
+from ai_memory.store.connection import inserted_rowid
 from ai_memory.store.fts_rows import index_observation, observation_terms
 from ai_memory.store.projects import project_for
 from ai_memory.store.writer import WriteTx
@@ -69,9 +70,10 @@ def stored_bytes_since(conn: sqlite3.Connection, since: str) -> dict[str, int]:
 
 
 def _first_rowid_since(conn: sqlite3.Connection, since: str) -> int | None:
-    low, high = conn.execute("SELECT MIN(rowid), MAX(rowid) FROM observations").fetchone()
-    if high is None:
+    first, last = conn.execute("SELECT MIN(rowid), MAX(rowid) FROM observations").fetchone()
+    if last is None:
         return None
+    low, high = int(first), int(last)
     high += 1  # the search's answer lies in [low, high]; high: no row received since
     while low < high:
         mid = (low + high) // 2
@@ -155,7 +157,7 @@ def store_record(conn: sqlite3.Connection, r: dict[str, Any], payload_json: str 
         ),
     )
     if r.get("searchable", True):
-        index_observation(conn, int(cur.lastrowid), r["title"], r["body"], r.get("project"), terms)
+        index_observation(conn, inserted_rowid(cur), r["title"], r["body"], r.get("project"), terms)
     else:  # kept for the record only: no FTS row, and nothing for the embedding job to do
         conn.execute("UPDATE observations SET embed_hash = '', sentences_done = 1 WHERE rowid = ?", (cur.lastrowid,))
     if key:

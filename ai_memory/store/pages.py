@@ -16,8 +16,9 @@ from ai_memory.core.clock import now_iso
 from ai_memory.core.entities import extract_entities, normalize_entity
 from ai_memory.core.memory import correction_hides, normalized_hash
 from ai_memory.core.page import GLOBAL_PROJECT, ParsedPage
+from ai_memory.store.connection import inserted_rowid
 from ai_memory.store.fts_rows import insert_page_terms, page_terms
-from ai_memory.store.writer import WriteTx
+from ai_memory.store.writer import Job, WriteTx
 
 ENTITY_LIMIT = 80
 
@@ -79,7 +80,7 @@ def store_page_rows(conn: sqlite3.Connection, rows: PageRows, mtime_ns: int, siz
             json.dumps(page.problems), now_iso(),
         ),
     )
-    page_id = int(cur.lastrowid)
+    page_id = inserted_rowid(cur)
     _set_memory_columns(conn, page_id, page, rows.norm_hash)
     insert_page_terms(conn, page_id, rows.fts, page.project)
     conn.executemany("INSERT INTO page_entities(page_id, entity, display, source) VALUES (?,?,?,?)",
@@ -151,7 +152,7 @@ def _drop_current_rows(conn: sqlite3.Connection, path: str) -> bool:
     return True
 
 
-def remove_page(path: str):
+def remove_page(path: str) -> Job[bool]:
     """A writer job removing a page that no longer exists on disk."""
 
     def job(tx: WriteTx) -> bool:
@@ -160,7 +161,7 @@ def remove_page(path: str):
     return job
 
 
-def restat_page(path: str, mtime_ns: int, size: int):
+def restat_page(path: str, mtime_ns: int, size: int) -> Job[None]:
     """A writer job recording a page's new stat when its bytes did not change."""
 
     def job(tx: WriteTx) -> None:
@@ -202,10 +203,10 @@ def file_state(conn: sqlite3.Connection, rel: str) -> FileState | None:
     return None if row is None else FileState(row[0], int(row[1]), int(row[2]))
 
 
-def count_access(paths: list[str], stamp: str):
+def count_access(paths: list[str], stamp: str) -> Job[None]:
     """The writer job counting one search hit on each page (by path in page_stats: usage is
     not in the files, and must outlive a reindex)."""
-    def job(tx) -> None:
+    def job(tx: WriteTx) -> None:
         tx.conn.executemany(
             "INSERT INTO page_stats(path, access_count, last_access_at) VALUES (?, 1, ?)"
             " ON CONFLICT(path) DO UPDATE SET access_count = access_count + 1, last_access_at = excluded.last_access_at",

@@ -15,8 +15,8 @@ from typing import Any
 
 from ai_memory.core.names import project_name
 from ai_memory.core.project_map import ProjectMap
+from ai_memory.core.terms import index_text
 from ai_memory.store.cache_stamp import count_rewrite
-from ai_memory.store.fts_rows import index_text
 
 # (table, column) pairs holding a project name, moved with the project
 _PROJECT_COLUMNS = (("sessions", "project"), ("handoffs", "project"), ("messages", "to_project"),

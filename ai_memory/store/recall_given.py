@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ai_memory.store.writer import WriteTx
+from ai_memory.store.writer import Job, WriteTx
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,8 @@ def given_in(conn: sqlite3.Connection, session_id: str, owner: str) -> SessionGi
     return SessionGiven(frozenset(str(r[0]) for r in rows), sum(int(r[2]) for r in rows if r[1] == "prompt"))
 
 
-def record_given(session_id: str, owner: str, items: Iterable[Given], at: str, until: float | None = None):
+def record_given(session_id: str, owner: str, items: Iterable[Given], at: str,
+                 until: float | None = None) -> Job[bool]:
     """A writer job recording what was handed over (a page already recorded stays as it was);
     it records nothing, and returns False, once ``time.monotonic()`` is past ``until`` (the
     caller stopped waiting for the answer that hands these over)."""

@@ -10,12 +10,12 @@ from typing import Any
 
 from ai_memory.core.errors import Conflict, NotFound
 from ai_memory.core.users import visible_sql
-from ai_memory.store.writer import WriteTx
+from ai_memory.store.writer import Job, WriteTx
 
 _PUBLIC = "name, created_at, last_used_at, revoked_at"
 
 
-def add_user(name: str, hashed: str, now: str):
+def add_user(name: str, hashed: str, now: str) -> Job[dict[str, Any]]:
     """A job adding ``name``; a revoked name may be added again (a new token, the old one stays dead)."""
 
     def job(tx: WriteTx) -> dict[str, Any]:
@@ -31,7 +31,7 @@ def add_user(name: str, hashed: str, now: str):
     return job
 
 
-def revoke_user(name: str, now: str):
+def revoke_user(name: str, now: str) -> Job[dict[str, Any]]:
     """A job revoking ``name``'s token (revoking twice keeps the first time)."""
 
     def job(tx: WriteTx) -> dict[str, Any]:
@@ -43,7 +43,7 @@ def revoke_user(name: str, now: str):
     return job
 
 
-def touch_user(name: str, now: str):
+def touch_user(name: str, now: str) -> Job[None]:
     def job(tx: WriteTx) -> None:
         tx.conn.execute("UPDATE users SET last_used_at = ? WHERE name = ?", (now, name))
 
