@@ -12,7 +12,7 @@ import ctypes
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 M_MMAP_THRESHOLD = -3
 M_ARENA_MAX = -8
@@ -78,14 +78,6 @@ class IdleTrim:
             self._trim()
 
 
-_process_trim: IdleTrim | None = None
-_process_trim_lock = threading.Lock()
-
-
-def idle_trim() -> IdleTrim:
-    """The process's one IdleTrim (the allocator is the process's), started when first asked."""
-    global _process_trim
-    with _process_trim_lock:
-        if _process_trim is None:
-            _process_trim = IdleTrim()
-        return _process_trim
+def working(trim: IdleTrim | None) -> AbstractContextManager[None]:
+    """``trim.working()``, or nothing where no one trims (a CLI process, which soon exits)."""
+    return trim.working() if trim is not None else nullcontext()

@@ -30,7 +30,7 @@ from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import AiMemoryError, ConfigError
 from ai_memory.core.names import project_name
 from ai_memory.core.recall import RecallSettings
-from ai_memory.heap import idle_trim
+from ai_memory.heap import IdleTrim
 from ai_memory.ingest.hooks import RecentProjects
 from ai_memory.ingest.quota import StorageQuota
 from ai_memory.ingest.sessions import SessionCompiler
@@ -89,6 +89,7 @@ class Runtime:
     projects: ProjectLifecycle
     lint: LintCache
     quota: StorageQuota
+    heap: IdleTrim  # trims the allocator once the work that frees most of it pauses
     llm: "LlmParts | None" = None  # None: [llm] unset, nothing of it runs
     started_at: float = field(default_factory=time.time)
     spool: SpoolStats = field(default_factory=SpoolStats)
@@ -108,8 +109,9 @@ class Runtime:
             queue_size=config.writer.queue_size, max_batch=config.writer.max_batch,
         )
         reader = Reader(config.db_path)
-        committer = Committer(config.sub("wiki"), config.wiki.commit_window_s)
-        wiki = Wiki(config.sub("wiki"), writer, reader, committer)
+        heap = IdleTrim()  # the allocator is the process's: one trim, told by whatever frees most
+        committer = Committer(config.sub("wiki"), config.wiki.commit_window_s, heap)
+        wiki = Wiki(config.sub("wiki"), writer, reader, committer, heap)
         embedding, retriever, query_model = _embedding_and_retriever(config, reader, writer)
         if embedding is not None:
             wiki.on_indexed = embedding.wake
@@ -126,7 +128,7 @@ class Runtime:
             forgetter=Forgetter(wiki, retention_params(config)), syncer=syncer_for(wiki, config),
             projects=ProjectLifecycle(wiki),
             lint=LintCache(reader, config.sub("wiki"), config.sub("raw"), config.db_path),
-            quota=StorageQuota(config.server.user_bytes_per_day),
+            quota=StorageQuota(config.server.user_bytes_per_day), heap=heap,
             llm=llm,
         )
 
@@ -393,7 +395,7 @@ class Runtime:
         async with self._maintenance:
             db, wiki, raw = self.config.db_path, self.config.sub("wiki"), self.config.sub("raw")
             read_from = await asyncio.to_thread(journal_position, raw)
-            with idle_trim().working():  # it reads every page and its history
+            with self.heap.working():  # it reads every page and its history
                 report = await asyncio.to_thread(rebuild, wiki, raw, db)
             async with self._draining:  # the spool waits for the swap (the writer is closed), not for the rebuild
                 late = await self._swap_in_rebuilt(Path(report.path), read_from)

@@ -19,7 +19,7 @@ import pygit2
 from ai_memory.core.clock import utc_from_timestamp
 from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import StorageError
-from ai_memory.heap import idle_trim
+from ai_memory.heap import IdleTrim, working
 from ai_memory.wiki.files import file_kind, is_page_path
 from ai_memory.wiki.git_repair import repair
 from ai_memory.wiki.repo import opened_repo, signature
@@ -116,8 +116,9 @@ class Committer:
     past ``MAX_UNCOMMITTED_WRITES`` page writes, ``check_backlog`` refuses more (503).
     """
 
-    def __init__(self, wiki_dir: Path, window_s: float = 0.5) -> None:
+    def __init__(self, wiki_dir: Path, window_s: float = 0.5, heap: IdleTrim | None = None) -> None:
         self._wiki = wiki_dir
+        self._heap = heap  # the daemon's trim, told when a commit (git's whole index) runs
         self._window = window_s
         self._reasons: list[str] = []
         self._event = asyncio.Event()
@@ -216,7 +217,7 @@ class Committer:
 
     def _commit(self, message: str) -> str | None:
         # a commit's status reads git's whole index (~17 MB at 100,000 pages): freed, kept by the heap
-        with self._lock, idle_trim().working():
+        with self._lock, working(self._heap):
             try:
                 return commit_all(self._wiki, message)
             except (pygit2.GitError, OSError):

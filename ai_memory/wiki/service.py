@@ -19,7 +19,7 @@ from ai_memory.core.clock import now_iso
 from ai_memory.core.errors import Conflict, DiskFull
 from ai_memory.core.page import ParsedPage, content_hash, is_generated, parse_page
 from ai_memory.core.project_map import ProjectMap
-from ai_memory.heap import idle_trim
+from ai_memory.heap import IdleTrim, working
 from ai_memory.store.forgetting import bury_pages, record_commit
 from ai_memory.store.history import history_cursor, record_versions
 from ai_memory.store.pages import file_state, index_page_rows, remove_page, restat_page, stale_paths
@@ -48,11 +48,14 @@ class ReconcileReport:
 class Wiki:
     """Owns page writes and the file→index direction of the wiki."""
 
-    def __init__(self, wiki_dir: Path, writer: Writer, reader: Reader, committer: Committer) -> None:
+    def __init__(self, wiki_dir: Path, writer: Writer, reader: Reader, committer: Committer,
+                 heap: IdleTrim | None = None) -> None:
+        """``heap``: the daemon's trim, told when a reconcile (a stat of every page) runs."""
         self.dir = wiki_dir
         self.writer = writer
         self.reader = reader
         self.committer = committer
+        self._heap = heap
         self._sync_lock = asyncio.Lock()
         self._refused: set[str] = set()  # index.md files not ours, each logged once
         self._history_lock = asyncio.Lock()
@@ -233,7 +236,7 @@ class Wiki:
         # every reconcile (periodic, a folder moved, events lost, after a reindex) holds a stat of
         # every page file: the heap gives it back once they pause
         async with self._sync_lock:
-            with idle_trim().working():
+            with working(self._heap):
                 report = await self._compare_every_file()
         await self.read_history()  # commits made outside ai-memory (a person's git commit, a pull)
         return report
