@@ -13,8 +13,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from ai_memory.core.users import visible_sql
 from ai_memory.core.page import is_generated, render_page
+from ai_memory.core.users import visible_sql
 from ai_memory.wiki.files import read_file
 
 INDEX_NAME = "index.md"
