@@ -19,7 +19,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test]' --config-settings editable_mode=compat
 	touch $(STAMP)
 
+# The line a newcomer needs next: the CLI is in .venv/bin, which no shell has on its PATH.
 serve: setup
+	@echo 'ai-memory: the CLI is $(CURDIR)/$(VENV)/bin/ai-memory; in another terminal:'
+	@echo '  export PATH="$(CURDIR)/$(VENV)/bin:$$PATH"; ai-memory status'
 	HF_HUB_OFFLINE=1 $(VENV)/bin/ai-memory serve
 
 # Bytecode first, as a wheel install has it: hooks and the MCP server start in tens of ms only
