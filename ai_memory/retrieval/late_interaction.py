@@ -153,7 +153,7 @@ def stored_pieces(conn: sqlite3.Connection, model: str, rowids: list[int], query
     bits past the budget are read at all; ``cache`` holds what earlier searches read."""
     join = ("FROM json_each(?) w JOIN observations o ON o.rowid = w.value"
             " JOIN token_vectors t ON t.content_hash = o.embed_hash AND t.model = ?")
-    file_id = cache_stamp(conn).file_id
+    file_id = cache_stamp(conn).file_id if cache is not None else ""  # the file the cache's rowids are of
     known = cache.get(file_id, model, rowids) if cache is not None else {}
     missing = [r for r in rowids if r not in known]
     counts = {rowid: count for rowid, (count, _) in known.items()}
