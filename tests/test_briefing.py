@@ -61,7 +61,7 @@ def test_messages_expire_and_are_sanitized(daemon: Daemon) -> None:
     assert {m["body"]: m["state"] for m in listed["messages"]}["short-lived"] == "expired"
     assert [m["id"] for m in pop(daemon, "web", limit=5)] == [secret["id"]]
     assert send(daemon, 400, to_project="web")["error"] == "missing body"
-    assert send(daemon, 400, body="x")["error"] == "missing project"
+    assert send(daemon, 400, body="x")["error"] == "missing to_project"
     assert "ttl_s" in send(daemon, 400, to_project="web", body="x", ttl_s=-1)["error"]
 
 

@@ -20,7 +20,7 @@ from conftest import REPO, Daemon, cli_env, free_port
 
 from ai_memory.core.guidance import GUIDANCE
 from ai_memory.core.page import MEMORY_KINDS
-from ai_memory.mcp.models import Kind, SearchKind
+from ai_memory.core.wire import Kind, SearchKind
 from ai_memory.core.own_tools import TOOL_NAMES
 
 PROJECT = "mcp-api"

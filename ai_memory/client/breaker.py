@@ -29,18 +29,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Protocol
+
+from ai_memory.core.settings import ClientSection
 
 FILE_NAME = "breaker.json"
-
-
-class BreakerSection(Protocol):
-    """The breaker's keys of the typed ``[client]`` section (``config.client``: client/ may not
-    import config, so the caller hands the section in; its defaults live in ``KEYS``)."""
-
-    breaker_base_ms: int
-    breaker_max_ms: int
-    breaker_trip_after: int
 
 
 @dataclass(frozen=True)
@@ -50,7 +42,7 @@ class BreakerPolicy:
     trip_after: int
 
     @classmethod
-    def from_section(cls, client: BreakerSection) -> "BreakerPolicy":
+    def from_section(cls, client: ClientSection) -> "BreakerPolicy":
         return cls(base_ms=client.breaker_base_ms, max_ms=client.breaker_max_ms,
                    trip_after=max(1, client.breaker_trip_after))
 

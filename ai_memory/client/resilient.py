@@ -18,31 +18,22 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from ai_memory.client.breaker import Breaker, BreakerPolicy, BreakerSection
+from ai_memory.client.breaker import Breaker, BreakerPolicy
 from ai_memory.client.http import DaemonClient, Reply
 from ai_memory.client.locality import MODES, resilience_on
 from ai_memory.core.errors import ConfigError, ConnectFailed, GatewayUnreachable, ResponseIncomplete
+from ai_memory.core.settings import ClientSection
 
 _SAFE_METHODS = {"GET", "HEAD"}
 _IDEMPOTENT_POSTS = ("/v1/query", "/hook/envelope")  # a repeat changes nothing (keys, or read-only)
 
 
-class ClientSection(BreakerSection, Protocol):
-    """The keys of the typed ``[client]`` section the resilient client reads (``config.client``)."""
-
-    resilient: str
-    timeout_s: float
-    connect_timeout_ms: int
-    timeout_ms: int
-    retry_wait_max_ms: int
-
-
 @dataclass(frozen=True)
 class ClientSettings:
     """What the client layer needs from the config (client/ may not import config: the caller
-    hands in the typed ``[client]`` section, ``config.client``, whose defaults live in KEYS)."""
+    hands in the typed ``[client]`` section, ``config.client``, declared in ``core.settings``)."""
 
     url: str
     token: str | None

@@ -11,6 +11,7 @@ from ai_memory.coordination.cancelling import cancelled
 from ai_memory.core.clock import utc_iso
 from ai_memory.core.errors import InputError
 from ai_memory.core.sanitizer import TextKind, sanitize
+from ai_memory.core.wire import MAX_ITEMS
 from ai_memory.store.handoffs import (
     Receiver, cancel_handoff, claim_handoffs as claim_rows, insert_manual_handoff, list_handoffs,
 )
@@ -20,7 +21,6 @@ from ai_memory.store.writer import Writer, WriteTx
 LIVE_MINUTES = 10
 EXPIRE_DAYS = 14
 STATES = ("open", "accepted", "expired", "cancelled")
-MAX_ITEMS = 50
 _LISTS = ("open_questions", "files_touched", "next_steps")
 
 

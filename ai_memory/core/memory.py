@@ -24,7 +24,8 @@ from ai_memory.core.sanitizer import TextKind, sanitize
 MAX_LIST = 32
 KEY_CHARS = 80  # longer keys are stored as their hash (a title's cap would cut them)
 _SLUG = re.compile(r"[^a-z0-9]+")
-_PROJECT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")  # fullmatch: "$" would allow "acme\n"
+PROJECT_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"  # a project a memory may name (or "_global")
+_PROJECT = re.compile(PROJECT_NAME)  # fullmatch: "$" would allow "acme\n"
 _WORDS = re.compile(r"\w+")
 
 

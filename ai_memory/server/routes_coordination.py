@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timezone
+from typing import Any
 
 from aiohttp import web
 
 from ai_memory.coordination import handoffs, messages
+from ai_memory.core import wire
 from ai_memory.core.errors import InputError
 from ai_memory.core.memory import check_project
 from ai_memory.ingest.hooks import project_for
@@ -18,13 +21,7 @@ from ai_memory.server.keys import RUNTIME
 routes = web.RouteTableDef()
 
 
-def _object(body: object, example: str) -> dict:
-    if not isinstance(body, dict):
-        raise InputError("body must be a JSON object", detail=example)
-    return body
-
-
-def _idempotency_key(request: web.Request, body: dict) -> str | None:
+def _idempotency_key(request: web.Request, body: Mapping[str, Any]) -> str | None:
     """The client's key for this write (header or body): a retry returns the first record."""
     key = request.headers.get("Idempotency-Key") or body.get("idempotency_key")
     if key is None:
@@ -39,19 +36,11 @@ def _canonical(request: web.Request, project: str | None) -> str | None:
     return request.app[RUNTIME].projects.canonical(project)
 
 
-def _opt(body: dict, key: str) -> str | None:
-    value = body.get(key)
-    if value is not None and not isinstance(value, str):
-        raise InputError(f"{key} must be a string")
-    return value or None
-
-
 @routes.post("/v1/handoffs")
 async def begin_handoff(request: web.Request) -> web.Response:
     """Leave a handoff on purpose; the next matching session (or ``to_agent``) takes it first."""
-    body = _object(await read_json(request, WRITE), '{"summary": "...", "cwd": "/repo", "next_steps": ["..."]}')
-    cwd = _opt(body, "cwd")
-    named = _opt(body, "project")
+    body = wire.parse(wire.HandoffBody, await read_json(request, WRITE))
+    cwd, named = body.get("cwd") or None, body.get("project") or None
     here = paths_are_here(request)
     project = _canonical(request, check_project(named) if named else (project_for(cwd, here) if cwd else None))
     record = handoffs.parse_manual(body, project=project, owner=caller(request, body), now=datetime.now(timezone.utc),
@@ -75,15 +64,15 @@ async def list_handoffs(request: web.Request) -> web.Response:
 @routes.post("/v1/handoffs/accept")
 async def accept_handoff(request: web.Request) -> web.Response:
     """{cwd, agent, session_id} → {"handoff": {...}} for exactly one caller, else {"handoff": null}."""
-    body = _object(await read_json(request, SMALL), '{"cwd": "/repo/api", "agent": "codex", "session_id": "..."}')
-    cwd, session_id = _opt(body, "cwd"), _opt(body, "session_id")
+    body = wire.parse(wire.AcceptBody, await read_json(request, SMALL))
+    cwd, session_id = body["cwd"], body["session_id"]
     if not cwd or not session_id:
         raise InputError("cwd and session_id are required", detail='{"cwd": "/repo/api", "session_id": "..."}')
     who = caller(request, body)
     here = paths_are_here(request)
-    project = _canonical(request, _opt(body, "project") or project_for(cwd, here))
+    project = _canonical(request, body.get("project") or project_for(cwd, here))
     handoff = await handoffs.accept(request.app[RUNTIME].writer, cwd=cwd, session_id=session_id,
-                                    agent=_opt(body, "agent"), project=project, owner=who, paths_here=here)
+                                    agent=body.get("agent") or None, project=project, owner=who, paths_here=here)
     if handoff is not None:
         await audit(request, who, "handoff.accept", handoff["id"], f"session {session_id}")
     return web.json_response({"handoff": handoff})
@@ -99,7 +88,7 @@ async def cancel_handoff(request: web.Request) -> web.Response:
 
 @routes.post("/v1/messages")
 async def send_message(request: web.Request) -> web.Response:
-    body = _object(await read_json(request, WRITE), '{"to_project": "web", "body": "...", "from_project": "api"}')
+    body = wire.parse(wire.MessageBody, await read_json(request, WRITE))
     message = messages.parse_message(body, owner=caller(request, body), now=datetime.now(timezone.utc))
     for key in ("to_project", "from_project"):
         message[key] = _canonical(request, message.get(key))
@@ -120,12 +109,10 @@ async def get_messages(request: web.Request) -> web.Response:
 @routes.post("/v1/messages/pop")
 async def pop_messages(request: web.Request) -> web.Response:
     """{project, session_id?, limit?} → the oldest open messages, each delivered to one caller only."""
-    body = _object(await read_json(request, SMALL), '{"project": "web", "limit": 1}')
-    project = _canonical(request, check_project(_opt(body, "project")))
-    limit = body.get("limit", 1)
-    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= messages.MAX_POP:
-        raise InputError(f"limit must be an integer from 1 to {messages.MAX_POP}")
-    popped = await messages.pop(request.app[RUNTIME].writer, project, session_id=_opt(body, "session_id"), limit=limit)
+    body = wire.parse(wire.PopBody, await read_json(request, SMALL))
+    project = _canonical(request, check_project(body["project"]))
+    popped = await messages.pop(request.app[RUNTIME].writer, project, session_id=body.get("session_id") or None,
+                                limit=body.get("limit", 1))
     if popped:
         await audit(request, caller(request, body), "message.pop", ",".join(m["id"] for m in popped), project)
     return web.json_response({"messages": popped})

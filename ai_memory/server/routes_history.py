@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from aiohttp import web
 
+from ai_memory.core import wire
 from ai_memory.core.errors import InputError
 from ai_memory.server.audit import audit
 from ai_memory.server.body import SMALL, read_json
@@ -52,9 +53,7 @@ async def page_at(request: web.Request) -> web.Response:
 @routes.post("/v1/pages/restore")
 async def restore_page(request: web.Request) -> web.Response:
     """{path|id, rev} → the page written back as that version, in a new commit."""
-    body = await read_json(request, SMALL)
-    if not isinstance(body, dict):
-        raise InputError("body must be a JSON object", detail='{"path": "...", "rev": "..."}')
+    body = wire.parse(wire.RestoreBody, await read_json(request, SMALL))
     who = caller(request, body)
     restored = await _versions(request).restore(_ref(body), _rev(body), who)
     if restored.changed:

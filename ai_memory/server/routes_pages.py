@@ -8,11 +8,12 @@ from datetime import date
 
 from aiohttp import web
 
+from ai_memory.core import wire
 from ai_memory.core.errors import InputError
 from ai_memory.core.memory import parse_draft
 from ai_memory.core.observation import parse_timestamp
 from ai_memory.overview import activity
-from ai_memory.retrieval.search import KIND_TYPES, Query
+from ai_memory.retrieval.search import Query
 from ai_memory.server.audit import audit
 from ai_memory.server.body import SMALL, WRITE, query_limit, read_json
 from ai_memory.server.identity import caller, require_admin
@@ -20,58 +21,21 @@ from ai_memory.server.keys import RUNTIME
 from ai_memory.wiki import page_access as pages
 
 routes = web.RouteTableDef()
-# Bounds on what one search may carry: 100,000 projects once cost 13-23 s of CPU.
-MAX_QUERY_PROJECTS = 64
-MAX_QUERY_CHARS = 8192
-
-
-def _opt_str(body: dict, key: str) -> str | None:
-    value = body.get(key)
-    if value is not None and not isinstance(value, str):
-        raise InputError(f"{key} must be a string")
-    return value
-
-
-def _str_list(body: dict, key: str, limit: int) -> tuple[str, ...]:
-    value = body.get(key) or []
-    if isinstance(value, str):
-        value = [value]
-    if isinstance(value, list) and len(value) > limit:
-        raise InputError(f"too many {key}", detail=f"at most {limit}")
-    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
-        raise InputError(f"{key} must be a list of strings")
-    return tuple(value)
 
 
 def parse_query(body: object) -> Query:
-    if not isinstance(body, dict):
-        raise InputError("query must be a JSON object", detail='{"q": "...", "project": "...", "k": 10}')
-    q = body.get("q")
-    if not isinstance(q, str) or not q.strip():
-        raise InputError("missing q", detail="q is the text to search for")
-    if len(q) > MAX_QUERY_CHARS:
-        raise InputError("q is too long", detail=f"at most {MAX_QUERY_CHARS} characters")
-    k = body.get("k", 10)
-    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 100:
-        raise InputError("k must be an integer from 1 to 100")
-    min_score = body.get("min_score")
-    if min_score is not None and (not isinstance(min_score, (int, float)) or isinstance(min_score, bool)):
-        raise InputError("min_score must be a number")
-    as_of = _opt_str(body, "as_of")
+    asked = wire.parse(wire.QueryBody, body)
+    as_of = asked.get("as_of")
     if as_of is not None:
         as_of = parse_timestamp(as_of) if "T" in as_of else _check_date(as_of)
-    kinds = _str_list(body, "kind", len(KIND_TYPES))
-    unknown = [k for k in kinds if k not in KIND_TYPES]
-    if unknown:
-        raise InputError(f"unknown kind {unknown[0]!r}", detail="one of " + ", ".join(KIND_TYPES))
-    scope = _opt_str(body, "scope")
-    if scope is not None and scope not in ("project", "_global", "private"):
-        raise InputError("scope must be project, _global or private")
+    kinds, projects = asked.get("kind") or (), asked.get("projects") or ()
+    min_score = asked.get("min_score")
     return Query(
-        q=q, project=_opt_str(body, "project"), projects=_str_list(body, "projects", MAX_QUERY_PROJECTS),
-        all_projects=bool(body.get("all")), k=k, explain=bool(body.get("explain")), as_of=as_of,
-        include_superseded=bool(body.get("include_superseded")), kinds=kinds, scope=scope,
-        min_score=float(min_score) if min_score is not None else None, profile=bool(body.get("profile")),
+        q=asked["q"], project=asked.get("project"), projects=(projects,) if isinstance(projects, str) else tuple(projects),
+        all_projects=asked.get("all", False), k=asked.get("k", 10), explain=asked.get("explain", False), as_of=as_of,
+        include_superseded=asked.get("include_superseded", False),
+        kinds=(kinds,) if isinstance(kinds, str) else tuple(kinds), scope=asked.get("scope"),
+        min_score=float(min_score) if min_score is not None else None, profile=asked.get("profile", False),
     )
 
 
@@ -100,14 +64,10 @@ async def query(request: web.Request) -> web.Response:
 async def pin_page(request: web.Request) -> web.Response:
     """{path or id, pinned}: pin a page (the forget sweep keeps it, the briefing lists a pinned
     rule or decision) or unpin it; the page's frontmatter changes, in git like any edit."""
-    body = await read_json(request, SMALL)
-    if not isinstance(body, dict):
-        raise InputError("body must be a JSON object", detail='{"path": "acme-api/rules/x.md", "pinned": true}')
+    body = wire.parse(wire.PinBody, await read_json(request, SMALL))
     ref, pinned = body.get("path") or body.get("id"), body.get("pinned", True)
-    if not isinstance(ref, str) or not ref.strip():
+    if not ref or not ref.strip():
         raise InputError("missing path or id", detail="the page's wiki path or memory id")
-    if not isinstance(pinned, bool):
-        raise InputError("pinned must be true or false")
     who = caller(request, body)
     done = await request.app[RUNTIME].memories.set_pinned(ref, pinned, who)
     await audit(request, who, "pin" if pinned else "unpin", done["path"])
@@ -127,7 +87,7 @@ async def read_page(request: web.Request) -> web.Response:
 @routes.post("/v1/pages")
 async def store_page(request: web.Request) -> web.Response:
     """Store a structured memory: {text, kind, project, ...} → {id, path}; 409 on a duplicate."""
-    body = await read_json(request, WRITE)
+    body = wire.parse(wire.MemoryBody, await read_json(request, WRITE))
     draft = parse_draft(body, owner=caller(request, body))
     stored = await request.app[RUNTIME].memories.remember(draft)
     if stored.created:

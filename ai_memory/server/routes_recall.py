@@ -10,6 +10,7 @@ from aiohttp import web
 
 from ai_memory.coordination.briefing import hook_output
 from ai_memory.core.agent_payloads import typed_prompt
+from ai_memory.core import wire
 from ai_memory.core.errors import InputError
 from ai_memory.retrieval.prompt_recall import RecallAsk, recall
 from ai_memory.server.body import EVENT, read_json
@@ -29,10 +30,12 @@ async def post_recall(request: web.Request) -> web.Response:
     body = await read_json(request, EVENT)
     if not isinstance(body, dict):
         raise InputError("body must be a JSON object", detail='{"prompt": "...", "project": "acme-api"}')
+    hook = request.query.get("format") == "hook"
+    if not hook:  # an agent's hook payload is read in its own words; a JSON ask is the schema's
+        wire.parse(wire.RecallBody, body)
     speaking = agent_of(request, body)
     body = hook_payload(request, body)
     runtime = request.app[RUNTIME]
-    hook = request.query.get("format") == "hook"
     if hook and (not runtime.config.recall.on_prompt or not str(body.get("prompt") or "").strip()):
         return web.json_response({})  # off, or an agent's prompt hook fired without a prompt (Qwen Code)
     ask = RecallAsk(prompt=_prompt(body), project=project_from(request, body, cwd_from(request, body)),

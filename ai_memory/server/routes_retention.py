@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 
 from ai_memory.core.errors import InputError
-from ai_memory.core.retention import FEEDBACK_DELTAS
+from ai_memory.core import wire
 from ai_memory.server.audit import audit
 from ai_memory.server.body import SMALL, query_limit, read_json
 from ai_memory.server.identity import caller, require_admin
@@ -18,20 +16,12 @@ from ai_memory.wiki.page_access import feedback_on
 routes = web.RouteTableDef()
 
 
-def _object(body: Any, example: str) -> dict[str, Any]:
-    if not isinstance(body, dict):
-        raise InputError("body must be a JSON object", detail=example)
-    return body
-
-
 @routes.post("/v1/forget-sweep")
 async def forget_sweep(request: web.Request) -> web.Response:
     """{dry_run?}: remove cold episodic and expired pages (or only list them), purge old tombstones."""
     require_admin(request)  # the sweep (and its list) spans every user's pages, private ones included
-    body = _object(await read_json(request, SMALL), '{"dry_run": true}')
+    body = wire.parse(wire.SweepBody, await read_json(request, SMALL))
     dry_run = body.get("dry_run", False)
-    if not isinstance(dry_run, bool):
-        raise InputError("dry_run must be true or false")
     report = await request.app[RUNTIME].forget_sweep(dry_run)
     answer = report.as_json()
     if not dry_run:
@@ -52,12 +42,10 @@ async def tombstones(request: web.Request) -> web.Response:
 @routes.post("/v1/feedback")
 async def feedback(request: web.Request) -> web.Response:
     """{path or id, signal}: move the page's salience (search authority and retention)."""
-    body = _object(await read_json(request, SMALL), '{"path": "acme-api/decisions/x.md", "signal": "helpful"}')
-    ref, signal = body.get("path") or body.get("id"), body.get("signal")
-    if not isinstance(ref, str) or not ref.strip():
+    body = wire.parse(wire.FeedbackBody, await read_json(request, SMALL))
+    ref, signal = body.get("path") or body.get("id"), body["signal"]
+    if not ref or not ref.strip():
         raise InputError("missing path or id", detail="the page's wiki path or memory id")
-    if not isinstance(signal, str) or signal not in FEEDBACK_DELTAS:
-        raise InputError("signal must be one of " + ", ".join(FEEDBACK_DELTAS), detail=str(signal)[:40])
     who = caller(request, body)
     found, result = await feedback_on(request.app[RUNTIME].wiki, ref, signal, who)
     await audit(request, who, "feedback", found["path"], str(signal))

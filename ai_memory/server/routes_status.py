@@ -6,10 +6,13 @@ import os
 import platform
 import sqlite3
 import time
+from functools import cache
+from typing import Any
 
 from aiohttp import web
 
 import ai_memory
+from ai_memory.core.openapi import document
 from ai_memory.overview.activity import session_events
 from ai_memory.overview.status import index_status
 from ai_memory.runtime import Runtime
@@ -21,6 +24,17 @@ routes = web.RouteTableDef()
 @routes.get("/health")
 async def health(request: web.Request) -> web.Response:
     return web.json_response({"ok": True, "version": ai_memory.__version__})
+
+
+@routes.get("/v1/openapi.json")
+async def openapi(request: web.Request) -> web.Response:
+    """The API's contract, made from ``core.wire`` (the same types the routes validate with)."""
+    return web.json_response(api_document())
+
+
+@cache
+def api_document() -> dict[str, Any]:
+    return document(ai_memory.__version__)
 
 
 @routes.get("/status")

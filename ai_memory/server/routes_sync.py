@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from ai_memory.core import wire
 from ai_memory.core.errors import InputError
 from ai_memory.server.body import SMALL, query_limit, read_json
 from ai_memory.server.identity import caller, require_admin
@@ -18,11 +19,9 @@ routes = web.RouteTableDef()
 @routes.post("/v1/sync")
 async def sync(request: web.Request) -> web.Response:
     """{remote?}: sync the wiki with sync.remote (or ``remote``) now; the report of what moved."""
-    body = await read_json(request, SMALL) if request.can_read_body else {}
-    if not isinstance(body, dict):
-        raise InputError("body must be a JSON object", detail='{"remote": "git@host:me/wiki.git"}')
+    body = wire.parse(wire.SyncBody, await read_json(request, SMALL) if request.can_read_body else {})
     remote = body.get("remote")
-    if remote is not None and (not isinstance(remote, str) or not remote.strip()):
+    if remote is not None and not remote.strip():
         raise InputError("remote must be a non-empty string", detail="a git URL or path")
     if remote is not None:
         # pushing the whole wiki (private pages too) somewhere new is the data dir owner's call

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from ai_memory.core.errors import InputError
+from ai_memory.core import wire
 from ai_memory.server.body import SMALL, query_limit, read_json
 from ai_memory.server.identity import require_admin, token_user
 from ai_memory.server.keys import RUNTIME
@@ -23,10 +23,8 @@ async def get_users(request: web.Request) -> web.Response:
 async def add_user(request: web.Request) -> web.Response:
     """{name} → 201 {user, token}: the token is in this answer and nowhere else."""
     require_admin(request)
-    body = await read_json(request, SMALL)
-    if not isinstance(body, dict):
-        raise InputError("body must be a JSON object", detail='{"name": "alice"}')
-    user, token = await request.app[RUNTIME].users.add(body.get("name"), by=token_user(request))
+    body = wire.parse(wire.UserBody, await read_json(request, SMALL))
+    user, token = await request.app[RUNTIME].users.add(body["name"], by=token_user(request))
     return web.json_response({"user": user, "token": token}, status=201)
 
 

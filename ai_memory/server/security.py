@@ -16,13 +16,14 @@ from ai_memory.coordination.users import Users
 from ai_memory.core.errors import AuthError, Overloaded, TokenRefused
 from ai_memory.core.ratelimit import RateLimiter
 from ai_memory.core.users import ADMIN
+from ai_memory.core.wire import ROUTES
 from ai_memory.server.body import read_form
 from ai_memory.server.errors import Handler, error_response
 from ai_memory.server.ui.access import UiAccess, csrf_ok
 from ai_memory.server.ui.routes_login import CONFIRM_PATH, LOGIN_PATH
 from ai_memory.server.ui.site import UiSite
 
-OPEN_PATHS = frozenset({"/health"})
+OPEN_PATHS = frozenset(route.path for route in ROUTES if route.public)  # /health, the OpenAPI document
 UI_PREFIX = "/ui"
 UI_OPEN_PATHS = frozenset({LOGIN_PATH, CONFIRM_PATH})
 SAFE_METHODS = frozenset({"GET", "HEAD"})

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from ai_memory.core import wire
 from ai_memory.server.body import SMALL, read_form, read_json
 from ai_memory.server.identity import token_user
 from ai_memory.server.keys import UI_ACCESS, UI_SITE
@@ -35,9 +36,8 @@ async def new_login(request: web.Request) -> web.Response:
 @routes.post("/v1/ui/login/state")
 async def login_state(request: web.Request) -> web.Response:
     """{code} → {pending}: whether the caller's own code still waits to be used."""
-    body = await read_json(request, SMALL)
-    code = body.get("code") if isinstance(body, dict) else None
-    user = request.app[UI_ACCESS].user_of(code) if isinstance(code, str) else None
+    body = wire.parse(wire.LoginCodeBody, await read_json(request, SMALL))
+    user = request.app[UI_ACCESS].user_of(body["code"])
     return web.json_response({"pending": user is not None and user == token_user(request)})
 
 
