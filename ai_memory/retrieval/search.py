@@ -377,7 +377,7 @@ def _without_turns(conn: sqlite3.Connection, streams: list[Stream]) -> set[int]:
     if not ids:
         return set()
     pages: list[dict[str, Any]] = [{"id": page_id, "type": kind, "session_id": session_id}
-             for page_id, kind, session_id in search_rows.page_kinds(conn, ids)]
+                                   for page_id, kind, session_id in search_rows.page_kinds(conn, ids)]
     recorded = _recorded_sessions(conn, [p["session_id"] for p in pages if _is_session(p)])
     return {p["id"] for p in pages if not (_is_session(p) and p["session_id"] in recorded)}
 

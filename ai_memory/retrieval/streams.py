@@ -240,7 +240,8 @@ def _turn_stream(conn: sqlite3.Connection, name: str, hits: dict[int, float], co
         page_id = context.pages.get(context.sessions_of.get(rowid, ""))
         if page_id is not None:
             per_page[page_id].append((rowid, score))
-    by_named = search_rows.recorded_by(conn, context.named_users, [rowid for turns in per_page.values() for rowid, _ in turns])
+    by_named = search_rows.recorded_by(conn, context.named_users,
+                                       [rowid for turns in per_page.values() for rowid, _ in turns])
     for page_id, turns in sorted(per_page.items(), key=lambda kv: -max(s for _, s in kv[1])):
         best = max(s for _, s in turns)
         turns = [(r, s * (AUTHOR_BOOST if r in by_named else 1.0)) for r, s in turns]
