@@ -72,14 +72,23 @@ def test_core_does_no_io() -> None:
 
 
 SQL_START = ("SELECT ", "INSERT ", "UPDATE ", "DELETE ", "REPLACE ", "CREATE ", "DROP ", "ALTER ", "PRAGMA ", "WITH ")
-WRITES = {"submit", "submit_wait", "execute", "executemany", "executescript"}
+# Statements that query nothing but are SQL all the same: a transaction, a savepoint, a file attached.
+SQL_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT ", "RELEASE ", "ATTACH ", "DETACH ")
+QUERIES = {"execute", "executemany", "executescript"}
+WRITES = {"submit", "submit_wait"} | QUERIES
+
+
+def _is_sql(node: ast.AST) -> bool:
+    """A string constant (an f-string's literal parts too) that starts a SQL statement."""
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+        node.value.lstrip().startswith(SQL_START + SQL_CONTROL)
 
 
 def _server_findings(path: Path) -> list[str]:
     tree = ast.parse(path.read_text(), filename=str(path))
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.lstrip().startswith(SQL_START):
+        if isinstance(node, ast.Constant) and _is_sql(node):
             found.append(f"line {node.lineno}: SQL {node.value.strip()[:40]!r}")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in WRITES:
             found.append(f"line {node.lineno}: .{node.func.attr}() (a writer job or a query)")
@@ -113,6 +122,47 @@ def test_the_server_check_sees_sql_and_writer_jobs(tmp_path: Path) -> None:
                    'async def h(rt, reader):\n    await rt.writer.submit(lambda tx: tx.conn.execute("SELECT 1"))\n'
                    '    await rt.reader.run(count_pages)\n    await reader.run(count_pages)\n')
     assert len(_server_findings(bad)) == 6
+
+
+# The client's own SQLite files (``<data_dir>/client/outbox.sqlite``, ``cache.sqlite``), not the
+# daemon's database: they live on the machine running the CLI or the MCP server, and client/
+# sits beside store/ on layer 1, standard library only for the hook path, so it cannot call store/.
+SQL_OUTSIDE_THE_STORE = {"client/outbox.py", "client/local_index.py", "client/state_files.py"}
+
+
+def _sql_findings(path: Path) -> list[str]:
+    """Every SQL statement written, and every query run, in a module."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Constant) and _is_sql(node):
+            found.append(f"line {node.lineno}: SQL {node.value.strip()[:40]!r}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in QUERIES:
+            found.append(f"line {node.lineno}: .{node.func.attr}() (a query: name it in store/)")
+    return found
+
+
+def test_sql_lives_only_in_the_store() -> None:
+    """Every statement on the daemon's database is a named function in ``store/``: the schema and
+    its queries change in one place, and no layer above can read or write a table its own way."""
+    outside = [path for path in sorted(PACKAGE.rglob("*.py")) if path.relative_to(PACKAGE).parts[0] != "store"]
+    violations = [f"{path.relative_to(PACKAGE)} {finding}" for path in outside
+                  if path.relative_to(PACKAGE).as_posix() not in SQL_OUTSIDE_THE_STORE
+                  for finding in _sql_findings(path)]
+    assert not violations, "\n".join(violations)
+    # the allowance stays narrow: a file that no longer needs it leaves the list
+    assert all(_sql_findings(PACKAGE / rel) for rel in SQL_OUTSIDE_THE_STORE)
+
+
+def test_the_store_check_sees_sql_and_queries(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text('ROWS = "SELECT path FROM pages"\n'
+                   'def f(conn, table):\n    conn.execute(f"DELETE FROM {table}")\n'
+                   '    conn.execute("BEGIN IMMEDIATE")\n    conn.executemany(ROWS, [])\n')
+    assert len(_sql_findings(bad)) == 6
+    good = tmp_path / "good.py"
+    good.write_text('from ai_memory.store.pages import page_count\n'
+                    'def f(conn):\n    return page_count(conn), "Selected pages", "-----BEGIN KEY-----"\n')
+    assert _sql_findings(good) == []
 
 
 # A stored moment spelled or parsed by hand: the format's own pattern, or ISO text with its "Z"

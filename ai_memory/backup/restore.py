@@ -24,9 +24,9 @@ from ai_memory.backup.gitbundle import WikiHead, restore_bundle
 from ai_memory.config import network_settings
 from ai_memory.core.errors import BackupError, ConfigError, Conflict, DataDirLocked
 from ai_memory.core.page import parse_page
-from ai_memory.store.connection import open_write_connection
+from ai_memory.store.connection import immediate_transaction, open_write_connection
 from ai_memory.store.migrations import MIGRATIONS, migrate
-from ai_memory.store.pages import file_states, index_page_rows, remove_page_rows
+from ai_memory.store.pages import file_states, index_page_rows, remove_page_rows, set_page_stat
 from ai_memory.wiki.files import iter_pages, read_file
 from ai_memory.wiki.reindex import RebuildReport, replay_journal
 
@@ -149,11 +149,10 @@ def sync_index(data_dir: Path) -> tuple[int, int]:
         raise BackupError("cannot open the restored database", detail=str(exc)) from exc
     try:
         migrate(conn)  # an archive from an older ai-memory: the schema this code expects
-        conn.execute("BEGIN IMMEDIATE")
-        report = RebuildReport()
-        replay_journal(conn, data_dir / "raw", report)
-        reindexed = _sync_pages(conn, data_dir / "wiki")
-        conn.execute("COMMIT")
+        with immediate_transaction(conn):
+            report = RebuildReport()
+            replay_journal(conn, data_dir / "raw", report)
+            reindexed = _sync_pages(conn, data_dir / "wiki")
     except sqlite3.Error as exc:
         raise BackupError("cannot bring the restored index in step with its files", detail=str(exc)) from exc
     finally:
@@ -177,7 +176,7 @@ def _sync_pages(conn: sqlite3.Connection, wiki_dir: Path) -> int:
         if known is not None and known.content_hash == page.content_hash:
             # Same page, new stat (extraction rounds mtimes): record it, or every reconcile
             # of the restored daemon would re-read and re-hash the whole wiki.
-            conn.execute("UPDATE pages SET mtime_ns = ?, size = ? WHERE path = ?", (st.st_mtime_ns, st.st_size, rel))
+            set_page_stat(conn, rel, st.st_mtime_ns, st.st_size)
             continue
         index_page_rows(conn, page, st.st_mtime_ns, st.st_size)
         changed += 1

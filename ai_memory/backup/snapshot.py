@@ -19,6 +19,7 @@ from tqdm import tqdm
 
 from ai_memory.core.errors import BackupError
 from ai_memory.store.connection import open_read_connection
+from ai_memory.store.snapshot import copy_database
 from ai_memory.wiki.files import TEMP_PREFIX, unsafe_part
 
 PAGES_PER_STEP = 1024  # 4 MiB at the default page size: progress without a step per page
@@ -33,23 +34,12 @@ def snapshot_db(db_path: Path, dest: Path, show_progress: bool = False) -> int:
     except sqlite3.Error as exc:
         raise BackupError(f"cannot open the database {db_path}", detail=str(exc)) from exc
     try:
-        # One read transaction for the whole copy pins a single WAL snapshot. Without it, each
-        # commit of the live writer between two backup steps restarts the copy from page one,
-        # and under a steady stream of hooks it would never finish.
-        src.execute("BEGIN")
-        src.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
-        dst = sqlite3.connect(dest)
-        try:
-            with tqdm(desc="database", unit=" pages", file=sys.stderr, disable=not show_progress, leave=False) as bar:
-                src.backup(dst, pages=PAGES_PER_STEP, progress=lambda _s, left, total: _show(bar, left, total))
-            row = dst.execute("SELECT MAX(version) FROM schema_migrations").fetchone()
-        finally:
-            dst.close()
+        with tqdm(desc="database", unit=" pages", file=sys.stderr, disable=not show_progress, leave=False) as bar:
+            return copy_database(src, dest, PAGES_PER_STEP, lambda left, total: _show(bar, left, total))
     except sqlite3.Error as exc:
         raise BackupError("cannot copy the database", detail=str(exc)) from exc
     finally:
         src.close()
-    return int(row[0] or 0)
 
 
 def _show(bar: tqdm, left: int, total: int) -> None:

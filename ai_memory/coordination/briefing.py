@@ -13,19 +13,17 @@ markers neutralised), so none can close the fence or start a line that reads as 
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
 from dataclasses import dataclass
 
-from ai_memory.core.users import visible_sql
 from ai_memory.core.agent_dialects import context_output
 from ai_memory.core.fence import BRIEFING_CLOSE, BRIEFING_OPEN, one_line
 from ai_memory.core.page import GLOBAL_PROJECT
+from ai_memory.store import recent
 
 MAX_CHARS = 8000
 MAX_LINE = 400
 PAGE_LINE = 240  # one page in a list: its title and the start of what it says
 OPEN, CLOSE = BRIEFING_OPEN, BRIEFING_CLOSE
-_LIVE = f"superseded_by IS NULL AND (expires_at IS NULL OR expires_at > ?) AND {visible_sql()}"
 
 
 @dataclass(frozen=True)
@@ -60,31 +58,19 @@ class Rendered:
 
 def recent_sessions(conn: sqlite3.Connection, project: str, exclude_session: str | None,
                     limit: int = 3) -> list[SessionLine]:
-    rows = conn.execute(
-        "SELECT id, agent, started_at, observation_count FROM sessions"
-        " WHERE project = ? AND id != ? ORDER BY last_event_at DESC LIMIT ?",
-        (project, exclude_session or "", limit),
-    ).fetchall()
     out = []
-    for row in rows:
-        first = conn.execute(
-            "SELECT title FROM observations WHERE session_id = ? AND event = 'user-prompt'"
-            " ORDER BY occurred_at, rowid LIMIT 1", (row["id"],)).fetchone()
-        last = conn.execute(
-            "SELECT title FROM observations WHERE session_id = ? AND event IN ('stop', 'post-compact')"
-            " ORDER BY occurred_at DESC, rowid DESC LIMIT 1", (row["id"],)).fetchone()
+    for row in recent.latest_sessions(conn, project, exclude_session or "", limit):
+        first = recent.first_prompt(conn, row["id"])
+        last = recent.last_words(conn, row["id"])
         out.append(SessionLine(
             session_id=row["id"], agent=row["agent"], started_at=row["started_at"],
             events=int(row["observation_count"]),
-            first_prompt=first["title"] if first else "", last_words=last["title"] if last else "",
+            first_prompt=first if first is not None else "", last_words=last if last is not None else "",
         ))
     return out
 
 
-def _page_section(conn: sqlite3.Connection, heading: str, cap: int, where: str, args: tuple[Any, ...], limit: int) -> Section:
-    rows = conn.execute(
-        f"SELECT path, title, summary, body, type, project FROM pages WHERE {where} AND {_LIVE}"
-        " ORDER BY updated DESC, id DESC LIMIT ?", (*args, limit)).fetchall()
+def _page_section(heading: str, cap: int, rows: list[sqlite3.Row]) -> Section:
     return Section(heading, _page_lines(rows), cap, tuple(str(row["path"]) for row in rows))
 
 
@@ -103,14 +89,12 @@ def _page_lines(rows: list[sqlite3.Row]) -> list[str]:
 
 def memory_sections(conn: sqlite3.Connection, project: str, owner: str, now: str) -> list[Section]:
     """Pinned rules and decisions, ``_global`` preferences, recent gotchas."""
-    live = (now, owner)
-    return [_page_section(conn, "Pinned rules and decisions:", CAPS["pinned"],
-                          "project IN (?, ?) AND pinned = 1 AND type IN ('Rule', 'Decision')",
-                          (project, GLOBAL_PROJECT, *live), 20),
-            _page_section(conn, "Preferences:", CAPS["preferences"], "project = ? AND type = 'Preference'",
-                          (GLOBAL_PROJECT, *live), 15),
-            _page_section(conn, "Recent gotchas:", CAPS["gotchas"], "project = ? AND type = 'Gotcha'",
-                          (project, *live), 5)]
+    return [_page_section("Pinned rules and decisions:", CAPS["pinned"],
+                          recent.pinned_rules(conn, project, now, owner, 20)),
+            _page_section("Preferences:", CAPS["preferences"],
+                          recent.pages_of_type(conn, GLOBAL_PROJECT, "Preference", now, owner, 15)),
+            _page_section("Recent gotchas:", CAPS["gotchas"],
+                          recent.pages_of_type(conn, project, "Gotcha", now, owner, 5))]
 
 
 def session_section(sessions: list[SessionLine]) -> Section:

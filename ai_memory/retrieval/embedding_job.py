@@ -20,7 +20,7 @@ import sqlite3
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -30,8 +30,10 @@ from ai_memory.core.utterance import CONVERSATIONAL_EVENTS, sentences
 from ai_memory.core.work_text import tool_passages
 from ai_memory.embed.model import Embedder
 from ai_memory.retrieval import late_interaction
+from ai_memory.store import embedding_queue
 from ai_memory.store.cache_stamp import cache_stamp
-from ai_memory.store.embeddings import insert_embeddings
+from ai_memory.store.embeddings import has_vector, insert_embeddings
+from ai_memory.store.token_vectors import has_pieces
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Job, Writer, WriteTx
 
@@ -81,9 +83,7 @@ class Pending:
         digest = text_hash(text)
         if f"tokens:{digest}" not in seen:
             seen.add(f"tokens:{digest}")
-            known = conn.execute("SELECT 1 FROM token_vectors WHERE content_hash = ? AND model = ?",
-                                 (digest, model)).fetchone()
-            if known is None:
+            if not has_pieces(conn, digest, model):
                 self.tokens.append((digest, text))
 
     def add_passages(self, conn: sqlite3.Connection, model: str, rowid: int, passages: list[str],
@@ -100,9 +100,7 @@ class Pending:
         digest = text_hash(text)
         if digest not in seen:
             seen.add(digest)
-            known = conn.execute("SELECT 1 FROM embeddings WHERE content_hash = ? AND model = ?",
-                                 (digest, model)).fetchone()
-            if known is None:
+            if not has_vector(conn, digest, model):
                 self.hashes.append(digest)
                 self.texts.append(text)
         return digest
@@ -113,11 +111,8 @@ def find_pending(conn: sqlite3.Connection, model: str, limit: int = BATCH, chunk
     at or below it had a vector when it was last looked at (``Pending.chunks_checked``); a scan
     of every chunk cost 0.3 s a batch at 100,000 pages."""
     pending = Pending([], [], [], [], chunks_checked=chunks_after)
-    newest = conn.execute("SELECT COALESCE(MAX(id), 0) FROM chunks").fetchone()[0]
-    rows = conn.execute(
-        "SELECT c.id, c.content_hash, c.text FROM chunks c WHERE c.id > ? AND c.id <= ? AND NOT EXISTS"
-        " (SELECT 1 FROM embeddings e WHERE e.content_hash = c.content_hash AND e.model = ?)"
-        " ORDER BY c.id LIMIT ?", (chunks_after, newest, model, limit)).fetchall()
+    newest = embedding_queue.newest_chunk_id(conn)
+    rows = embedding_queue.chunks_without_vector(conn, model, chunks_after, newest, limit)
     seen: set[str] = set()
     for _, digest, text in rows:
         if digest not in seen:
@@ -127,10 +122,9 @@ def find_pending(conn: sqlite3.Connection, model: str, limit: int = BATCH, chunk
     # Ids are never reused and are given in order by the one writer, so no chunk at or below
     # the last one read can appear later: once this batch is stored, they all have vectors.
     pending.chunks_checked = rows[-1][0] if len(rows) == limit else max(newest, chunks_after)
-    for rowid, title, body, event, tool, payload in conn.execute(
-            "SELECT rowid, title, body, event, tool_name, CASE WHEN event IN (?, ?) THEN payload END"
-            " FROM observations WHERE embed_hash IS NULL LIMIT ?", (*TOOL_EVENTS, limit)):
-        passages = tool_passages(tool or "", json.loads(payload)) if event in TOOL_EVENTS else []
+    for rowid, title, body, event, tool, payload in embedding_queue.observations_without_vector(
+            conn, TOOL_EVENTS, limit):
+        passages = tool_passages(tool or "", json.loads(cast(str, payload))) if event in TOOL_EVENTS else []
         if event not in EMBEDDED_EVENTS and not passages:
             pending.skip_obs.append(rowid)
             continue
@@ -145,9 +139,7 @@ def find_pending(conn: sqlite3.Connection, model: str, limit: int = BATCH, chunk
             pending.add_turn(conn, model, rowid, text, seen)
     # Observations stored before sentence and piece vectors existed get them too, newest first,
     # whenever a batch has room: their whole-text vectors stay linked meanwhile.
-    for rowid, title, body, event in conn.execute(
-            "SELECT rowid, title, body, event FROM observations WHERE sentences_done = 0"
-            " AND embed_hash IS NOT NULL ORDER BY rowid DESC LIMIT ?", (limit,)):
+    for rowid, title, body, event in embedding_queue.observations_without_sentences(conn, limit):
         if len(pending.texts) >= MAX_TEXTS:
             break
         pending.split.append(rowid)
@@ -165,15 +157,10 @@ def store_vectors(model: str, dim: int, pending: Pending, vectors: np.ndarray,
                           [(h, v.astype(np.float32).tobytes()) for h, v in zip(pending.hashes, vectors)])
         for pieces in tokens:
             late_interaction.store(tx.conn, model, pieces)
-        tx.conn.executemany(
-            "INSERT OR IGNORE INTO observation_sentences(obs_rowid, ord, content_hash) VALUES (?,?,?)",
-            pending.sentences)
-        tx.conn.executemany("UPDATE observations SET embed_hash = ?, sentences_done = 1 WHERE rowid = ?",
-                            [(h, rowid) for rowid, h in pending.obs])
-        tx.conn.executemany("UPDATE observations SET embed_hash = '', sentences_done = 1 WHERE rowid = ?",
-                            [(rowid,) for rowid in pending.skip_obs])
-        tx.conn.executemany("UPDATE observations SET sentences_done = 1 WHERE rowid = ?",
-                            [(rowid,) for rowid in pending.split])
+        embedding_queue.record_sentences(tx.conn, pending.sentences)
+        embedding_queue.mark_embedded(tx.conn, pending.obs)
+        embedding_queue.mark_without_vector(tx.conn, pending.skip_obs)
+        embedding_queue.mark_sentences_done(tx.conn, pending.split)
         return len(pending.hashes)
 
     return job
@@ -312,13 +299,7 @@ class EmbeddingJob:
         model, checked = self.embedder.model_id, self._checked
 
         def count(conn: sqlite3.Connection) -> dict[str, int]:
-            chunks = conn.execute(
-                "SELECT COUNT(DISTINCT c.content_hash) FROM chunks c WHERE c.id > ? AND NOT EXISTS"
-                " (SELECT 1 FROM embeddings e WHERE e.content_hash = c.content_hash AND e.model = ?)",
-                (checked.after(cache_stamp(conn).file_id), model)).fetchone()[0]
-            obs = conn.execute("SELECT COUNT(*) FROM observations WHERE embed_hash IS NULL").fetchone()[0]
-            unsplit = conn.execute("SELECT COUNT(*) FROM observations WHERE sentences_done = 0"
-                                   " AND embed_hash IS NOT NULL").fetchone()[0]
-            return {"chunks": int(chunks), "observations": int(obs) + int(unsplit)}
+            chunks = embedding_queue.chunks_waiting(conn, model, checked.after(cache_stamp(conn).file_id))
+            return {"chunks": chunks, "observations": embedding_queue.observations_waiting(conn)}
 
         return await self._reader.run(count)

@@ -18,6 +18,9 @@ from typing import Any
 
 from ai_memory.core.readable import CACHED_CHARS, readable, readable_prefixes
 from ai_memory.core.terms import STOPWORDS, is_stopword, query_words, token_terms
+from ai_memory.store import text_search
+from ai_memory.store.observations import newest_observation_rowid
+from ai_memory.store.pages import newest_page_id
 
 __all__ = ["STOPWORDS", "FtsHit", "TermStats", "common_turn_terms", "is_content_word", "make_snippet",
            "match_expression", "page_count", "page_term_stats", "parts_snippet", "query_terms", "query_words",
@@ -216,16 +219,16 @@ def page_term_stats(conn: sqlite3.Connection, text: str, window: int = PAGE_WIND
     one, which costs little, is still counted exactly). BM25 computes its own counts; these
     weigh the reranker's coverage and say which terms are too common to match by prefix."""
     pages = page_count(conn)
-    newest = int(conn.execute("SELECT MAX(id) FROM pages").fetchone()[0] or 0)
+    newest = newest_page_id(conn)
     since = newest - window if pages > window else None
     in_window = page_count(conn, since) if since is not None else 0
     df: dict[str, int] = {}
     for term in query_terms(text)[:24]:
         expr = f"{_PAGE_TEXT} : {_quoted(term)}"
         try:
-            held = _count_pages(conn, expr, since) if since is not None and in_window else None
+            held = text_search.pages_matching(conn, expr, since) if since is not None and in_window else None
             df[term] = (round(held * pages / in_window) if held is not None and held >= window * EXACT_SHARE
-                        else _count_pages(conn, expr, None))
+                        else text_search.pages_matching(conn, expr, None))
         except sqlite3.OperationalError:
             df[term] = 0
     return TermStats(pages, df)
@@ -234,15 +237,7 @@ def page_term_stats(conn: sqlite3.Connection, text: str, window: int = PAGE_WIND
 def page_count(conn: sqlite3.Connection, since: int | None = None) -> int:
     """How many pages there are (with an id above ``since``), read from the full-text index's
     own row sizes, a row per page: counting the pages table would read its rows, bodies and all."""
-    sql = "SELECT COUNT(*) FROM pages_fts_docsize" + (" WHERE id > ?" if since is not None else "")
-    return int(conn.execute(sql, () if since is None else (since,)).fetchone()[0] or 0)
-
-
-def _count_pages(conn: sqlite3.Connection, expr: str, since: int | None) -> int:
-    if since is None:
-        return int(conn.execute("SELECT COUNT(*) FROM pages_fts WHERE pages_fts MATCH ?", (expr,)).fetchone()[0])
-    return int(conn.execute("SELECT COUNT(*) FROM pages_fts WHERE pages_fts MATCH ? AND rowid > ?",
-                            (expr, since)).fetchone()[0])
+    return text_search.indexed_pages(conn, since)
 
 
 def _quoted(term: str) -> str:
@@ -269,15 +264,11 @@ def search_pages(conn: sqlite3.Connection, text: str, limit: int = 50,
     expr = _scoped(f"{_PAGE_TEXT} : ({words})", projects) if words else None
     if expr is None:
         return []
-    w = PAGE_WEIGHTS
     try:
-        rows = conn.execute(
-            f"SELECT rowid, -bm25(pages_fts, {w[0]}, {w[1]}, {w[2]}, {w[3]}) AS score"
-            " FROM pages_fts WHERE pages_fts MATCH ?"
-            " ORDER BY score DESC LIMIT ?", (expr, limit)).fetchall()
+        rows = text_search.bm25_pages(conn, expr, PAGE_WEIGHTS, limit)
     except sqlite3.OperationalError:
         return []
-    return [FtsHit(int(r[0]), float(r[1])) for r in rows]
+    return [FtsHit(rowid, score) for rowid, score in rows]
 
 
 # Among this many newest observations, a term held by COMMON_SHARE of them is common. A memory
@@ -300,12 +291,10 @@ def search_observations(conn: sqlite3.Connection, text: str, limit: int = 20,
     if expr is None:
         return []
     try:
-        rows = conn.execute(
-            "SELECT rowid, -bm25(observations_fts, 2.0, 1.0, 0.0) AS score FROM observations_fts"
-            " WHERE observations_fts MATCH ? ORDER BY score DESC LIMIT ?", (expr, limit)).fetchall()
+        rows = text_search.bm25_observations(conn, expr, limit)
     except sqlite3.OperationalError:
         return []
-    return [FtsHit(int(r[0]), float(r[1])) for r in rows]
+    return [FtsHit(rowid, score) for rowid, score in rows]
 
 
 def common_turn_terms(conn: sqlite3.Connection, text: str, window: int = TURN_WINDOW) -> frozenset[str]:
@@ -318,7 +307,7 @@ def common_turn_terms(conn: sqlite3.Connection, text: str, window: int = TURN_WI
     terms are all the search can find, so none is left out. Each term is counted among the
     newest ``window`` observations only, and only up to the share (a range of rowids in its
     doclist), so the counting stays small whatever the memory's size."""
-    newest = conn.execute("SELECT MAX(rowid) FROM observations").fetchone()[0] or 0
+    newest = newest_observation_rowid(conn)
     if newest <= window:
         return frozenset()
     enough = max(1, int(window * COMMON_SHARE))
@@ -334,8 +323,6 @@ def _turns_holding(conn: sqlite3.Connection, term: str, after: int, most: int) -
     """How many observations with a rowid above ``after`` hold ``term``, counted up to ``most``;
     -1 when FTS5 cannot read the term."""
     try:
-        return int(conn.execute(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM observations_fts WHERE observations_fts MATCH ? AND rowid > ?"
-            " LIMIT ?)", (f"{{title body}} : {_quoted(term)}", after, most)).fetchone()[0])
+        return text_search.observations_matching(conn, f"{{title body}} : {_quoted(term)}", after, most)
     except sqlite3.OperationalError:
         return -1

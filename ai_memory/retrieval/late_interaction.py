@@ -17,7 +17,6 @@ turns by this signal alone, signs gave hit@1 0.730 where float32 vectors gave 0.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from collections import OrderedDict
@@ -30,6 +29,7 @@ import numpy as np
 from ai_memory.embed.model import Tokens
 from ai_memory.retrieval.fts import TermStats, is_content_word
 from ai_memory.retrieval.quantized import as_words, differing_bits
+from ai_memory.store import token_vectors
 from ai_memory.store.cache_stamp import cache_stamp
 
 K = TypeVar("K", bound=Hashable)  # what a turn is known by: a rowid, or a test's name
@@ -76,22 +76,13 @@ def packed(content_hash: str, tokens: Tokens) -> Pieces:
 def store(conn: sqlite3.Connection, model: str, pieces: Pieces) -> None:
     """Insert a turn's pieces (inside a writer job) and, the first time its text is stored,
     count its words: how many turns hold each word, and under the empty word how many turns."""
-    added = conn.execute("INSERT OR IGNORE INTO token_vectors(content_hash, model, count, bits) VALUES (?,?,?,?)",
-                         (pieces.content_hash, model, pieces.count, pieces.bits)).rowcount
-    if added:
-        conn.executemany(
-            "INSERT INTO piece_counts(model, word, turns) VALUES (?, ?, 1)"
-            " ON CONFLICT(model, word) DO UPDATE SET turns = turns + 1",
-            [(model, word) for word in ("", *sorted(pieces.words))])
+    token_vectors.insert_pieces(conn, model, pieces.content_hash, pieces.count, pieces.bits, pieces.words)
 
 
 def rarity(conn: sqlite3.Connection, model: str, words: Iterable[str]) -> TermStats:
     """How many of the turns stored so far hold each word: its ``idf`` (a word no turn holds
     is the rarest)."""
-    wanted = sorted(set(words) | {""})
-    marks = ",".join("?" * len(wanted))
-    counts = dict(conn.execute(f"SELECT word, turns FROM piece_counts WHERE model = ? AND word IN ({marks})",
-                               (model, *wanted)).fetchall())
+    counts = token_vectors.word_turns(conn, model, sorted(set(words) | {""}))
     return TermStats(int(counts.pop("", 0)), counts)
 
 
@@ -151,14 +142,11 @@ def stored_pieces(conn: sqlite3.Connection, model: str, rowids: list[int], query
     """(rowid, count, bits) of these observations' stored pieces, taken in the order given
     (most wanted first) until the pair budget is spent. The counts are read first, so no
     bits past the budget are read at all; ``cache`` holds what earlier searches read."""
-    join = ("FROM json_each(?) w JOIN observations o ON o.rowid = w.value"
-            " JOIN token_vectors t ON t.content_hash = o.embed_hash AND t.model = ?")
     file_id = cache_stamp(conn).file_id if cache is not None else ""  # the file the cache's rowids are of
     known = cache.get(file_id, model, rowids) if cache is not None else {}
     missing = [r for r in rowids if r not in known]
     counts = {rowid: count for rowid, (count, _) in known.items()}
-    counts.update(conn.execute(f"SELECT w.value, t.count {join}", (json.dumps(missing), model)).fetchall()
-                  if missing else [])
+    counts.update(token_vectors.piece_counts(conn, model, missing) if missing else [])
     budget, taken = PAIR_BUDGET // max(query_pieces, 1), []
     for rowid in (r for r in rowids if r in counts):
         if counts[rowid] > budget:
@@ -167,8 +155,7 @@ def stored_pieces(conn: sqlite3.Connection, model: str, rowids: list[int], query
         taken.append(rowid)
     unread = [r for r in taken if r not in known]
     bits = {rowid: bits for rowid, (_, bits) in known.items()}
-    for rowid, value in (conn.execute(f"SELECT w.value, t.bits {join}", (json.dumps(unread), model)).fetchall()
-                         if unread else []):
+    for rowid, value in (token_vectors.piece_bits(conn, model, unread) if unread else []):
         bits[rowid] = bytes(value)
         if cache is not None:
             cache.put(file_id, model, rowid, int(counts[rowid]), bits[rowid])

@@ -43,6 +43,8 @@ from ai_memory.retrieval.turns import (
 )
 from ai_memory.retrieval.session_map import SessionMap
 from ai_memory.retrieval.vectors import VectorIndex
+from ai_memory.store import search_rows
+from ai_memory.store.history import versions_matching
 
 # The kinds a search can filter on: every structured-memory kind, plus compiled sessions.
 KIND_TYPES = TYPE_OF_KIND
@@ -281,12 +283,9 @@ class Retriever:
         expr = match_expression(query.q)
         if expr is None:
             return answer
-        stamp = query.as_of if "T" in (query.as_of or "") else f"{query.as_of}T23:59:59.999999Z"
-        rows = conn.execute(
-            "SELECT h.*, -bm25(page_history_fts, 4.0, 2.0, 1.0) AS score FROM page_history_fts"
-            " JOIN page_history h ON h.id = page_history_fts.rowid WHERE page_history_fts MATCH ?"
-            " AND h.valid_from <= ? AND (h.valid_to IS NULL OR h.valid_to > ?) ORDER BY score DESC LIMIT 200",
-            (expr, stamp, stamp)).fetchall()
+        as_of = query.as_of or ""
+        stamp = as_of if "T" in as_of else f"{query.as_of}T23:59:59.999999Z"
+        rows = versions_matching(conn, expr, stamp)
         terms, words, projects = query_terms(query.q), query_words(query.q), scope_projects(query)
         best = max((max(0.0, r["score"]) for r in rows), default=0.0) or 1.0
         for rank, r in enumerate(rows):
@@ -377,8 +376,8 @@ def _without_turns(conn: sqlite3.Connection, streams: list[Stream]) -> set[int]:
     ids = sorted({i for name in OWN_TURN for i in (by_name[name].ranked if name in by_name else [])})
     if not ids:
         return set()
-    pages = [{"id": int(r[0]), "type": r[1], "session_id": r[2]} for r in conn.execute(
-        "SELECT p.id, p.type, p.session_id FROM pages p JOIN json_each(?) j ON p.id = j.value", (json.dumps(ids),))]
+    pages: list[dict[str, Any]] = [{"id": page_id, "type": kind, "session_id": session_id}
+                                   for page_id, kind, session_id in search_rows.page_kinds(conn, ids)]
     recorded = _recorded_sessions(conn, [p["session_id"] for p in pages if _is_session(p)])
     return {p["id"] for p in pages if not (_is_session(p) and p["session_id"] in recorded)}
 
@@ -389,10 +388,7 @@ def _recorded_sessions(conn: sqlite3.Connection, session_ids: list[str]) -> set[
     forgotten) is scored like any written page."""
     if not session_ids:
         return set()
-    return {str(r[0]) for r in conn.execute(
-        "SELECT value FROM json_each(?) WHERE EXISTS (SELECT 1 FROM observations"
-        " WHERE session_id = value AND event NOT IN (?, ?))",
-        (json.dumps(sorted(set(session_ids))), *sorted(SESSION_MARKERS)))}
+    return search_rows.sessions_with_events(conn, session_ids, sorted(SESSION_MARKERS))
 
 
 def candidates_of(conn: sqlite3.Connection, fused: list[Fused], query: Query, projects: frozenset[str] | None,
@@ -421,12 +417,7 @@ _ROW_SPARE = 8  # rows read beyond the depth, for the pages a filter leaves out
 def _page_rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, dict[str, Any]]:
     if not ids:
         return {}
-    marks = ",".join("?" * len(ids))
-    cursor = conn.execute(
-        f"SELECT p.id, p.path, p.title, p.type, p.project, p.session_id, p.created, p.updated, p.superseded_by,"
-        f" p.expires_at, p.pinned, p.summary, p.body, p.frontmatter, s.salience FROM pages p"
-        f" LEFT JOIN page_stats s ON s.path = p.path WHERE p.id IN ({marks})", ids)
-    cursor.row_factory = None  # plain tuples, made into dicts once (sqlite3.Row would be copied again)
+    cursor = search_rows.candidate_rows(conn, ids)  # plain tuples, made into dicts once
     names = [d[0] for d in cursor.description]
     out = {}
     for values in cursor:
@@ -467,8 +458,7 @@ def raw_hits(conn: sqlite3.Connection, query: Query) -> list[dict[str, Any]]:
     out = []
     projects = scope_projects(query)
     for hit in search_observations(conn, query.q, limit=query.k * 3, projects=projects):
-        r = conn.execute("SELECT id, session_id, project, event, occurred_at, body FROM observations WHERE rowid = ?",
-                         (hit.rowid,)).fetchone()
+        r = search_rows.observation_hit(conn, hit.rowid)
         # FTS matches a project by its words (any case, stemmed): the exact name decides.
         if r is None or (projects is not None and r["project"] not in projects):
             continue

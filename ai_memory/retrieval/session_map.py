@@ -21,6 +21,7 @@ import numpy as np
 
 from ai_memory.core.events import SESSION_MARKERS
 from ai_memory.store.cache_stamp import NO_STAMP, CacheStamp, stamp_and_version
+from ai_memory.store.search_rows import observations_after
 
 
 @dataclass(frozen=True)
@@ -80,9 +81,7 @@ class SessionMap:
                   stamp: CacheStamp) -> _Rows:
         """The rows added since, read a batch at a time: a first load of a million rows read
         whole held a few hundred MB of row tuples at once, which the heap then kept."""
-        cursor = conn.execute("SELECT rowid, session_id, event FROM observations WHERE rowid > ? ORDER BY rowid",
-                              (rows.last,))
-        cursor.row_factory = None
+        cursor = observations_after(conn, rows.last)
         rowids, sessions, markers, n = rows.rowids, rows.sessions, rows.markers, rows.n
         while added := cursor.fetchmany(_BATCH):
             need = n + len(added)

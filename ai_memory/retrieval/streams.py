@@ -26,6 +26,9 @@ from ai_memory.core.terms import token_terms
 from ai_memory.retrieval.fts import TermStats, page_count, query_words, search_observations, search_pages
 from ai_memory.retrieval.session_map import SessionMap
 from ai_memory.retrieval.vectors import VectorIndex
+from ai_memory.store import page_graph, search_rows
+from ai_memory.store.pages import session_pages
+from ai_memory.store.users import user_names
 
 
 @dataclass
@@ -81,25 +84,17 @@ def entity_stream(conn: sqlite3.Connection, q: str, projects: Collection[str] | 
     wanted = sorted(names | words)[:64]
     if not wanted:
         return stream
-    marks = ",".join("?" * len(wanted))
     total = max(1, stats.pages if stats is not None else page_count(conn))
-    df = dict(conn.execute(f"SELECT entity, COUNT(*) FROM page_entities WHERE entity IN ({marks}) GROUP BY entity",
-                           wanted).fetchall())
+    df = page_graph.entity_page_counts(conn, wanted)
     used = {w: (stats.df.get(token_terms(w)[0], 0) if stats is not None else 0) for w in words}
     # An entity on every other page says nothing, and reading its rows would cost the most.
     telling = [e for e in wanted if 0 < df.get(e, 0) and (df[e] <= total * 0.5 or total <= 20)
                and (e in names or df[e] >= NAME_SHARE * used.get(e, 0))]
     if not telling:
         return stream
-    marks = ",".join("?" * len(telling))
-    sql = f"SELECT e.page_id, e.entity FROM page_entities e WHERE e.entity IN ({marks})"
-    args: list[str] = list(telling)
-    if projects is not None:  # the scope's page ids from the project index, not from each page's row
-        sql += f" AND e.page_id IN (SELECT id FROM pages WHERE project IN ({','.join('?' * len(projects))}))"
-        args += sorted(projects)
     scores: dict[int, float] = defaultdict(float)
     matched: dict[int, list[str]] = defaultdict(list)
-    for page_id, entity in conn.execute(sql, args):
+    for page_id, entity in page_graph.entity_pages(conn, telling, projects):
         scores[page_id] += math.log(1 + total / df[entity])
         matched[page_id].append(entity)
     for page_id, score in sorted(scores.items(), key=lambda kv: -kv[1])[:limit]:
@@ -111,14 +106,7 @@ def _resolve_targets(conn: sqlite3.Connection, target: str) -> list[int]:
     """A link target ([[x]], [[project:path]], relative .md) to page ids."""
     name = target.replace(":", "/", 1) if ":" in target and "/" not in target.split(":", 1)[0] else target
     name = name.removesuffix(".md")
-    leaf = name.rsplit("/", 1)[-1].lower()
-    # Every branch is an indexed lookup (path, stem, lower(title)): no table scan per link.
-    rows = conn.execute(
-        "SELECT id FROM pages WHERE path IN (?, ?) UNION SELECT id FROM pages WHERE stem = ?"
-        " UNION SELECT id FROM pages WHERE lower(title) = ? LIMIT 5",
-        (name + ".md", name, leaf, leaf),
-    ).fetchall()
-    return [int(r[0]) for r in rows]
+    return page_graph.pages_named(conn, name, name.rsplit("/", 1)[-1].lower())
 
 
 def _names_of(path: str, title: str | None) -> set[str]:
@@ -133,20 +121,16 @@ def _names_of(path: str, title: str | None) -> set[str]:
 def page_links(conn: sqlite3.Connection, page_id: int) -> dict[str, list[dict[str, Any]]]:
     """The pages a page links to (each target with what it resolves to) and the pages linking to
     it, resolved as the graph stream resolves them."""
-    row = conn.execute("SELECT path, title FROM pages WHERE id = ?", (page_id,)).fetchone()
+    row = page_graph.page_name(conn, page_id)
     if row is None:
         return {"links": [], "backlinks": []}
     out = []
-    for target, kind in conn.execute("SELECT target, kind FROM links WHERE src_id = ? ORDER BY target", (page_id,)):
+    for target, kind in page_graph.links_from(conn, page_id, by_target=True):
         ids = [i for i in _resolve_targets(conn, target) if i != page_id]
-        paths = [str(r[0]) for r in conn.execute(
-            f"SELECT path FROM pages WHERE id IN ({','.join('?' * len(ids))})", ids)] if ids else []
+        paths = page_graph.page_paths(conn, ids) if ids else []
         out.append({"target": target, "kind": kind, "paths": paths})
-    names = _names_of(row["path"], row["title"])
-    back = conn.execute(
-        f"SELECT DISTINCT p.path, p.title, l.kind FROM links l JOIN pages p ON p.id = l.src_id"
-        f" WHERE l.target IN ({','.join('?' * len(names))}) AND l.src_id != ? ORDER BY p.path",
-        [*names, page_id]).fetchall()
+    names = _names_of(*row)
+    back = page_graph.linking_pages(conn, names, page_id)
     return {"links": out, "backlinks": [{"path": r[0], "title": r[1], "kind": r[2]} for r in back]}
 
 
@@ -156,17 +140,16 @@ def graph_stream(conn: sqlite3.Connection, seeds: list[int], limit: int = 50) ->
     found: dict[int, tuple[float, list[str]]] = {}
     for rank, seed in enumerate(seeds):
         weight = 1.0 / (rank + 1)
-        row = conn.execute("SELECT path, title FROM pages WHERE id = ?", (seed,)).fetchone()
+        row = page_graph.page_name(conn, seed)
         if row is None:
             continue
-        for target, kind in conn.execute("SELECT target, kind FROM links WHERE src_id = ?", (seed,)).fetchall():
+        for target, kind in page_graph.links_from(conn, seed):
             for page_id in _resolve_targets(conn, target):
                 if page_id != seed:
                     score, kinds = found.get(page_id, (0.0, []))
                     found[page_id] = (score + weight, kinds + [f"{kind}->"])
-        names = _names_of(row["path"], row["title"])
-        marks = ",".join("?" * len(names))
-        for src, kind in conn.execute(f"SELECT src_id, kind FROM links WHERE target IN ({marks})", list(names)):
+        names = _names_of(*row)
+        for src, kind in page_graph.links_to(conn, names):
             if src != seed:
                 score, kinds = found.get(src, (0.0, []))
                 found[src] = (score + weight, kinds + [f"<-{kind}"])
@@ -181,21 +164,6 @@ def vector_stream(conn: sqlite3.Connection, index: VectorIndex, qvec: np.ndarray
     for page_id, sim in index.search_pages(conn, qvec, limit, projects):
         stream.add(page_id, sim)
     return stream
-
-
-def _session_pages(conn: sqlite3.Connection, session_ids: set[str]) -> dict[str, int]:
-    if not session_ids:
-        return {}
-    ids = list(session_ids)
-    out: dict[str, int] = {}
-    for i in range(0, len(ids), 500):
-        part = ids[i:i + 500]
-        marks = ",".join("?" * len(part))
-        # A session's page is the Session Summary naming it (compiled or written by hand).
-        for sid, page_id in conn.execute(
-                f"SELECT session_id, id FROM pages WHERE session_id IN ({marks}) AND type = 'Session Summary'", part):
-            out.setdefault(str(sid), int(page_id))
-    return out
 
 
 # A turn is read in its context: an answer sits next to the question it answers, and a reply
@@ -234,7 +202,7 @@ class TurnContext:
         neighbours = {r + d for r in rowids for d in (-1, 1)} - self.sessions_of.keys()
         if neighbours:
             self.sessions_of.update(lookup(sorted(neighbours), content_only=True))
-        self.pages.update(_session_pages(conn, set(self.sessions_of.values()) - self.pages.keys()))
+        self.pages.update(session_pages(conn, set(self.sessions_of.values()) - self.pages.keys()))
 
 
 def turn_text_stream(conn: sqlite3.Connection, q: str, text_hits: dict[int, float],
@@ -272,7 +240,8 @@ def _turn_stream(conn: sqlite3.Connection, name: str, hits: dict[int, float], co
         page_id = context.pages.get(context.sessions_of.get(rowid, ""))
         if page_id is not None:
             per_page[page_id].append((rowid, score))
-    by_named = recorded_by(conn, context.named_users, [rowid for turns in per_page.values() for rowid, _ in turns])
+    by_named = search_rows.recorded_by(conn, context.named_users,
+                                       [rowid for turns in per_page.values() for rowid, _ in turns])
     for page_id, turns in sorted(per_page.items(), key=lambda kv: -max(s for _, s in kv[1])):
         best = max(s for _, s in turns)
         turns = [(r, s * (AUTHOR_BOOST if r in by_named else 1.0)) for r, s in turns]
@@ -291,20 +260,8 @@ AUTHOR_BOOST = 1.5
 def named_users(conn: sqlite3.Connection, q: str) -> frozenset[str]:
     """The team users the query names (never the admin, ``local``)."""
     words = {t.lower() for t in query_words(q)} - {ADMIN}
-    users = [str(r[0]) for r in conn.execute("SELECT name FROM users")] if words else []
+    users = user_names(conn) if words else []
     return frozenset(name for name in users if name.lower() in words)
-
-
-def recorded_by(conn: sqlite3.Connection, users: frozenset[str], rowids: list[int]) -> set[int]:
-    """The observations among ``rowids`` that one of ``users`` recorded."""
-    out: set[int] = set()
-    for i in range(0, len(rowids), 500) if users else ():
-        part = rowids[i:i + 500]
-        marks = ",".join("?" * len(part))
-        out |= {int(r[0]) for r in conn.execute(
-            f"SELECT rowid FROM observations WHERE rowid IN ({marks}) AND owner IN ({','.join('?' * len(users))})",
-            (*part, *sorted(users)))}
-    return out
 
 
 def in_context(hits: dict[int, float], sessions_of: dict[int, str]) -> dict[int, float]:
@@ -332,11 +289,6 @@ def in_context(hits: dict[int, float], sessions_of: dict[int, str]) -> dict[int,
 def _obs_sessions(conn: sqlite3.Connection, rowids: list[int], content_only: bool = False) -> list[tuple[int, str]]:
     """(rowid, session id) of these observations; ``content_only`` leaves out session start and
     end markers, which say nothing and so are no context for a neighbouring match."""
-    out: list[tuple[int, str]] = []
     skip = SESSION_MARKERS if content_only else frozenset()
-    for i in range(0, len(rowids), 500):
-        part = rowids[i:i + 500]
-        marks = ",".join("?" * len(part))
-        out += [(int(r[0]), str(r[1])) for r in conn.execute(
-            f"SELECT rowid, session_id, event FROM observations WHERE rowid IN ({marks})", part) if r[2] not in skip]
-    return out
+    return [(rowid, session) for rowid, session, event in search_rows.observation_sessions(conn, rowids)
+            if event not in skip]

@@ -5,7 +5,6 @@ a search, for passages, answers and evidence."""
 from __future__ import annotations
 
 import itertools
-import json
 import sqlite3
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from ai_memory.core.tool_text import edit_of
 from ai_memory.retrieval import rerank
 from ai_memory.retrieval.fts import snippet_of
 from ai_memory.retrieval.streams import Stream
+from ai_memory.store.search_rows import turn_rows
 
 
 def best_of_turns(scores: dict[int, float], turns: Mapping[int, Collection[int]]) -> dict[int, float]:
@@ -101,9 +101,8 @@ def turn_texts(conn: sqlite3.Connection, rowids: Collection[int]) -> dict[int, T
     """These observations and their neighbours (rowid ± 1), read in one query: every turn a
     search's passages, evidence and answers are made of."""
     wanted = sorted({r + d for r in rowids for d in (-1, 0, 1)})
-    return {int(r[0]): Turn(str(r[1]), str(r[2]), str(r[3]), str(r[4])) for r in conn.execute(
-        "SELECT o.rowid, o.id, o.session_id, o.body, o.event FROM json_each(?) w"
-        " JOIN observations o ON o.rowid = w.value", (json.dumps(wanted),))}
+    return {rowid: Turn(obs_id, session_id, body, event)
+            for rowid, obs_id, session_id, body, event in turn_rows(conn, wanted)}
 
 
 def passage_of(row: dict[str, Any], turns: list[int], texts: dict[int, Turn]) -> rerank.Passage:

@@ -30,7 +30,9 @@ import numpy as np
 from ai_memory.core.names import UNSORTED, project_name
 from ai_memory.retrieval import hubness
 from ai_memory.retrieval.quantized import QuantizedRows
+from ai_memory.store import vector_rows
 from ai_memory.store.cache_stamp import NO_STAMP, CacheStamp, stamp_and_version
+from ai_memory.store.vector_rows import VectorTable
 
 # Below this cosine, all-MiniLM-L6-v2 matches are noise (unrelated or made-up words score
 # 0.1-0.25): a page found only that way is no evidence, and must not hide "nothing found".
@@ -45,42 +47,19 @@ EXACT_ROWS = 32_768
 # vectors joined: ~25 MB).
 LOAD_BATCH = 8192
 
-# Each row: key, group, vector, own id (for incremental loads), embedding rowid, project.
-# A load reads the rows added since the last one and the rows whose vector was added since:
-# two index ranges, one after the other (one WHERE over both tables would scan every vector); CROSS JOIN
-# keeps SQLite from starting the second one at the other table.
-_CHUNK_ROWS = ("SELECT c.page_id, c.page_id, e.vector, c.id, e.rowid, p.project FROM chunks c"
-               " JOIN pages p ON p.id = c.page_id"
-               " JOIN embeddings e ON e.content_hash = c.content_hash AND e.model = ? WHERE c.id > ?"
-               " UNION ALL SELECT c.page_id, c.page_id, e.vector, c.id, e.rowid, p.project FROM embeddings e"
-               " CROSS JOIN chunks c ON c.content_hash = e.content_hash JOIN pages p ON p.id = c.page_id"
-               " WHERE e.model = ? AND e.rowid > ?")
-_OBS_ROWS = ("SELECT o.rowid, o.session_id, e.vector, o.rowid, e.rowid, o.project FROM observations o"
-             " JOIN embeddings e ON e.content_hash = o.embed_hash AND e.model = ? WHERE o.rowid > ?"
-             " UNION ALL SELECT o.rowid, o.session_id, e.vector, o.rowid, e.rowid, o.project FROM embeddings e"
-             " CROSS JOIN observations o ON o.embed_hash = e.content_hash WHERE e.model = ? AND e.rowid > ?")
-_SENTENCE_ROWS = ("SELECT s.obs_rowid, o.session_id, e.vector, s.id, e.rowid, o.project FROM observation_sentences s"
-                  " JOIN observations o ON o.rowid = s.obs_rowid"
-                  " JOIN embeddings e ON e.content_hash = s.content_hash AND e.model = ? WHERE s.id > ?"
-                  " UNION ALL SELECT s.obs_rowid, o.session_id, e.vector, s.id, e.rowid, o.project FROM embeddings e"
-                  " CROSS JOIN observation_sentences s ON s.content_hash = e.content_hash"
-                  " JOIN observations o ON o.rowid = s.obs_rowid WHERE e.model = ? AND e.rowid > ?")
-
-
 @dataclass(frozen=True)
 class _Source:
-    table: str             # whose MAX(rowid) (and COUNT(*)) tell that rows were added (or removed)
-    sql: str
+    table: VectorTable     # its rows (``store.vector_rows``); its MAX(rowid) (and COUNT(*)) tell that
+                           # rows were added (or removed)
     sessions: bool         # rows are observations, grouped by session
     replaced: bool = False  # rows are deleted (a page edited or removed), never changed in place
-    unlinked_sql: str | None = None  # the oldest row still waiting for its vector, and how many wait
+    linked_later: bool = False  # rows wait for their vector: the oldest waiting, and how many, are read
 
 
-_CHUNKS = _Source("chunks", _CHUNK_ROWS, sessions=False, replaced=True)
+_CHUNKS = _Source("chunks", sessions=False, replaced=True)
 # An observation is linked to its vector (embed_hash) after it is stored, by the embedding job.
-_OBSERVATIONS = _Source("observations", _OBS_ROWS, sessions=True,
-                        unlinked_sql="SELECT MIN(rowid), COUNT(*) FROM observations WHERE embed_hash IS NULL")
-_SENTENCES = _Source("observation_sentences", _SENTENCE_ROWS, sessions=True)
+_OBSERVATIONS = _Source("observations", sessions=True, linked_later=True)
+_SENTENCES = _Source("observation_sentences", sessions=True)
 
 
 @dataclass
@@ -203,16 +182,16 @@ class VectorIndex:
         # at no cost. Chunks are replaced when a page changes, so they are counted too, in a query
         # of its own: alone, a COUNT(*) is answered from the b-tree's cell counts, while asked
         # beside MAX(rowid) it walks every row of an index, and this runs after every write.
-        emb = conn.execute("SELECT MAX(rowid) FROM embeddings").fetchone()
-        newest = conn.execute(f"SELECT MAX(rowid) FROM {source.table}").fetchone()[0]
-        size = conn.execute(f"SELECT COUNT(*) FROM {source.table}").fetchone()[0] if source.replaced else newest
+        emb = vector_rows.newest_vector(conn)
+        newest = vector_rows.newest_row(conn, source.table)
+        size = vector_rows.row_count(conn, source.table) if source.replaced else newest
         own = (newest, size)
         # Rows that were not linked to a vector at the last load may be linked now, to a vector
         # that is not new either (a text seen before): the oldest and the number of rows still
         # waiting tell, and the load reads again from the oldest of them.
-        waiting = tuple(conn.execute(source.unlinked_sql).fetchone()) if source.unlinked_sql else (None, 0)
+        waiting = vector_rows.unlinked_observations(conn) if source.linked_later else (None, 0)
         unlinked = waiting[0]
-        signature = tuple(emb) + tuple(own) + waiting
+        signature = (emb,) + tuple(own) + waiting
         if current is not None and current.signature == signature:
             current.data_version = version
             return current
@@ -221,10 +200,10 @@ class VectorIndex:
         start = current.last_own if current.unlinked_from is None else min(current.last_own,
                                                                           current.unlinked_from - 1)
         # A first load reads every linked row through the first range alone.
-        vectors_from = current.last_embedding if current.signature else int(emb[0] or 0)
+        vectors_from = current.last_embedding if current.signature else int(emb or 0)
         chunks_changed = source.replaced and current.signature[1:3] != tuple(own)
-        current, found = self._load_new(current, conn.execute(source.sql, (self.model, start, self.model, vectors_from)),
-                                        source.sessions, int(own[0] or 0))
+        rows = vector_rows.vector_rows(conn, source.table, self.model, start, vectors_from)
+        current, found = self._load_new(current, rows, source.sessions, int(own[0] or 0))
         if found is not None:  # only now: a load that failed must be read again in full
             current.loaded = _union(current.loaded, found)
         if chunks_changed:  # some may be gone, whether their vectors were loaded or not yet
@@ -234,7 +213,7 @@ class VectorIndex:
         current.stamp = stamp
         current.unlinked_from = int(unlinked) if unlinked is not None else None
         current.last_own = max(current.last_own, int(own[0] or 0))
-        current.last_embedding = max(current.last_embedding, int(emb[0] or 0))
+        current.last_embedding = max(current.last_embedding, int(emb or 0))
         return current
 
     def _load_new(self, current: _Matrix, cursor: sqlite3.Cursor, sessions: bool,
@@ -242,7 +221,6 @@ class VectorIndex:
         """The matrix with the cursor's rows not loaded yet appended (the two ranges of a load can
         both hold a row), and the ids it found (None: no row was new)."""
         known, found, batch, added = current.loaded, bytearray(newest + 1), [], 0
-        cursor.row_factory = None
         for r in cursor:
             at = int(r[3])
             if at >= len(found):  # added after the signature was read
@@ -257,11 +235,11 @@ class VectorIndex:
             current = self._append(current, batch, sessions)
         return current, found if added else None
 
-    def _without_removed(self, conn: sqlite3.Connection, m: _Matrix, table: str) -> _Matrix:
+    def _without_removed(self, conn: sqlite3.Connection, m: _Matrix, table: VectorTable) -> _Matrix:
         """Rows whose chunk is gone (a page edited or removed) stop matching. Chunk ids are never
         reused, so an id still in the table is still the same text of the same page. Dead rows
         are masked, and dropped once they are a quarter of the matrix."""
-        live = np.fromiter((r[0] for r in conn.execute(f"SELECT id FROM {table}")), dtype=np.int64)
+        live = np.fromiter(vector_rows.live_ids(conn, table), dtype=np.int64)
         alive = np.isin(m.ids, live)
         if alive.all():
             return replace(m, alive=None)

@@ -27,3 +27,7 @@ def list_audit(conn: sqlite3.Connection, limit: int, user: str | None = None) ->
         sql, args = sql + " WHERE user = ?", [user]
     rows = conn.execute(sql + " ORDER BY id DESC LIMIT ?", (*args, limit)).fetchall()
     return [dict(r) for r in rows]
+
+
+def count_audit(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT COUNT(*) FROM audit").fetchone()[0])

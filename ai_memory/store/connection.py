@@ -1,8 +1,11 @@
-"""SQLite connections: the pragmas of the one write connection and of read-only readers."""
+"""SQLite connections: the pragmas of the one write connection and of read-only readers, and
+the explicit transaction of a connection that is not the writer's (a rebuild, a restore)."""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -39,3 +42,12 @@ def inserted_rowid(cur: sqlite3.Cursor) -> int:
     if rowid is None:
         raise sqlite3.InterfaceError("no row was inserted")
     return rowid
+
+
+@contextmanager
+def immediate_transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` on a connection in autocommit mode. On an error nothing
+    is committed: the transaction stays open for the caller, whose ``close`` rolls it back."""
+    conn.execute("BEGIN IMMEDIATE")
+    yield
+    conn.execute("COMMIT")

@@ -95,3 +95,13 @@ def page_versions(conn: sqlite3.Connection, path: str, limit: int = 50) -> list[
         "SELECT valid_from, valid_to, title, summary, body, content_hash, superseded_by, scope, owner"
         " FROM page_history WHERE path = ? ORDER BY valid_from DESC, id DESC LIMIT ?", (path, limit)).fetchall()
     return [dict(r) for r in rows]
+
+
+def versions_matching(conn: sqlite3.Connection, expr: str, stamp: str) -> list[sqlite3.Row]:
+    """The 200 best page versions valid at ``stamp`` that match ``expr`` (BM25 over title,
+    summary and body), each with its ``score``."""
+    return conn.execute(
+        "SELECT h.*, -bm25(page_history_fts, 4.0, 2.0, 1.0) AS score FROM page_history_fts"
+        " JOIN page_history h ON h.id = page_history_fts.rowid WHERE page_history_fts MATCH ?"
+        " AND h.valid_from <= ? AND (h.valid_to IS NULL OR h.valid_to > ?) ORDER BY score DESC LIMIT 200",
+        (expr, stamp, stamp)).fetchall()

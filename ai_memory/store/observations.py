@@ -243,3 +243,20 @@ def sessions_to_compile(conn: sqlite3.Connection, cutoff: str, limit: int = 100)
         " AND EXISTS (SELECT 1 FROM observations o WHERE o.session_id = s.id"
         "             AND o.event IN ('stop', 'session-end'))"
         " ORDER BY s.last_event_at LIMIT ?", (cutoff, limit))]
+
+
+def newest_observation_rowid(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT MAX(rowid) FROM observations").fetchone()[0] or 0)
+
+
+def observation_ids(conn: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT id FROM observations")}
+
+
+def link_session_pages(conn: sqlite3.Connection) -> None:
+    """Every session linked to its page (the Session Summary naming it), and compiled up to its
+    last event when it has one: what a rebuild makes of sessions whose pages it indexed."""
+    conn.execute(
+        "UPDATE sessions SET page_path = (SELECT p.path FROM pages p WHERE p.session_id = sessions.id"
+        " AND p.type = 'Session Summary' LIMIT 1)")
+    conn.execute("UPDATE sessions SET compiled_at = last_event_at WHERE page_path IS NOT NULL")

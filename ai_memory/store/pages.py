@@ -16,6 +16,7 @@ from ai_memory.core.clock import now_iso
 from ai_memory.core.entities import extract_entities, normalize_entity
 from ai_memory.core.memory import correction_hides, normalized_hash
 from ai_memory.core.page import GLOBAL_PROJECT, ParsedPage
+from ai_memory.core.users import visible_sql
 from ai_memory.store.connection import inserted_rowid
 from ai_memory.store.fts_rows import insert_page_terms, page_terms
 from ai_memory.store.writer import Job, WriteTx
@@ -165,9 +166,13 @@ def restat_page(path: str, mtime_ns: int, size: int) -> Job[None]:
     """A writer job recording a page's new stat when its bytes did not change."""
 
     def job(tx: WriteTx) -> None:
-        tx.conn.execute("UPDATE pages SET mtime_ns = ?, size = ? WHERE path = ?", (mtime_ns, size, path))
+        set_page_stat(tx.conn, path, mtime_ns, size)
 
     return job
+
+
+def set_page_stat(conn: sqlite3.Connection, path: str, mtime_ns: int, size: int) -> None:
+    conn.execute("UPDATE pages SET mtime_ns = ?, size = ? WHERE path = ?", (mtime_ns, size, path))
 
 
 def page_session(conn: sqlite3.Connection, path: str) -> str | None:
@@ -230,6 +235,50 @@ def page_count(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0])
 
 
+def newest_page_id(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT MAX(id) FROM pages").fetchone()[0] or 0)
+
+
+def content_hashes(conn: sqlite3.Connection) -> dict[str, str]:
+    """Every indexed page's content hash, by path."""
+    return {r[0]: r[1] for r in conn.execute("SELECT path, content_hash FROM pages")}
+
+
+def pages_by_path(conn: sqlite3.Connection) -> list[sqlite3.Row]:
+    """Every page's row as lint reads it (no text), in path order."""
+    return conn.execute(
+        "SELECT id, path, project, type, title, uid, size, expires_at, supersedes, superseded_by, problems, pinned,"
+        " frontmatter FROM pages ORDER BY path").fetchall()
+
+
+def _in_folder(folder: str) -> tuple[str, tuple[str, str]]:
+    """A WHERE clause on the path index for every page under ``folder``/ ('0' follows '/')."""
+    return "path >= ? AND path < ?", (f"{folder}/", f"{folder}0")
+
+
+def folder_pages(conn: sqlite3.Connection, folder: str) -> list[sqlite3.Row]:
+    """The pages under the top-level ``folder`` that anyone may see, by type, newest first."""
+    where, args = _in_folder(folder)
+    return conn.execute(  # as no one in particular sees them: bound to no owner
+        f"SELECT path, title, type, updated, superseded_by FROM pages WHERE {where} AND {visible_sql()}"
+        " ORDER BY type, COALESCE(updated, '') DESC, path", (*args, None)).fetchall()
+
+
+def holds_our_page(conn: sqlite3.Connection, folder: str) -> bool:
+    """Whether the top-level ``folder`` holds a page ai-memory wrote (a session's, or a
+    structured memory with its ``id``)."""
+    where, args = _in_folder(folder)
+    return conn.execute(f"SELECT 1 FROM pages WHERE {where} AND (uid IS NOT NULL OR session_id IS NOT NULL)"
+                        " LIMIT 1", args).fetchone() is not None
+
+
+def folders_with_our_pages(conn: sqlite3.Connection) -> list[str]:
+    """The top-level folders holding a page ai-memory wrote, sorted."""
+    rows = conn.execute("SELECT DISTINCT substr(path, 1, instr(path, '/') - 1) FROM pages"
+                        " WHERE instr(path, '/') > 0 AND (uid IS NOT NULL OR session_id IS NOT NULL)")
+    return sorted(str(r[0]) for r in rows)
+
+
 def get_page(conn: sqlite3.Connection, path: str) -> dict[str, Any] | None:
     row = conn.execute("SELECT * FROM pages WHERE path = ?", (path,)).fetchone()
     if row is None:
@@ -238,3 +287,19 @@ def get_page(conn: sqlite3.Connection, path: str) -> dict[str, Any] | None:
     page["frontmatter"] = json.loads(page["frontmatter"])
     page["problems"] = json.loads(page["problems"])
     return page
+
+
+def session_pages(conn: sqlite3.Connection, session_ids: set[str]) -> dict[str, int]:
+    """The page id of each session's page: the Session Summary naming it (compiled or written by
+    hand), the first one found."""
+    if not session_ids:
+        return {}
+    ids = list(session_ids)
+    out: dict[str, int] = {}
+    for i in range(0, len(ids), 500):
+        part = ids[i:i + 500]
+        marks = ",".join("?" * len(part))
+        for sid, page_id in conn.execute(
+                f"SELECT session_id, id FROM pages WHERE session_id IN ({marks}) AND type = 'Session Summary'", part):
+            out.setdefault(str(sid), int(page_id))
+    return out

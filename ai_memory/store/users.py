@@ -68,3 +68,12 @@ def hidden_page_paths(conn: sqlite3.Connection, owner: str) -> set[str]:
     """Paths of private pages ``owner`` may not see (for outputs that list pages, such as lint)."""
     rows = conn.execute(f"SELECT path FROM pages WHERE NOT {visible_sql()}", (owner,)).fetchall()
     return {str(r[0]) for r in rows}
+
+
+def user_names(conn: sqlite3.Connection) -> list[str]:
+    """Every team user's name, revoked or not."""
+    return [str(r[0]) for r in conn.execute("SELECT name FROM users")]
+
+
+def count_users(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT COUNT(*) FROM users").fetchone()[0])

@@ -51,6 +51,8 @@ from ai_memory.core.clock import now_iso
 from ai_memory.core.links import Vault, aliases_of
 from ai_memory.core.users import ADMIN
 from ai_memory.store.connection import open_read_connection
+from ai_memory.store.page_graph import all_links
+from ai_memory.store.pages import pages_by_path
 from ai_memory.store.projects import folder_mismatches, under_old_names
 from ai_memory.store.reader import Reader
 from ai_memory.store.users import hidden_page_paths
@@ -125,7 +127,7 @@ def lint(wiki_dir: Path, raw_dir: Path, db_path: Path, now: str | None = None) -
     conn = open_read_connection(db_path)
     try:
         pages = _pages(conn)
-        links = [(int(r[0]), str(r[1]), str(r[2])) for r in conn.execute("SELECT src_id, target, kind FROM links")]
+        links = all_links(conn)
         blocked = blocked_indexes(conn, wiki_dir)
         stranded = under_old_names(conn)
         mismatched = folder_mismatches(conn)
@@ -180,9 +182,7 @@ def persistent_drift(wiki_dir: Path, raw_dir: Path, db_path: Path) -> list[str]:
 
 
 def _pages(conn: sqlite3.Connection) -> list[_Page]:
-    rows = conn.execute(
-        "SELECT id, path, project, type, title, uid, size, expires_at, supersedes, superseded_by, problems, pinned,"
-        " frontmatter FROM pages ORDER BY path").fetchall()
+    rows = pages_by_path(conn)
     return [_Page(int(r[0]), r[1], r[2], r[3], r[4], r[5], int(r[6]), r[7], r[8], r[9], json.loads(r[10] or "[]"),
                   bool(r[11]), tuple(aliases_of(json.loads(r[12] or "{}")))) for r in rows]
 

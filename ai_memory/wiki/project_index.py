@@ -14,7 +14,7 @@ import sqlite3
 from pathlib import Path
 
 from ai_memory.core.page import is_generated, render_page
-from ai_memory.core.users import visible_sql
+from ai_memory.store.pages import folders_with_our_pages
 from ai_memory.wiki.files import read_file
 
 INDEX_NAME = "index.md"
@@ -27,33 +27,6 @@ HEADINGS = {"Session Summary": "Sessions", "Gotcha": "Gotchas", "Rule": "Rules",
 MAX_PER_TYPE = 500
 
 
-def _in_folder(folder: str) -> tuple[str, tuple[str, str]]:
-    """A WHERE clause on the path index for every page under ``folder``/ ('0' follows '/')."""
-    return "path >= ? AND path < ?", (f"{folder}/", f"{folder}0")
-
-
-def project_pages(conn: sqlite3.Connection, folder: str) -> list[sqlite3.Row]:
-    """The pages index.md lists: the folder's, never a private one (its title would show in a
-    shared file)."""
-    where, args = _in_folder(folder)
-    return conn.execute(  # as no one in particular sees them: bound to no owner
-        f"SELECT path, title, type, updated, superseded_by FROM pages WHERE {where} AND {visible_sql()}"
-        " ORDER BY type, COALESCE(updated, '') DESC, path", (*args, None)).fetchall()
-
-
-def owns(conn: sqlite3.Connection, folder: str) -> bool:
-    """Whether the top-level ``folder`` holds a page ai-memory wrote: a project folder."""
-    where, args = _in_folder(folder)
-    return conn.execute(f"SELECT 1 FROM pages WHERE {where} AND (uid IS NOT NULL OR session_id IS NOT NULL)"
-                        " LIMIT 1", args).fetchone() is not None
-
-
-def owned_folders(conn: sqlite3.Connection) -> list[str]:
-    rows = conn.execute("SELECT DISTINCT substr(path, 1, instr(path, '/') - 1) FROM pages"
-                        " WHERE instr(path, '/') > 0 AND (uid IS NOT NULL OR session_id IS NOT NULL)")
-    return sorted(str(r[0]) for r in rows)
-
-
 def written_by_us(data: bytes | None, rel: str) -> bool:
     """Whether a file's bytes are a generated index (None: no file, nothing to protect)."""
     return data is None or is_generated(data)
@@ -63,7 +36,7 @@ def blocked_indexes(conn: sqlite3.Connection, wiki_dir: Path) -> list[str]:
     """The ``<folder>/index.md`` files of project folders that ai-memory did not write, so the
     generated index is not written there."""
     blocked = []
-    for folder in owned_folders(conn):
+    for folder in folders_with_our_pages(conn):
         rel = f"{folder}/{INDEX_NAME}"
         try:
             data = read_file(wiki_dir, rel)[0]

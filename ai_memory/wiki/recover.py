@@ -15,8 +15,10 @@ import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ai_memory.store.audit import count_audit
 from ai_memory.store.connection import open_read_connection
 from ai_memory.store.integrity import quick_problems
+from ai_memory.store.users import count_users
 from ai_memory.wiki.files import iter_pages
 from ai_memory.wiki.reindex import rebuild, swap_in
 
@@ -65,7 +67,7 @@ def _move_aside(db_path: Path) -> Path:
 def _counts(db_path: Path) -> tuple[int, int]:
     conn = open_read_connection(db_path)
     try:
-        return tuple(int(conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]) for t in ("users", "audit"))  # type: ignore[return-value]
+        return count_users(conn), count_audit(conn)
     except sqlite3.Error:
         return 0, 0
     finally:

@@ -22,13 +22,14 @@ from ai_memory.core.project_map import ProjectMap
 from ai_memory.heap import IdleTrim, working
 from ai_memory.store.forgetting import bury_pages, record_commit
 from ai_memory.store.history import history_cursor, record_versions
-from ai_memory.store.pages import file_state, index_page_rows, remove_page, restat_page, stale_paths
+from ai_memory.store.pages import (file_state, folder_pages, holds_our_page, index_page_rows, remove_page, restat_page,
+                                    stale_paths)
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer, WriteTx
 from ai_memory.wiki.files import atomic_write, is_link_refusal, is_page_path, page_stats, read_file, unlink_file
 from ai_memory.wiki.git import Committer, committed
 from ai_memory.wiki.history import new_commits, versions
-from ai_memory.wiki.project_index import INDEX_NAME, owns, project_pages, render_index, written_by_us
+from ai_memory.wiki.project_index import INDEX_NAME, render_index, written_by_us
 from ai_memory.wiki.project_moves import current_path
 
 log = logging.getLogger(__name__)
@@ -160,7 +161,7 @@ class Wiki:
         for folder in sorted(folders):
             if not folder or "/" in folder or folder.startswith(".") or folder in self.project_map.aliases:
                 continue
-            rows, owned = await self.reader.run(lambda c, f=folder: (project_pages(c, f), owns(c, f)))
+            rows, owned = await self.reader.run(lambda c, f=folder: (folder_pages(c, f), holds_our_page(c, f)))
             if not owned:
                 continue
             rel = f"{folder}/{INDEX_NAME}"
