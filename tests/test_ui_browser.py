@@ -1,11 +1,14 @@
 """The web view in a real headless Chromium (Debian's, driven by Playwright; nothing is
 downloaded): log in through the one-time link, search, open a hit, unfold explain, read the
-history, give feedback, pin, and two team users seeing different things. A screenshot of each
+history, give feedback, pin, and two team users seeing different things; then every page at
+desktop (1280 px) and phone (390 px) width and in dark mode, checked for what a person would
+notice (sideways scrolling, raw timestamps, Python's spelling of values). A screenshot of each
 page goes to a temp dir (``ai-memory-ui-screenshots-*``), printed at the end of the module."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -14,7 +17,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
+from urllib.parse import quote, unquote, urlparse
 
 import pytest
 
@@ -185,8 +188,119 @@ def test_reading_works_without_javascript(world: dict) -> None:
     page = _login(world, world["bob"], java_script_enabled=False)
     page.goto(world["daemon"].url + "/ui/?q=token+rotation")
     hit = page.locator("li.hit", has_text="Token rotation schedule").first
+    assert hit.locator("time").first.inner_text().endswith(" UTC")  # without script, times read in UTC
     hit.locator("details.explain summary").click()  # <details> opens without script
     assert hit.locator("table.features").is_visible()
     hit.locator("a.hit-title").click()
     assert page.locator("#page-title").inner_text() == "Token rotation schedule"
     _shot(world, page, "11-no-javascript")
+
+
+DESKTOP, PHONE = {"width": 1280, "height": 900}, {"width": 390, "height": 844}
+RAW_STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")  # a stored moment shown as it is stored
+REPR = re.compile(r"None|False|True|\{'|\[\]")  # Python's spelling of a value, shown to a person
+
+
+def _every_page(world: dict) -> dict[str, str]:
+    """Each kind of page the view has, by the name of its screenshot."""
+    team = quote(world["team"]["path"])
+    return {"status": "/ui/status", "search": "/ui/?q=token+rotation", "page": f"/ui/page?path={team}",
+            "session": "/ui/session?id=ui-session-1", "sessions": "/ui/sessions", "handoffs": "/ui/handoffs",
+            "history": f"/ui/history?path={team}", "error": "/ui/page?path=acme-api/decisions/nothing-here.md"}
+
+
+def _logged_in(world: dict, viewport: dict, **context: Any) -> Any:
+    page = world["browser"].new_context(viewport=viewport, **context).new_page()
+    page.goto(world["daemon"].url + login_path(world["daemon"], world["alice"]))
+    page.click("#login-confirm button")
+    return page
+
+
+def _fits(page: Any) -> bool:
+    return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
+
+
+@pytest.mark.parametrize("width", ["desktop", "phone"])
+def test_every_page_reads_well_at_desktop_and_phone_width(world: dict, width: str) -> None:
+    """Each page at 1280 and 390 px: no horizontal scroll, times localized, no Python spelling."""
+    viewport = DESKTOP if width == "desktop" else PHONE
+    fresh = world["browser"].new_context(viewport=viewport).new_page()
+    fresh.goto(world["daemon"].url + login_path(world["daemon"], world["alice"]))
+    assert fresh.locator("#login-user").inner_text() == "alice" and _fits(fresh)
+    family = fresh.evaluate("getComputedStyle(document.body).fontFamily")
+    assert "system-ui" in family and "Times" not in family  # the view's stylesheet, not the default serif
+    assert fresh.locator(".login-card").evaluate("e => getComputedStyle(e).borderTopLeftRadius") != "0px"
+    _shot(world, fresh, f"20-login-{width}")
+    page = _logged_in(world, viewport)
+    for name, path in _every_page(world).items():
+        page.goto(world["daemon"].url + path)
+        if page.locator("time").count():  # the script has put them in local time
+            page.locator("time[data-local]").first.wait_for(state="attached", timeout=5000)
+        text = page.locator("main").inner_text()
+        assert _fits(page), f"{name} scrolls sideways at {viewport['width']} px"
+        assert not RAW_STAMP.search(text), f"{name} shows a raw timestamp: {RAW_STAMP.search(text)}"
+        _shot(world, page, f"2{list(_every_page(world)).index(name) + 1}-{name}-{width}")
+    page.goto(world["daemon"].url + "/ui/status")
+    assert not REPR.search(page.locator("#status").inner_text()), page.locator("#status").inner_text()
+
+
+def test_status_reads_as_a_dashboard(world: dict) -> None:
+    page = _logged_in(world, DESKTOP)
+    page.goto(world["daemon"].url + "/ui/status")
+    shown = page.locator("#status").inner_text()
+    assert not REPR.search(shown), shown
+    assert re.search(r"\d+(\.\d)? (B|KB|MB)", page.locator("#disk").inner_text())  # sizes with units
+    assert re.search(r"last commit (just now|\d+ min ago)", shown), shown  # a relative time
+    assert "sync" in shown.lower() and "backlog" in shown.lower() and "active" in page.locator("#agents").inner_text()
+    page.locator("#status[data-refreshed]").wait_for(state="attached", timeout=10_000)
+    assert page.locator("#status time[data-local]").count() >= 2  # the swapped-in fragment is localized too
+
+
+def test_hits_show_the_lines_that_answer_with_their_time(world: dict) -> None:
+    page = _logged_in(world, DESKTOP)
+    page.goto(world["daemon"].url + "/ui/?q=token+rotation")
+    session_hit = page.locator("li.hit", has_text="Why does the login test fail").first
+    answers = session_hit.locator("li.answer")
+    assert answers.count() >= 1 and "Raised TOKEN_TTL to 15 minutes" in session_hit.inner_text()
+    assert "replied" in answers.first.inner_text().lower()  # what the line was, before its words
+    assert "tool: Bash" not in session_hit.inner_text() and "description:" not in session_hit.inner_text()
+    when = page.locator("li.hit time[datetime]").first
+    assert when.get_attribute("title") and when.get_attribute("data-local") == "1"
+    assert re.search(r"ago|just now", when.inner_text()), when.inner_text()
+
+
+def test_slash_focuses_the_search_box_unless_typing(world: dict) -> None:
+    page = _logged_in(world, DESKTOP)
+    page.goto(world["daemon"].url + "/ui/sessions")
+    page.locator("h1").click()
+    page.keyboard.press("/")
+    assert page.evaluate("document.activeElement.id") == "q"
+    assert page.locator("#q").input_value() == ""  # the slash is not typed into it
+    page.locator("input[name=project]").click()
+    page.keyboard.type("a/b")
+    assert page.locator("input[name=project]").input_value() == "a/b"
+    assert page.evaluate("document.activeElement.name") == "project"
+
+
+def test_the_session_reads_as_a_story(world: dict) -> None:
+    page = _logged_in(world, DESKTOP)
+    page.goto(world["daemon"].url + "/ui/session?id=ui-session-1")
+    assert page.locator("section.turn").count() == 2 and page.locator("li.step-prompt").count() == 2
+    assert "npm test" in page.locator("li.step-error").first.inner_text()
+    assert "docs/adr/0007-token-ttl.md" in page.locator("li.step-edit").first.inner_text()
+    assert "Raised TOKEN_TTL" in page.locator("li.step-reply").inner_text()
+    assert page.locator("li.step-command").count() >= 1
+
+
+def test_dark_mode_follows_the_system(world: dict) -> None:
+    page = _logged_in(world, DESKTOP, color_scheme="dark")
+    for name in ("status", "search", "session", "page"):
+        page.goto(world["daemon"].url + _every_page(world)[name])
+        red, green, blue = (int(x) for x in re.findall(r"\d+", page.evaluate(
+            "getComputedStyle(document.body).backgroundColor"))[:3])
+        assert red + green + blue < 120, (name, red, green, blue)
+        _shot(world, page, f"30-{name}-dark")
+    phone = _logged_in(world, PHONE, color_scheme="dark")
+    phone.goto(world["daemon"].url + _every_page(world)["session"])
+    assert _fits(phone)
+    _shot(world, phone, "30-session-dark-phone")

@@ -237,3 +237,45 @@ def test_a_forms_next_page_stays_on_the_view(served: dict) -> None:
                                                                       "csrf": browser.csrf(), "next": hostile})
         assert status == 303 and headers["Location"].startswith(f"/ui/page?path={rel}"), hostile[:40]
         assert "Set-Cookie" not in headers
+
+
+def test_the_login_page_has_its_stylesheet_and_nothing_else_opens(served: dict) -> None:
+    anonymous = Browser(served["daemon"])
+    status, text, headers = anonymous.request("GET", "/ui/login")
+    assert status == 401 and 'href="/ui/login/ui.css"' in text and "<style" not in text and "<script" not in text
+    status, css, headers = anonymous.request("GET", "/ui/login/ui.css")
+    assert status == 200 and headers["Content-Type"].startswith("text/css") and "prefers-color-scheme: dark" in css
+    assert "default-src 'self'" in headers["Content-Security-Policy"]
+    assert anonymous.request("GET", "/ui/static/ui.css")[0] == 303  # the view's other assets need a session
+    assert anonymous.request("POST", "/ui/login/ui.css", {"x": "1"})[0] in (401, 403, 405)
+
+
+def test_no_page_inlines_a_script_or_a_style(served: dict) -> None:
+    """The CSP (default-src 'self') refuses inline code: every page keeps to its files."""
+    browser = Browser(served["daemon"]).login(served["alice"])
+    for path in ("/ui/", "/ui/?q=rotation", "/ui/sessions", "/ui/handoffs", "/ui/status",
+                 f"/ui/page?path={quote(served['fixed']['path'])}"):
+        shown = browser.get(path)
+        assert not re.search(r"<script(?![^>]*\ssrc=)|<style|\sstyle=|\son[a-z]+=", shown), path
+
+
+def test_status_shows_sizes_and_times_not_python_values(served: dict) -> None:
+    browser = Browser(served["daemon"]).login(served["alice"])
+    for path in ("/ui/status", "/ui/status?part=1"):
+        text = re.sub(r"<[^>]+>", " ", browser.get(path))
+        assert not re.search(r"\bNone\b|\bFalse\b|\bTrue\b|\{'|\[\]", text), text
+        assert re.search(r"\d (B|KB|MB)\b", text) and "last commit" in text
+    assert re.search(r'<time datetime="\d{4}-[^"]+Z" title="[^"]+ UTC"', browser.get("/ui/status"))
+
+
+def test_moments_sizes_and_durations_are_spelled_once() -> None:
+    from ai_memory.server.ui.display import duration, moment, plural, size
+
+    shown = str(moment("2026-12-07T05:04:33.123456Z"))
+    assert shown == ('<time datetime="2026-12-07T05:04:33.123456Z" title="2026-12-07 05:04:33 UTC" data-style="ago">'
+                     "2026-12-07 05:04 UTC</time>")
+    assert "05:04:33 UTC</time>" in str(moment("2026-12-07T05:04:33Z", "clock"))
+    assert "—" in str(moment(None)) and str(moment("<b>soon</b>")) == "&lt;b&gt;soon&lt;/b&gt;"
+    assert [duration(s) for s in (8, 200, 7200, 90061)] == ["8 s", "3 min 20 s", "2 h", "1 d 1 h"]
+    assert [size(b) for b in (0, 512, 1536, 25 * 2**20)] == ["0 B", "512 B", "1.5 KB", "25 MB"]
+    assert plural(1, "page") == "1 page" and plural(1204, "batch", "batches") == "1,204 batches"

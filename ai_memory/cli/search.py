@@ -14,6 +14,7 @@ import sys
 
 from ai_memory.cli.common import plural, print_json
 from ai_memory.cli.daemon_args import api_from, cwd_project
+from ai_memory.core.hit_lines import answer_lines
 
 HELP = "search memory (the current project plus _global by default)"
 EXAMPLE = 'example: ai-memory search "what did we decide about the token TTL" --explain'
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         out.title(f"{i:>2}. ", hit["title"], f"  ({hit['type']}, {hit['project']}, score {hit['score']}{pending})")
         out.plain(f"    {hit['path'] or hit.get('id')}", dim=True)
         out.marked("    ", hit["snippet"], hit.get("highlights", []))
-        for ev in hit.get("evidence", [])[:2]:
+        for ev in answer_lines(hit):
             out.marked("      > ", ev["snippet"], ev.get("highlights", []))
         if args.explain and "explain" in hit:
             ex = hit["explain"]

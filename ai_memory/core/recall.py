@@ -75,7 +75,7 @@ def item_of(hit: dict[str, Any]) -> Item:
     page's own words otherwise)."""
     evidence = (hit.get("evidence") or [{}])[0]
     line = evidence.get("snippet") or hit.get("snippet") or hit.get("title") or ""
-    said = _turn_said(evidence)
+    said = turn_said(evidence)
     kind = KIND_OF_TYPE.get(str(hit.get("type")), str(hit.get("type") or "page").lower())
     date = str(hit.get("updated") or hit.get("created") or "")[:10]
     line = _EDIT_PART.sub(r"\1:", " ".join(f"{said}: {line}".split()) if said else " ".join(str(line).split()))
@@ -83,7 +83,8 @@ def item_of(hit: dict[str, Any]) -> Item:
                 float(hit.get("confidence") or 0.0))
 
 
-def _turn_said(evidence: dict[str, Any]) -> str:
+def turn_said(evidence: dict[str, Any]) -> str:
+    """What a hit's evidence turn was, in a word or two: asked, replied, failed, changed <file>."""
     file = str(evidence.get("file") or "")
     if file:
         return "changed " + (file if len(file) <= FILE_CHARS else "…" + file[-(FILE_CHARS - 1):])

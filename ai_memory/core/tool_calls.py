@@ -15,7 +15,7 @@ from typing import Any
 from ai_memory.core.payload_text import as_dict, clip, code_span, collapsed, first_of, one_line, text_of
 
 __all__ = ["EDIT_TOOLS", "NEW_TEXT_KEYS", "OLD_TEXT_KEYS", "PATCH_KEYS", "WRITE_TOOLS", "Commands", "Errors",
-           "ToolCall", "is_shell", "patch_in", "tool_lists"]
+           "ToolCall", "action_of", "is_shell", "patch_in", "relative_path", "tool_lists"]
 
 _READ = {"read", "read_file", "read_many_files", "notebookread", "view", "view_file"}
 EDIT_TOOLS = {"edit", "multiedit", "replace", "edit_file", "str_replace", "str_replace_editor", "apply_patch"}
@@ -118,8 +118,7 @@ def _touches(call: ToolCall) -> list[tuple[str, str]]:
     if (patch := _patch_of(call)) is not None:
         found = [(m.group(2) or m.group(3), _PATCH_ACTION[m.group(1)]) for m in _PATCH_FILE.finditer(patch)]
         return found[:200]
-    low = call.name.lower()
-    action = "read" if low in _READ else "edited" if low in EDIT_TOOLS else "written" if low in WRITE_TOOLS else ""
+    action = action_of(call.name)
     tool_input = as_dict(call.tool_input)
     paths = [first_of(tool_input, _PATH_KEYS)]
     if isinstance(tool_input.get("paths"), list):
@@ -127,7 +126,13 @@ def _touches(call: ToolCall) -> list[tuple[str, str]]:
     return [(p, action) for p in paths if action and isinstance(p, str) and p.strip()]
 
 
-def _rel(path: str, cwd: str) -> str:
+def action_of(tool_name: str) -> str:
+    """What a tool does to the files it names: read, edited or written; "" for any other tool."""
+    low = tool_name.lower()
+    return "read" if low in _READ else "edited" if low in EDIT_TOOLS else "written" if low in WRITE_TOOLS else ""
+
+
+def relative_path(path: str, cwd: str) -> str:
     """The path relative to the call's cwd when inside it; a very long one keeps both ends."""
     path = collapsed(text_of(path, 100_000))
     root = cwd.rstrip("/")
@@ -152,7 +157,7 @@ def _todos(call: ToolCall, touches: list[tuple[str, str]]) -> list[str]:
         lines = [f"+{x}" for t in texts for x in text_of(t, 50_000).splitlines()]
     for line in lines[:5000]:
         if (m := _PATCH_FILE.match(line)) and (m.group(2) or m.group(3)):
-            path = _rel(m.group(2) or m.group(3), call.cwd)
+            path = relative_path(m.group(2) or m.group(3), call.cwd)
         elif line.startswith("+") and not line.startswith("+++") and (m := _TODO.search(line)):
             found.append(f"{path}: {one_line(_COMMENT.sub('', line[m.start():]), 160)}")
     return found[:5]
@@ -192,7 +197,7 @@ def tool_lists(calls: list[ToolCall], api_errors: list[tuple[str, str]]
     for call in calls:
         failed, label = _outcome(call)
         failures += failed
-        touched = [(_rel(p, call.cwd), action) for p, action in _touches(call)]
+        touched = [(relative_path(p, call.cwd), action) for p, action in _touches(call)]
         command = _command(call.tool_input) if is_shell(call.name) else ""
         if command:
             status = f"**failed** ({label})" if failed and label else "**failed**" if failed else label

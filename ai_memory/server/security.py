@@ -20,12 +20,12 @@ from ai_memory.core.wire import ROUTES
 from ai_memory.server.body import read_form
 from ai_memory.server.errors import Handler, error_response
 from ai_memory.server.ui.access import UiAccess, csrf_ok
-from ai_memory.server.ui.routes_login import CONFIRM_PATH, LOGIN_PATH
+from ai_memory.server.ui.routes_login import CONFIRM_PATH, LOGIN_PATH, STYLE_PATH
 from ai_memory.server.ui.site import UiSite
 
 OPEN_PATHS = frozenset(route.path for route in ROUTES if route.public)  # /health, the OpenAPI document
 UI_PREFIX = "/ui"
-UI_OPEN_PATHS = frozenset({LOGIN_PATH, CONFIRM_PATH})
+UI_OPEN_PATHS = frozenset({LOGIN_PATH, CONFIRM_PATH, STYLE_PATH})
 SAFE_METHODS = frozenset({"GET", "HEAD"})
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 

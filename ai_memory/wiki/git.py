@@ -95,6 +95,16 @@ def head_commit(wiki_dir: Path) -> str | None:
         return None if repo.head_is_unborn else str(repo.head.target)
 
 
+def last_commit(wiki_dir: Path) -> dict[str, str] | None:
+    """HEAD's short id, time (as stored) and subject line; None before the first commit."""
+    with opened_repo(wiki_dir) as repo:
+        if repo.head_is_unborn:
+            return None
+        commit = repo[repo.head.target].peel(pygit2.Commit)
+        return {"id": str(commit.id)[:10], "at": utc_from_timestamp(commit.commit_time),
+                "subject": commit.message.strip().splitlines()[0] if commit.message.strip() else ""}
+
+
 def blobs_at(wiki_dir: Path, commit: str, paths: list[str]) -> dict[str, bytes]:
     """The bytes commit ``commit`` holds at each of ``paths`` (a path it lacks is left out)."""
     with opened_repo(wiki_dir) as repo:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -34,6 +35,7 @@ log = logging.getLogger(__name__)
 MAX_ROUNDS = 5   # pushes refused because another machine pushed first
 MAX_RACES = 3    # merges redone because a page was written mid-merge
 SYNCED_DELETION = "synced deletion"
+_USERINFO = re.compile(r"://[^/@\s]+@")  # a remote's user and password, never shown in status
 
 
 @dataclass
@@ -63,9 +65,20 @@ class Syncer:
         self.remote = remote.strip()
         self.branch = branch
         self.timeout_s = timeout_s
+        self.last: dict[str, Any] | None = None  # the latest sync's end: at, ok, and pushed or error
         self._lock = asyncio.Lock()
 
     async def sync(self, remote: str | None = None) -> SyncReport:
+        """One sync; ``last`` then says when it ended and how (status shows it)."""
+        try:
+            report = await self._sync(remote)
+        except Exception as exc:
+            self.last = {"at": now_iso(), "ok": False, "error": _USERINFO.sub("://", str(exc))[:300]}
+            raise
+        self.last = {"at": now_iso(), "ok": True, "pushed": report.pushed, "conflicts": len(report.conflicts)}
+        return report
+
+    async def _sync(self, remote: str | None) -> SyncReport:
         # the caller's to fix (config or argument), not the remote's: a 400, not a 502
         url = check_remote(remote or self.remote)
         async with self._lock:

@@ -1,18 +1,21 @@
-"""What every web-view handler shares: rendering a template for the request's user."""
+"""What every web-view handler shares: rendering a template for the request's user, and the
+view's own assets (no CDN, no build step)."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import wraps
+from importlib.resources import files
 from typing import Any
 from urllib.parse import quote
 
 from aiohttp import web
 
-from ai_memory.core.errors import AiMemoryError
+from ai_memory.core.errors import AiMemoryError, NotFound
 from ai_memory.server.keys import UI_SITE, UI_VIEWS
 
 HTML = "text/html"
+ASSETS = {"ui.css": "text/css", "ui.js": "text/javascript"}
 MAX_NEXT_CHARS = 2000
 SECURITY_HEADERS = {
     # everything the view needs comes from the daemon itself; no frame may hold it
@@ -56,3 +59,11 @@ def html_errors(handler: Callable[[web.Request], Awaitable[web.StreamResponse]])
         except AiMemoryError as exc:
             return error_page(request, exc)
     return wrapped
+
+
+def asset(name: str) -> web.Response:
+    """One of the view's files in ``static/`` (``ASSETS``); NotFound for any other name."""
+    if name not in ASSETS:
+        raise NotFound("no such asset", detail=name[:100])
+    text = (files("ai_memory.server.ui") / "static" / name).read_text(encoding="utf-8")
+    return web.Response(text=text, content_type=ASSETS[name], headers=SECURITY_HEADERS)

@@ -20,8 +20,19 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
+from ai_memory.core.hit_lines import answer_lines
+from ai_memory.server.ui.display import FILTERS
+
 MAX_DIFF_LINES = 400
 MAX_HIGHLIGHT_CHARS = 100_000  # past this a code block is shown plain: lexing it would cost seconds
+CODE_STYLES = ("default", "github-dark")  # highlighted code in a light page, and in a dark one
+
+
+def code_css() -> str:
+    """The highlighting rules: the light style, then the dark one for a system in dark mode (the
+    page's own colours set the block's background)."""
+    light, dark = (HtmlFormatter(style=name).get_style_defs(".highlight") for name in CODE_STYLES)
+    return f"{light}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}\n.highlight {{ background: transparent; }}\n"
 
 
 def _highlighted(code: str, lang: str, _attrs: str) -> str:
@@ -56,7 +67,9 @@ class Views:
                                 autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
         self._env.filters["markdown"] = self.markdown
         self._env.filters["marked"] = marked
-        self.pygments_css = HtmlFormatter().get_style_defs(".highlight")
+        self._env.filters.update(FILTERS)
+        self._env.globals["answer_lines"] = answer_lines
+        self.pygments_css = code_css()
 
     def markdown(self, text: str | None) -> Markup:
         return Markup(self._md.render(text or ""))  # noqa: S704 - raw HTML is off: markdown-it escaped it

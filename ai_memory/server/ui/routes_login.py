@@ -7,7 +7,8 @@ their own account) would otherwise put the victim's browser in the sender's sess
 CSRF). The code leads to a page naming the account; the session starts only when the person
 confirms there, a form the security middleware accepts only from the daemon's own origin. The
 page answers a GET (a link pasted into a browser) and a POST: the form of the 0600 file
-``ai-memory ui`` hands the browser, so that the code is in no process's command line.
+``ai-memory ui`` hands the browser, so that the code is in no process's command line. Its
+stylesheet is the one open asset (``STYLE_PATH``): the rest of ``/ui/static/`` needs a session.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from ai_memory.server.body import SMALL, read_form, read_json
 from ai_memory.server.identity import token_user
 from ai_memory.server.keys import UI_ACCESS, UI_SITE
 from ai_memory.server.ui.access import CODE_TTL_S, SESSION_TTL_S
-from ai_memory.server.ui.pages import SECURITY_HEADERS, page
+from ai_memory.server.ui.pages import SECURITY_HEADERS, asset, page
 
 LOGIN_PATH = "/ui/login"
 CONFIRM_PATH = "/ui/login/confirm"
+STYLE_PATH = "/ui/login/ui.css"  # the view's stylesheet, for the page shown before any session
 routes = web.RouteTableDef()
 
 
@@ -59,6 +61,12 @@ def _confirmation(request: web.Request, code: str) -> web.Response:
     if user is None:
         return page(request, "login.html", status=401, had_code=bool(code))
     return page(request, "login.html", code=code, login_user=user)
+
+
+@routes.get(STYLE_PATH)
+async def login_style(request: web.Request) -> web.Response:
+    """The stylesheet every page uses (nothing in it is anyone's), open so the login page has it."""
+    return asset("ui.css")
 
 
 @routes.post(CONFIRM_PATH)

@@ -8,29 +8,30 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from importlib.resources import files
 from typing import Any
 
 from aiohttp import web
 
 from ai_memory.backup import latest_backup
 from ai_memory.coordination import handoffs, messages
-from ai_memory.core.errors import InputError, NotFound
+from ai_memory.core.errors import InputError
 from ai_memory.core.retention import FEEDBACK_DELTAS
+from ai_memory.core.session_story import story_of
 from ai_memory.overview import activity
+from ai_memory.overview.dashboard import dashboard
 from ai_memory.retrieval.linked_page import read_linked_page
 from ai_memory.retrieval.search import KIND_TYPES
 from ai_memory.server.identity import token_user
 from ai_memory.server.keys import RUNTIME, UI_SITE, UI_VIEWS
 from ai_memory.server.routes_pages import parse_query
 from ai_memory.server.routes_status import status_report
-from ai_memory.server.ui.pages import SECURITY_HEADERS, html_errors, page
+from ai_memory.server.ui.pages import SECURITY_HEADERS, asset, html_errors, page
 from ai_memory.server.ui.render import diff_lines
 from ai_memory.wiki.page_access import read_history
 
 routes = web.RouteTableDef()
-STATIC = {"ui.css": "text/css", "ui.js": "text/javascript"}
 SEARCH_FIELDS = ("q", "project", "scope", "as_of")
+SESSION_EVENTS_SHOWN = 500
 
 
 def _query_body(request: web.Request) -> dict[str, Any]:
@@ -108,13 +109,15 @@ async def sessions(request: web.Request) -> web.Response:
 @routes.get("/ui/session")
 @html_errors
 async def session(request: web.Request) -> web.Response:
-    """A session's observations, in the order they happened, as GET /v1/sessions/{id}/observations,
-    and what memory handed it (its briefing's pages, prompt recall's items)."""
+    """A session's observations as GET /v1/sessions/{id}/observations reads them, told as a story
+    (``core.session_story``: turns of prompt, work and reply), and what memory handed it (its
+    briefing's pages, prompt recall's items)."""
     session_id = request.query.get("id", "")
     reader = request.app[RUNTIME].reader
-    rows = await activity.session_events(reader, session_id, limit=500)
+    rows = await activity.session_events(reader, session_id, limit=SESSION_EVENTS_SHOWN)
     given = await activity.handed_over(reader, session_id, token_user(request))
-    return page(request, "session.html", session_id=session_id, observations=rows, given=given)
+    return page(request, "session.html", session_id=session_id, story=story_of(rows), given=given,
+                cut=len(rows) >= SESSION_EVENTS_SHOWN)
 
 
 @routes.get("/ui/handoffs")
@@ -136,8 +139,9 @@ async def status(request: web.Request) -> web.Response:
     report = await status_report(runtime)
     newest = await asyncio.to_thread(latest_backup, runtime.config.data_dir)
     backup = {"name": newest[0].name, "age_s": newest[1]} if newest else None
+    board = await dashboard(runtime.config.data_dir, runtime.config.sub("wiki"), runtime.syncer, report["agents"])
     template = "status_part.html" if request.query.get("part") else "status.html"
-    return page(request, template, report=report, backup=backup)
+    return page(request, template, report=report, backup=backup, board=board)
 
 
 @routes.get("/ui/static/{name}")
@@ -147,7 +151,4 @@ async def static(request: web.Request) -> web.Response:
     views = request.app[UI_VIEWS]
     if name == "pygments.css":
         return web.Response(text=views.pygments_css, content_type="text/css", headers=SECURITY_HEADERS)
-    if name not in STATIC:
-        raise NotFound("no such asset", detail=name[:100])
-    text = (files("ai_memory.server.ui") / "static" / name).read_text(encoding="utf-8")
-    return web.Response(text=text, content_type=STATIC[name], headers=SECURITY_HEADERS)
+    return asset(name)
