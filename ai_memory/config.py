@@ -85,7 +85,8 @@ KEYS: tuple[Key, ...] = (
     Key("recall", "max_chars", int, 1200, "most characters handed over beside one prompt, label and fence included"),
     Key("recall", "session_max_chars", int, 6000, "most characters prompt recall adds in one session"),
     Key("recall", "min_confidence", float, 0.2, "an item is handed over only from this confidence up (the estimated"
-        " probability that it answers the prompt, calibrated on development data: see the README); higher: quieter"),
+        " probability that it answers the prompt, calibrated on development data: see docs/guides/search.md);"
+        " higher: quieter"),
     Key("recall", "min_ratio", float, 0.8, "and only when its search score is at least this share of the best hit's"),
     Key("forget", "enabled", bool, True, "sweep cold and expired pages daily inside the daemon"),
     Key("forget", "sweep_interval_hours", float, 24.0, "hours between the daemon's forget sweeps"),
