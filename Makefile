@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.setup-done
 
-.PHONY: setup serve test bench clean
+.PHONY: setup serve test docs bench clean
 
 setup: $(STAMP)
 
@@ -34,8 +34,13 @@ test: setup
 	$(PY) -m mypy
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -n 2 --dist loadfile
 
+# The docs site, warnings as errors (tests/test_docs.py builds it too). `make docs PY=...` uses
+# another interpreter as it is and skips setup, which would install into that interpreter's venv.
+docs: $(if $(filter command line,$(origin PY)),,setup)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
+
 bench: setup
 	$(PY) benchmarks/writer.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info site

@@ -107,7 +107,7 @@ class RecallSection:
     max_chars: int = setting(1200, "most characters handed over beside one prompt, label and fence included")
     session_max_chars: int = setting(6000, "most characters prompt recall adds in one session")
     min_confidence: float = setting(0.2, "an item is handed over only from this confidence up (the estimated"
-        " probability that it answers the prompt, calibrated on development data: see the README); higher: quieter")
+        " probability that it answers the prompt, calibrated on development data: see docs/guides/search.md); higher: quieter")
     min_ratio: float = setting(0.8, "and only when its search score is at least this share of the best hit's")
 
 

@@ -38,8 +38,8 @@ BESIDE_QUERIES = 50  # queries timed beside a running batch
 
 
 def corpus(queries: int, batch: int) -> tuple[list[str], list[str]]:
-    """Short questions and paragraph-long texts, from this repository's own README."""
-    text = (REPO / "README.md").read_text()
+    """Short questions and paragraph-long texts, from this repository's own README and docs."""
+    text = "\n\n".join(p.read_text() for p in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))])
     paragraphs = [p.replace("\n", " ") for p in text.split("\n\n") if len(p) > 300]
     lines = [line.strip("#-* ") for line in text.splitlines() if 20 < len(line.strip()) < 120]
     return [lines[i % len(lines)] for i in range(queries)], [paragraphs[i % len(paragraphs)] for i in range(batch)]

@@ -27,7 +27,7 @@ it names). Figures:
 
 ``--study OUT`` also writes every prompt's hits with what their confidence is made of
 (``/v1/query`` explain): ``recall_calibration.py OUT`` fits the confidence on it and prints what
-each threshold gives (README: Prompt recall).
+each threshold gives (docs/guides/search.md: Prompt recall).
 """
 
 from __future__ import annotations

@@ -362,10 +362,10 @@ def test_a_users_own_script_that_runs_the_hook_client_is_not_taken_for_ours(setu
         assert theirs.read_text() == text, (verb, done.stdout, done.stderr)
 
 
-def test_the_readmes_generic_hook_example_captures_a_whole_session(setup: Setup) -> None:
-    """The README's example for an agent ai-memory does not know, run as written."""
-    readme = (REPO / "README.md").read_text()
-    after = readme[readme.index("**Any other agent**"):]
+def test_the_hook_protocols_example_captures_a_whole_session(setup: Setup) -> None:
+    """The hook protocol page's example for an agent ai-memory does not know, run as written."""
+    page = (REPO / "docs" / "reference" / "hooks.md").read_text()
+    after = page[page.index("**Any other agent**"):]
     example = after[after.index("```sh\n") + 6:after.index("\n```", after.index("```sh\n"))]
     env = {**cli_env(setup.daemon.data_dir), "HOME": str(setup.home),
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}

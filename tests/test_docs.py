@@ -1,62 +1,170 @@
-"""The docs keep up with the code: every CLI verb, config key and MCP tool is in the README."""
+"""The docs keep up with the code: every CLI verb, config key and MCP tool is on the docs site
+(its reference sections are generated from the code by docs/hooks.py, so these tests check that
+each one has the words the page is made of), the site builds with no warning, and the README
+stays a short front door."""
 
 from __future__ import annotations
 
-import argparse
+import importlib.util
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
 
 import pytest
 
-from ai_memory.cli.main import build_parser
-from ai_memory.config import KEYS
+from ai_memory.client.agent_settings import AGENTS
+from ai_memory.config import KEYS, Key
 from ai_memory.core.own_tools import TOOL_NAMES
 from conftest import REPO
 
 README = (REPO / "README.md").read_text()
+DOCS = REPO / "docs"
 
 
-def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices)
-    return {}
+def _hooks() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def cli_commands() -> list[str]:
-    """Every verb, and every subcommand as "verb sub"."""
-    found = []
-    for verb, parser in _subparsers(build_parser()).items():
-        found.append(verb)
-        found += [f"{verb} {sub}" for sub in _subparsers(parser)]
-    return found
+HOOKS = _hooks()
+COMMANDS = dict(HOOKS.cli_commands())
+CLI_PAGE = HOOKS.cli_reference()
+CONFIG_PAGE = HOOKS.config_reference()
+MCP_PAGE = HOOKS.mcp_reference()
 
 
-@pytest.mark.parametrize("command", cli_commands())
+def test_the_site_builds_with_no_warning(tmp_path: Path) -> None:
+    """`mkdocs build --strict`, as `make docs` runs it: a broken link or anchor, a page missing
+    from the nav, a marker no generator knows fail it."""
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file",
+                           str(REPO / "mkdocs.yml"), "--site-dir", str(tmp_path / "site")],
+                          capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "WARNING" not in output, output
+    config = (tmp_path / "site" / "reference" / "config.html").read_text()
+    assert "server.port" in config and "<!-- generated" not in config
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
 def test_every_cli_verb_is_documented(command: str) -> None:
-    verb, _, sub = command.partition(" ")
-    assert f"ai-memory {verb}" in README, f"README does not show `ai-memory {verb}`"
-    if sub:
-        lines = [line for line in README.splitlines() if f"ai-memory {verb}" in line]
-        assert any(sub in line for line in lines), f"README does not show `ai-memory {verb} {sub}`"
+    parser = COMMANDS[command]
+    assert parser.description, f"`ai-memory {command}` has no description: the reference shows it"
+    assert parser.epilog and "ai-memory" in parser.epilog, f"`ai-memory {command} --help` shows no example"
+    assert re.search(rf"^#+ ai-memory {command}$", CLI_PAGE, re.M), f"`ai-memory {command}` is not on the CLI page"
 
 
-@pytest.mark.parametrize("key", [k.dotted for k in KEYS])
-def test_every_config_key_is_documented(key: str) -> None:
-    assert f"`{key}`" in README, f"config key {key} is missing from README's configuration table"
+@pytest.mark.parametrize("key", KEYS, ids=[k.dotted for k in KEYS])
+def test_every_config_key_is_documented(key: Key) -> None:
+    assert key.doc.strip(), f"config key {key.dotted} has no doc"
+    assert f"| `{key.dotted}` |" in CONFIG_PAGE, f"config key {key.dotted} is missing from the configuration page"
 
 
 @pytest.mark.parametrize("tool", TOOL_NAMES)
 def test_every_mcp_tool_is_documented(tool: str) -> None:
-    assert f"`{tool}`" in README, f"MCP tool {tool} is missing from README"
+    [entry] = [t for t in HOOKS.mcp_tools() if t["name"] == tool]
+    assert entry["description"].strip() and entry["annotations"].get("title"), tool
+    for name, prop in entry["inputSchema"].get("properties", {}).items():
+        assert prop.get("description"), f"{tool}'s argument {name} has no description"
+    assert f"\n## {tool}\n" in MCP_PAGE, f"MCP tool {tool} is missing from the MCP tools page"
 
 
 def test_the_lists_are_not_empty() -> None:
     """A docs test over nothing would pass forever."""
-    assert len(cli_commands()) > 20 and len(KEYS) > 15 and len(TOOL_NAMES) == 20
+    assert len(COMMANDS) > 20 and len(KEYS) > 15 and len(TOOL_NAMES) == 20
+    assert [t["name"] for t in HOOKS.mcp_tools()] == list(TOOL_NAMES)
+
+
+def test_every_generated_section_has_one_page() -> None:
+    assert sorted(HOOKS.markers_in(DOCS)) == sorted(HOOKS.GENERATORS)
+    with pytest.raises(ValueError, match="no generator named 'nope'"):
+        HOOKS.expand("<!-- generated: nope -->\n", "page.md")
+
+
+def test_the_http_api_section_renders_an_openapi_document() -> None:
+    """The renderer reads what an OpenAPI document says: parameters, a body's fields, the answers."""
+    spec = {"paths": {"/v1/pages": {
+        "get": {"summary": "one page", "parameters": [{"name": "path", "in": "query", "required": True, "description": "its path"}],
+                "responses": {"200": {"description": "the page"}, "404": {"description": "no such page"}}},
+        "post": {"summary": "store a memory",
+                 "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Memory"}}}},
+                 "responses": {"201": {"description": "stored"}}}}},
+        "components": {"schemas": {"Memory": {"required": ["text"], "properties": {
+            "text": {"type": "string", "maxLength": 100, "description": "the memory"},
+            "tags": {"type": "array", "items": {"type": "string"}, "default": []}}}}}}
+    page = HOOKS.openapi_reference(spec)
+    assert "### GET /v1/pages" in page and "### POST /v1/pages" in page
+    assert "| `path` | query | yes | its path |" in page and "| `404` | no such page |" in page
+    assert "| `text` | string | required | the memory (up to 100 characters) |" in page
+    assert "| `tags` | list of string | `[]` |  |" in page
+
+
+def test_the_http_api_page_has_every_route_of_the_wire_contract() -> None:
+    """The reference is the OpenAPI document the daemon serves: a route added to core.wire is on it."""
+    from ai_memory.core.wire import ROUTES
+
+    section = HOOKS.http_api_reference()
+    for route in ROUTES:
+        assert f"### {route.method} {route.path}\n" in section, f"{route.method} {route.path} is not on the page"
+    assert "| `k` | integer |" in section  # a body's fields, with their types
+
+
+def test_every_benchmark_is_on_the_benchmarks_page() -> None:
+    page = (DOCS / "benchmarks.md").read_text()
+    for script in sorted((REPO / "benchmarks").glob("*.py")):
+        assert f"`{script.name}`" in page, f"{script.name} is missing from docs/benchmarks.md"
+
+
+def test_every_reranker_feature_is_documented_with_its_weight() -> None:
+    """The search guide's table of features is the registry's: a new feature or weight changes both."""
+    from ai_memory.retrieval.features import FEATURES
+
+    guide = (DOCS / "guides" / "search.md").read_text()
+    for feature in FEATURES:
+        assert f"| `{feature.name}` | {feature.weight} |" in guide, feature.name
+    table = guide.split("| feature | weight | what it measures |", 1)[1].split("\n\n", 1)[0]
+    rows = re.findall(r"^\| `(\w+)` \|", table, re.M)
+    assert rows == [f.name for f in FEATURES], "the guide's table lists a feature the registry lacks, or out of order"
+
+
+def test_the_readme_is_a_short_front_door() -> None:
+    lines = README.splitlines()
+    assert len(lines) <= 300, f"README.md has {len(lines)} lines; move the detail into docs/"
+    first_block = README.split("```sh\n", 1)[1].split("```", 1)[0]
+    assert [line.split()[:2] for line in first_block.splitlines()] == [["make", "serve"], ["make", "test"]]
+    assert 'export PATH="' in README and "/.venv/bin:$PATH" in README
+    assert "docs/images/web-status.png" in README
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_the_readme_has_a_quick_start_per_agent(agent: str) -> None:
+    for verb in ("install-hooks", "install-mcp", "install-rules"):
+        assert f"ai-memory {verb} --agent {agent}" in README, f"README's quick start lacks {verb} for {agent}"
+
+
+def test_the_readmes_links_into_the_docs_resolve() -> None:
+    links = re.findall(r"\]\(((?:docs/|ARCHITECTURE)[^)#]*)", README)
+    assert len(links) > 10
+    for link in links:
+        if link.endswith(".png"):
+            continue  # the screenshot is added with the web view's work
+        assert (REPO / link).exists(), f"README links to {link}, which does not exist"
+
+
+def test_the_architecture_page_is_architecture_md() -> None:
+    source = (REPO / "ARCHITECTURE.md").read_text()
+    assert source.startswith("# Architecture\n")
+    assert HOOKS.architecture() == source.split("\n", 1)[1].lstrip("\n")
 
 
 def _declared() -> list[str]:
-    import re
     import tomllib
 
     deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
@@ -83,14 +191,3 @@ def test_every_declared_dependency_is_used_and_in_the_architecture_table() -> No
     for dist in _declared():
         assert modules_of.get(dist, set()) & imported or dist == "torch", f"{dist} is declared but never imported"
         assert dist in table.lower(), f"{dist} is missing from ARCHITECTURE.md's dependency table"
-
-
-def test_every_reranker_feature_is_documented_with_its_weight() -> None:
-    """The README's table of features is the registry's: a new feature or weight changes both."""
-    from ai_memory.retrieval.features import FEATURES
-
-    for feature in FEATURES:
-        assert f"| `{feature.name}` | {feature.weight} |" in README, feature.name
-    table = README.split("| feature | weight | what it measures |", 1)[1].split("\n\n", 1)[0]
-    rows = re.findall(r"^\| `(\w+)` \|", table, re.M)
-    assert rows == [f.name for f in FEATURES], "the README's table lists a feature the registry lacks, or out of order"

@@ -3,7 +3,7 @@ reader (ingest, the briefing, prompt recall, session pages) takes.
 
 Claude Code, Codex, Gemini CLI and Qwen Code already send them, and ai-memory's OpenCode plugin
 builds them. Cursor, GitHub Copilot CLI and Cline name the same facts otherwise (field by field
-in the README's agent table). A translation only adds the common field where the payload lacks
+in docs/internals/capture.md's agent table). A translation only adds the common field where the payload lacks
 it; every field the agent sent is kept as it came, so nothing it said is lost.
 """
 

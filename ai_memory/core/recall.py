@@ -3,7 +3,7 @@
 Pure logic, no I/O (``retrieval.prompt_recall`` runs the search and records what was given).
 An item is handed over only when the search is confident it answers (its ``confidence``, the
 estimated probability of ``retrieval.confidence``, at or above ``min_confidence``, calibrated on
-development data: see the README) and when it ranks close to the best hit (its score at least
+development data: see docs/guides/search.md) and when it ranks close to the best hit (its score at least
 ``min_ratio`` of the best's): on a prompt about something memory does not hold, nothing is
 added. Never a page this session was already handed (by the briefing or an earlier prompt),
 never this session's own page, and never more than ``max_items`` items, ``max_chars``

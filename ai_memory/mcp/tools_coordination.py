@@ -103,7 +103,9 @@ def _handoff_cancel(server: MCPServer, ctx: ToolContext) -> None:
                                                                   idempotent=True), description=(
         "Cancel an open handoff (find its id with memory_handoff_list), e.g. one you left and then finished "
         "yourself. A handoff already accepted cannot be cancelled."))
-    def memory_handoff_cancel(handoff_id: RecordId) -> Annotated[CallToolResult, HandoffOut]:
+    def memory_handoff_cancel(
+        handoff_id: Annotated[RecordId, Field(description="the handoff's id, from memory_handoff_list")],
+    ) -> Annotated[CallToolResult, HandoffOut]:
         return attempt(lambda: {"handoff": ctx.api.handoff_cancel(handoff_id)}, lambda d: render.handoff(d["handoff"]))
 
 
@@ -159,5 +161,7 @@ def _message_cancel(server: MCPServer, ctx: ToolContext) -> None:
                                                                   idempotent=True), description=(
         "Withdraw an open message you sent (find its id with memory_message_list), e.g. when it no longer "
         "applies. A message already popped cannot be cancelled."))
-    def memory_message_cancel(message_id: RecordId) -> Annotated[CallToolResult, MessageOut]:
+    def memory_message_cancel(
+        message_id: Annotated[RecordId, Field(description="the message's id, from memory_message_list")],
+    ) -> Annotated[CallToolResult, MessageOut]:
         return attempt(lambda: {"message": ctx.api.message_cancel(message_id)}, lambda d: render.message(d["message"]))

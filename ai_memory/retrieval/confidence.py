@@ -20,7 +20,7 @@ probability that a hit answers, from what is absolute about it:
 It is a logistic model, fitted once on the coding-history development set (its questions with
 their sessions, and structured memories written over them, against another project's prompts:
 ``benchmarks/recall_calibration.py``) and kept as these numbers; without the model (loading, or turned off) the words-only fit
-stands in. The README's "Prompt recall" section says how it was fitted and what each threshold
+stands in. docs/guides/search.md ("Prompt recall") says how it was fitted and what each threshold
 gave.
 """
 

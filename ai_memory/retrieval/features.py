@@ -1,5 +1,5 @@
 """The reranker's features: one registry of (name, weight, function, doc) that scoring,
-``explain`` and the README's table all read, so no weight lives anywhere else.
+``explain`` and the search guide's table (docs/guides/search.md) all read, so no weight lives anywhere else.
 
 Each feature is a number in [0, 1] about one candidate, computed from what the search gathered
 for it (``Candidate``). The score is
