@@ -578,7 +578,7 @@ def test_search_cli(wiki: Daemon) -> None:
     assert done.returncode == 0, done.stderr
     assert "acme-api/notes/limits.md" in done.stdout and "streams: fts #1" in done.stdout
     bad = run_cli(wiki.data_dir, "search", "x", "-k", "0", "--url", wiki.url)
-    assert bad.returncode == 1 and "k: Input should be greater than or equal to 1" in bad.stderr
+    assert bad.returncode == 1 and "k must be at least 1" in bad.stderr
 
 
 def test_a_decision_edges_out_the_session_that_discussed_it(wiki: Daemon) -> None:

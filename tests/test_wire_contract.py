@@ -10,12 +10,15 @@ import json
 import re
 import subprocess
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
+from openapi_spec_validator import validate
 from pydantic import ValidationError
 
 from ai_memory.core import wire
+from ai_memory.core.clock import utc_day
 from ai_memory.core.openapi import document
 from ai_memory.core.page import MEMORY_KINDS, SCOPES, TYPE_OF_KIND
 from ai_memory.core.retention import FEEDBACK_DELTAS
@@ -147,6 +150,10 @@ def test_each_route_answers_what_the_schema_declares(daemon: Daemon, claude_fixt
     call("POST", "/v1/query", {"q": "pygit2 pin", "project": "acme-api", "explain": True, "profile": True})
     call("POST", "/v1/query", {"q": "flaky pool", "all": True, "kind": ["decision", "session"], "k": 5})
     call("POST", "/v1/query", {"q": "zzqx-nothing-matches-this", "project": "acme-api"})
+    raw = call("POST", "/v1/query", {"q": "flaky", "project": "acme-api"})  # only an event says it
+    assert raw["raw_hits"] and not raw["hits"], raw
+    past = call("POST", "/v1/query", {"q": "pygit2", "project": "acme-api", "as_of": utc_day(datetime.now(timezone.utc)), "explain": True})
+    assert past["hits"] and "valid_from" in past["hits"][0], past
     call("POST", "/v1/recall", {"prompt": "why did we pin pygit2 below 3", "project": "acme-api", "explain": True})
     call("GET", f"/v1/pages?id={second['id']}")
     call("GET", f"/v1/pages/history?id={second['id']}")
@@ -235,6 +242,7 @@ def test_a_body_that_is_not_an_object_is_a_400(daemon: Daemon) -> None:
 def test_the_daemon_serves_the_document_made_from_the_schema(daemon: Daemon) -> None:
     status, served, _ = daemon.request("GET", "/v1/openapi.json", auth=False)
     assert status == 200 and served == json.loads(json.dumps(document(served["info"]["version"])))
+    validate(served)  # a valid OpenAPI 3.1 document, by the specification's own schema
     assert served["openapi"].startswith("3.1") and len(served["paths"]) == len({p for _, p in ROUTES})
     query = served["paths"]["/v1/query"]["post"]
     body = served["components"]["schemas"][query["requestBody"]["content"]["application/json"]["schema"]["$ref"]

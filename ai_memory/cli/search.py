@@ -14,7 +14,6 @@ import sys
 
 from ai_memory.cli.common import plural, print_json
 from ai_memory.cli.daemon_args import api_from, cwd_project
-from ai_memory.core.hit_lines import answer_lines
 
 HELP = "search memory (the current project plus _global by default)"
 EXAMPLE = 'example: ai-memory search "what did we decide about the token TTL" --explain'
@@ -35,6 +34,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 def run(args: argparse.Namespace) -> int:
     from ai_memory.config import color_wanted
+    from ai_memory.core.hit_lines import answer_lines  # reads pages' kinds: yaml, not for building the parser
 
     api = api_from(args)
     project = args.project or cwd_project()

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ai_memory.core.fence import DATA_CLOSE, DATA_OPEN, one_line
 from ai_memory.core.page import KIND_OF_TYPE
+
+if TYPE_CHECKING:  # the CLI renders hits with these rules, and never imports pydantic
+    from ai_memory.core.wire import Hit
 
 LINE_CHARS = 300  # the line that matched, at most
 MIN_WORDS = 3  # "yes", "go on", "/clear": no question to recall anything for
@@ -69,7 +72,7 @@ FILE_CHARS = 60  # of an edited file's path, its end
 _EDIT_PART = re.compile(r"--- (old|new|patch)\b")  # an edit's parts (``core.tool_text``), said in a word
 
 
-def item_of(hit: dict[str, Any]) -> Item:
+def item_of(hit: Hit) -> Item:
     """A search hit as an item: its kind, its date, and the one line that matched (for a session
     its best turn's: what was asked, the file changed and how, the failure, the reply; the
     page's own words otherwise)."""
@@ -91,7 +94,7 @@ def turn_said(evidence: dict[str, Any]) -> str:
     return TURN_SAID.get(str(evidence.get("event") or ""), "")
 
 
-def choose(hits: list[dict[str, Any]], *, project: str, session_id: str | None, given: frozenset[str],
+def choose(hits: list[Hit], *, project: str, session_id: str | None, given: frozenset[str],
            chars_given: int, settings: RecallSettings) -> Choice:
     """The items to hand over, written pages first, then sessions, each best first, and why each
     other hit was not. The whole block (its label and fence included) stays within
@@ -121,7 +124,7 @@ def choose(hits: list[dict[str, Any]], *, project: str, session_id: str | None, 
     return choice
 
 
-def _not_new(hit: dict[str, Any], session_id: str | None, given: frozenset[str]) -> str | None:
+def _not_new(hit: Hit, session_id: str | None, given: frozenset[str]) -> str | None:
     """Why the session must not be handed this hit whatever its worth, if so."""
     if session_id and hit.get("session_id") == session_id:
         return "this session's own page"
@@ -130,7 +133,7 @@ def _not_new(hit: dict[str, Any], session_id: str | None, given: frozenset[str])
     return None
 
 
-def _left_out(hit: dict[str, Any], score: float, best: float, session_id: str | None, given: frozenset[str],
+def _left_out(hit: Hit, score: float, best: float, session_id: str | None, given: frozenset[str],
               settings: RecallSettings) -> str | None:
     seen = _not_new(hit, session_id, given)
     if seen is not None:

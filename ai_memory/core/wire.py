@@ -259,6 +259,11 @@ class Status(TypedDict):
     mounts: Annotated[dict[str, str], Field(description="what else is served at a path (/mcp)")]
 
 
+class Snippet(TypedDict):
+    snippet: Annotated[str, Field(description="the lines that answer")]
+    highlights: Annotated[list[list[int]], Field(description="where the query's words are in it: [start, end]")]
+
+
 class Hit(TypedDict):
     """A page that answers, best first."""
     path: str
@@ -271,8 +276,11 @@ class Hit(TypedDict):
     highlights: list[list[int]]
     session_id: str | None
     updated: str | None
-    evidence: list[Json]
+    evidence: Annotated[list[Json], Field(description="the turns the hit was found by, with what each said")]
     explain: NotRequired[Json]
+    valid_from: NotRequired[Annotated[str, Field(description="as_of: when this version became the page")]]
+    valid_to: NotRequired[Annotated[str | None, Field(description="as_of: when a later version replaced it")]]
+    superseded_by: NotRequired[str | None]
 
 
 class RawHit(TypedDict):
@@ -890,4 +898,25 @@ def _input_error(exc: ValidationError) -> InputError:
         where = ".".join(str(part) for part in first["loc"] if isinstance(part, str) and "[" not in part)
         given = str(first.get("input"))[:40]
         return InputError(f"unknown {where} {given!r}", detail="one of " + str(first.get("ctx", {}).get("expected")))
-    return InputError(f"{where}: {first['msg']}")
+    return InputError(_said(where, first["type"], first.get("ctx") or {}) or f"{where}: {first['msg']}")
+
+
+_MUST_BE = {"int_type": "an integer", "int_from_float": "an integer", "bool_type": "true or false",
+            "string_type": "a string", "float_type": "a number", "list_type": "a list", "dict_type": "an object",
+            "typed_dict_type": "an object"}
+
+
+def _said(where: str, kind: str, ctx: dict[str, Any]) -> str | None:
+    """The reason in the words the daemon's other refusals use, where one is known."""
+    if kind in _MUST_BE:
+        return f"{where} must be {_MUST_BE[kind]}"
+    if kind in ("greater_than_equal", "less_than_equal"):
+        bound = ctx.get("ge", ctx.get("le"))
+        return f"{where} must be at {'least' if kind == 'greater_than_equal' else 'most'} {bound}"
+    if kind == "string_too_long":
+        return f"{where} must be at most {ctx.get('max_length')} characters"
+    if kind == "string_too_short":
+        return f"{where} must not be empty"
+    if kind == "too_long":
+        return f"too many {where}: at most {ctx.get('max_length')}"
+    return None

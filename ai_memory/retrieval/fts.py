@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from ai_memory.core.wire import Snippet
 from ai_memory.core.readable import CACHED_CHARS, readable, readable_prefixes
 from ai_memory.core.terms import STOPWORDS, is_stopword, query_words, token_terms
 from ai_memory.store import text_search
@@ -63,7 +64,7 @@ def make_snippet(text: str, terms: list[str], width: int = 160, markdown: bool =
 
 
 def parts_snippet(parts: list[str], words: list[str], width: int = 160,
-                  markdown: Sequence[bool] = ()) -> dict[str, Any]:
+                  markdown: Sequence[bool] = ()) -> Snippet:
     """``snippet_of`` for a passage made of separate texts (a title, then turns), each read as
     the text it is (``markdown``: whether each is; all are if not given) and only as far as
     the window needs; their words joined by a space."""
@@ -134,12 +135,12 @@ def highlights(snippet: str, terms: list[str]) -> list[list[int]]:
     return merged
 
 
-def snippet_of(text: str, words: list[str], width: int = 160, markdown: bool = True) -> dict[str, Any]:
+def snippet_of(text: str, words: list[str], width: int = 160, markdown: bool = True) -> Snippet:
     """A hit's readable snippet and where the query's words are in it."""
     return _highlighted(make_snippet(text, words, width, markdown), words)
 
 
-def _highlighted(snippet: str, words: list[str]) -> dict[str, Any]:
+def _highlighted(snippet: str, words: list[str]) -> Snippet:
     return {"snippet": snippet, "highlights": highlights(snippet, words)}
 
 

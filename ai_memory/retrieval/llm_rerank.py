@@ -14,6 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ai_memory.core.wire import Hit
 from ai_memory.core.errors import LlmError
 from ai_memory.llm.answers import parse_answer, rerank_schema
 from ai_memory.llm.prompts import RERANK_SYSTEM, rerank_prompt
@@ -47,7 +48,7 @@ class LlmReranker:
         found.hits = ordered[: query.k]
         return found
 
-    async def _reorder(self, q: str, hits: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str, str | None]:
+    async def _reorder(self, q: str, hits: list[Hit]) -> tuple[list[Hit], str, str | None]:
         top = hits[:RERANK_TOP]
         if len(top) < 2:
             return hits, "local", "fewer than two hits"

@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from functools import partial
 from typing import Any, Callable
 
+from ai_memory.core.wire import Hit, RawHit
 from ai_memory.core.clock import utc_iso
 from ai_memory.core.errors import AiMemoryError
 from ai_memory.core.events import SESSION_MARKERS, is_markdown_event
@@ -79,8 +80,8 @@ class Query:
 
 @dataclass
 class Answer:
-    hits: list[dict[str, Any]] = field(default_factory=list)
-    raw_hits: list[dict[str, Any]] = field(default_factory=list)
+    hits: list[Hit] = field(default_factory=list)
+    raw_hits: list[RawHit] = field(default_factory=list)
     streams_used: list[str] = field(default_factory=list)
     stages_ms: dict[str, float] = field(default_factory=dict)  # how long each stage took
 
@@ -131,7 +132,7 @@ _TEXT_FEATURES = ("rrf", "page_text", "coverage", "phrase", "title")
 
 # A reranked candidate: its hit, the texts its passage is made of (each with whether it is the
 # page's own), its best turns and their texts.
-Scored = tuple[dict[str, Any], list[tuple[str, bool]], list[int], dict[int, Turn]]
+Scored = tuple[Hit, list[tuple[str, bool]], list[int], dict[int, Turn]]
 
 
 class Retriever:
@@ -247,7 +248,7 @@ class Retriever:
             score = combine(values, weight, self._features)
             sure = confidence(values.get("coverage", 0.0), values.get("title", 0.0), values.get("phrase", 0.0),
                               meaning_of(cand.found, meaning_measured), written=not has_turns)
-            hit = {
+            hit: Hit = {
                 "path": row["path"], "title": row["title"], "type": row["type"], "score": round(score, 4),
                 "confidence": round(sure, 4),
                 "snippet": "", "highlights": [],  # filled in by ``presented`` for the hits returned only
@@ -299,12 +300,14 @@ class Retriever:
                 idf={t: 1.0 for t in terms}, ranges=[], question=query.q)
             values = rerank.as_its_own_turn(
                 {f.name: f.value(facts) for f in self._features if f.name in _TEXT_FEATURES}, ["turn_text"])
-            hit = {
+            shown = snippet_of(row["body"], words)
+            hit: Hit = {
                 "path": row["path"], "title": row["title"], "type": row["type"],
                 "score": round(combine(values, 1.0, self._features), 4),
                 "confidence": round(confidence(values.get("coverage", 0.0), values.get("title", 0.0),
                                                values.get("phrase", 0.0), None, written=not _is_session(row)), 4),
-                **snippet_of(row["body"], words), "session_id": None, "project": row["project"],
+                "snippet": shown["snippet"], "highlights": shown["highlights"], "session_id": None,
+                "project": row["project"],
                 "updated": row["valid_from"], "valid_from": row["valid_from"], "valid_to": row["valid_to"],
                 "superseded_by": row["superseded_by"], "evidence": [],
             }
@@ -322,21 +325,21 @@ class Retriever:
         return answer
 
 
-def presented(hit: dict[str, Any], parts: list[tuple[str, bool]], turns: list[int], texts: dict[int, Any],
-              q: str) -> dict[str, Any]:
+def presented(hit: Hit, parts: list[tuple[str, bool]], turns: list[int], texts: dict[int, Any], q: str) -> Hit:
     """A returned hit's snippet, highlights and evidence: made for the k hits returned, not for
     every candidate the reranker scored (reading a long page's markdown for its snippet cost
     more than the ranking itself). ``parts``: the page's body, or a session's title and turns,
     each read on its own (the turns shown as evidence are then read once), with whether it is
     markdown (a tool call's code and output are shown as they are)."""
     words = query_words(q)
-    hit.update(snippet_of(parts[0][0], words, markdown=parts[0][1]) if len(parts) == 1
-               else parts_snippet([text for text, _ in parts], words, markdown=[md for _, md in parts]))
+    shown = snippet_of(parts[0][0], words, markdown=parts[0][1]) if len(parts) == 1 \
+        else parts_snippet([text for text, _ in parts], words, markdown=[md for _, md in parts])
+    hit["snippet"], hit["highlights"] = shown["snippet"], shown["highlights"]
     hit["evidence"] = evidence_of(turns, texts, words)
     return hit
 
 
-def _wanted(hit: dict[str, Any], query: Query) -> bool:
+def _wanted(hit: Hit, query: Query) -> bool:
     """Whether the hit's passage is read for its snippet and evidence (``Query.evidence_from``)."""
     return query.evidence_from is None or hit["confidence"] >= query.evidence_from
 
@@ -452,20 +455,19 @@ def _relative_to_best(stream: Stream | None, ids: list[int]) -> dict[int, float]
     return {i: s / best for i, s in found.items()} if best > 0 else {}
 
 
-def raw_hits(conn: sqlite3.Connection, query: Query) -> list[dict[str, Any]]:
+def raw_hits(conn: sqlite3.Connection, query: Query) -> list[RawHit]:
     """Observations matching the text, for when no page does (bounded)."""
     words = query_words(query.q)
-    out = []
+    out: list[RawHit] = []
     projects = scope_projects(query)
     for hit in search_observations(conn, query.q, limit=query.k * 3, projects=projects):
         r = search_rows.observation_hit(conn, hit.rowid)
         # FTS matches a project by its words (any case, stemmed): the exact name decides.
         if r is None or (projects is not None and r["project"] not in projects):
             continue
-        item = dict(r)
-        body = item.pop("body")
-        out.append({**item, "score": round(hit.score, 4),
-                    **snippet_of(body, words, markdown=is_markdown_event(item["event"]))})
+        shown = snippet_of(r["body"], words, markdown=is_markdown_event(r["event"]))
+        out.append({"id": r["id"], "session_id": r["session_id"], "project": r["project"], "event": r["event"],
+                    "occurred_at": r["occurred_at"], "score": round(hit.score, 4), **shown})
         if len(out) >= query.k:
             break
     return out
