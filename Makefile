@@ -34,10 +34,13 @@ test: setup
 	$(PY) -m mypy
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -n 2 --dist loadfile
 
-# The docs site, warnings as errors (tests/test_docs.py builds it too). `make docs PY=...` uses
-# another interpreter as it is and skips setup, which would install into that interpreter's venv.
+# The docs site (Sphinx, MyST Markdown, docs/conf.py) into site/, any warning an error: -W fails
+# the build on it, --keep-going lists them all first, -n also reports every reference that resolves
+# to nothing (tests/test_docs.py runs the same build). The build's cache is in build/doctrees.
+# `make docs PY=...` uses another interpreter as it is and skips setup, which would install into
+# that interpreter's venv.
 docs: $(if $(filter command line,$(origin PY)),,setup)
-	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
+	$(PY) -m sphinx -W --keep-going -n -b html -d build/doctrees docs site
 
 bench: setup
 	$(PY) benchmarks/writer.py

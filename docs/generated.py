@@ -1,14 +1,18 @@
 """The docs site's reference sections, made from the code each time the site is built.
 
-A page holds its own prose and a marker, ``<!-- generated: NAME -->``, on a line of its own;
-the MkDocs hook ``on_page_markdown`` replaces the marker with what ``GENERATORS[NAME]`` renders.
+A page holds its own prose and a marker, ``<!-- generated: NAME -->``, on a line of its own.
+This module is a Sphinx extension (``docs/conf.py`` lists it): on Sphinx's ``source-read``
+event, which hands over each page's Markdown source as a string before MyST parses it, the
+marker is replaced with the Markdown that ``GENERATORS[NAME]`` renders, so the generated
+section is parsed, linked and indexed for search like the hand-written prose around it.
 Nothing generated is written to disk or committed, so it cannot go stale: the CLI section is
 the parser's help, the configuration table is ``config.KEYS``, the MCP tools are
 ``mcp/catalog.json``, the HTTP API is the OpenAPI document ``core.openapi`` makes from the wire
 contract (what the daemon serves at ``/v1/openapi.json``) and the architecture page is
 ``ARCHITECTURE.md``. A marker no generator knows, or a generator no page uses, fails the build.
+The pages that hold a marker are read again on every build (``env-get-outdated``), so an
+incremental build never keeps a section made from older code.
 """
-
 from __future__ import annotations
 
 import argparse
@@ -312,13 +316,43 @@ def markers_in(docs: Path) -> dict[str, str]:
             for name in MARKER.findall(page.read_text())}
 
 
-# --- MkDocs hooks -----------------------------------------------------------------------------
+# --- the Sphinx extension --------------------------------------------------------------------
 
-def on_pre_build(config: Any) -> None:
-    unused = set(GENERATORS) - set(markers_in(Path(config["docs_dir"])))
+def _fail(app: Any, message: str, location: Any = None) -> None:
+    """An error on the page's line, as Sphinx reports a broken link, and a build that fails with
+    it (warnings as errors or not); ``--keep-going`` goes on to list the others."""
+    from sphinx.util import logging
+
+    logging.getLogger(__name__).error(message, location=location)
+    app.statuscode = 1
+
+
+def _check_every_generator_is_used(app: Any) -> None:
+    """``builder-inited``: a generator that no page shows is a mistake, as an unknown marker is."""
+    unused = set(GENERATORS) - set(markers_in(Path(app.srcdir)))
     if unused:
-        raise ValueError(f"no page shows the generated sections {sorted(unused)}")
+        _fail(app, f"no page shows the generated sections {sorted(unused)}")
 
 
-def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
-    return expand(markdown, page.file.src_uri)
+def _expand_page(app: Any, docname: str, source: list[str]) -> None:
+    """``source-read``: ``source[0]`` is the page's Markdown, replaced in place."""
+    unknown = [match for match in MARKER.finditer(source[0]) if match.group(1) not in GENERATORS]
+    for match in unknown:
+        line = source[0].count("\n", 0, match.start()) + 1
+        _fail(app, f"no generator named {match.group(1)!r} (known: {', '.join(GENERATORS)})", (docname, line))
+    if not unknown:
+        source[0] = expand(source[0], docname)
+
+
+def _reread_generated_pages(app: Any, env: Any, added: set[str], changed: set[str],
+                            removed: set[str]) -> list[str]:
+    """``env-get-outdated``: the code may have changed while the page's source did not."""
+    pages = {Path(page).with_suffix("").as_posix() for page in markers_in(Path(app.srcdir)).values()}
+    return sorted(page for page in pages if page in env.found_docs)
+
+
+def setup(app: Any) -> dict[str, Any]:
+    app.connect("builder-inited", _check_every_generator_is_used)
+    app.connect("source-read", _expand_page)
+    app.connect("env-get-outdated", _reread_generated_pages)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
