@@ -150,7 +150,9 @@ def test_the_readme_is_a_short_front_door() -> None:
     first_block = README.split("```sh\n", 1)[1].split("```", 1)[0]
     assert [line.split()[:2] for line in first_block.splitlines()] == [["make", "serve"], ["make", "test"]]
     assert 'export PATH="' in README and "/.venv/bin:$PATH" in README
-    assert "docs/images/web-status.png" in README
+    for image in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", README):  # a screenshot of the web view, there to see
+        assert (REPO / image).is_file(), image
+    assert "docs/images/web-search.png" in README
 
 
 @pytest.mark.parametrize("agent", AGENTS)
