@@ -181,37 +181,6 @@ def _section() -> Any:
     return dataclasses.field(init=False, repr=False, compare=False)
 
 
-# The sections in the order config.toml lists them: ``config.<section>`` is an instance of its class.
-SECTIONS: dict[str, type] = {
-    "server": ServerSection,
-    "writer": WriterSection,
-    "spool": SpoolSection,
-    "sessions": SessionsSection,
-    "wiki": WikiSection,
-    "recall": RecallSection,
-    "forget": ForgetSection,
-    "backup": BackupSection,
-    "sync": SyncSection,
-    "embed": EmbedSection,
-    "client": ClientSection,
-    "llm": LlmSection,
-    "log": LogSection,
-}
-
-
-def _keys(section: str, cls: type) -> list[Key]:
-    hints = typing.get_type_hints(cls)
-    return [Key(section, f.name.rstrip("_"), typing.get_origin(hints[f.name]) or hints[f.name],
-                f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default,
-                f.metadata["doc"], f.metadata["choices"], f.metadata["between"])
-            for f in dataclasses.fields(cls)]
-
-
-# Every key, each declared once above as a field of its section.
-KEYS: tuple[Key, ...] = tuple(key for name, cls in SECTIONS.items() for key in _keys(name, cls))
-_BY_DOTTED = {k.dotted: k for k in KEYS}
-
-
 # Short environment names people expect to type, beside the AI_MEMORY_<SECTION>_<KEY> forms.
 _ENV_ALIASES = {
     "AI_MEMORY_HOST": "server.host", "AI_MEMORY_PORT": "server.port", "AI_MEMORY_URL": "client.url",
@@ -295,6 +264,24 @@ class Config:
     def sub(self, name: str) -> Path:
         """A first-level directory of the data dir: wiki, raw, spool, logs, models, db."""
         return self.data_dir / name
+
+
+# The sections in the order config.toml lists them, read off ``Config``'s own fields (one list).
+SECTIONS: dict[str, type] = {f.name: typing.get_type_hints(Config)[f.name] for f in dataclasses.fields(Config)
+                             if not f.init}
+
+
+def _keys(section: str, cls: type) -> list[Key]:
+    hints = typing.get_type_hints(cls)
+    return [Key(section, f.name.rstrip("_"), typing.get_origin(hints[f.name]) or hints[f.name],
+                f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default,
+                f.metadata["doc"], f.metadata["choices"], f.metadata["between"])
+            for f in dataclasses.fields(cls)]
+
+
+# Every key, each declared once above as a field of its section.
+KEYS: tuple[Key, ...] = tuple(key for name, cls in SECTIONS.items() for key in _keys(name, cls))
+_BY_DOTTED = {k.dotted: k for k in KEYS}
 
 
 def user_model_cache(environ: Mapping[str, str] | None = None) -> Path:

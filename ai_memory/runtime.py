@@ -12,7 +12,6 @@ import contextlib
 import dataclasses
 import gc
 import logging
-import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager

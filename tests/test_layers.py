@@ -167,7 +167,7 @@ def test_the_store_check_sees_sql_and_queries(tmp_path: Path) -> None:
 
 # A stored moment spelled or parsed by hand: the format's own pattern, or ISO text with its "Z"
 # swapped for an offset so that datetime can read it.
-_HAND_CLOCK = re.compile(r"""%Y-%m-%dT%H:%M:%S|replace\(\s*["']Z["']\s*,\s*["']\+00:00["']\s*\)""")
+_HAND_CLOCK = re.compile(r"""%Y-%m-%dT%H:%M:%S|replace\(\s*["']Z["']\s*,\s*["']\+00:00["']\s*\)|\}T\d\d:\d\d""")  # the last: a day made a moment by hand
 
 
 def test_every_stored_moment_is_spelled_and_parsed_by_the_one_clock() -> None:
@@ -179,6 +179,7 @@ def test_every_stored_moment_is_spelled_and_parsed_by_the_one_clock() -> None:
     assert found == [], found
     assert _HAND_CLOCK.search('moment.strftime("%Y-%m-%dT%H:%M:%SZ")')
     assert _HAND_CLOCK.search('datetime.fromisoformat(due.replace("Z", "+00:00"))')
+    assert _HAND_CLOCK.search('f"{day}T23:59:59.999999Z"')
 
 
 # Who may see a page, written by hand: a scope compared with 'private' in SQL or in Python.

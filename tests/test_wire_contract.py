@@ -23,6 +23,7 @@ from ai_memory.core.openapi import document
 from ai_memory.core.page import MEMORY_KINDS, SCOPES, TYPE_OF_KIND
 from ai_memory.core.retention import FEEDBACK_DELTAS
 from conftest import REPO, Daemon
+from test_team import add_user, call
 from test_wiki_sessions import drive_session
 
 SERVER = REPO / "ai_memory" / "server"
@@ -250,6 +251,20 @@ def test_the_daemon_serves_the_document_made_from_the_schema(daemon: Daemon) -> 
     assert body["properties"]["k"]["maximum"] == 100 and "q" in body["required"]
     refs = re.findall(r'"\$ref": "#/components/schemas/([^"]+)"', json.dumps(served))
     assert set(refs) <= set(served["components"]["schemas"]), "a reference to a schema the document lacks"
+
+
+def test_the_routes_marked_admin_are_the_ones_a_user_token_is_refused(daemon: Daemon) -> None:
+    """``Route.admin`` is what the daemon does: 403 for a team user's token there, and only there."""
+    token = add_user(daemon.data_dir, "carol", daemon)
+    wrong = []
+    for route in wire.ROUTES:
+        path = re.sub(r"\{[^}]*\}", "x", route.path)
+        body = {} if route.method != "GET" else None
+        status, answer, _ = call(daemon, token, route.method, path, body)
+        refused = status == 403 and isinstance(answer, dict) and answer.get("error") == "admin only"
+        if refused != route.admin:
+            wrong.append(f"{route.method} {route.path}: {status} {answer}")
+    assert not wrong, "\n".join(wrong)
 
 
 def test_a_route_without_its_token_is_refused_but_the_document_is_open(daemon: Daemon) -> None:

@@ -10,14 +10,12 @@ from ai_memory.core.clock import utc_iso
 from ai_memory.core.errors import InputError
 from ai_memory.core.memory import check_project
 from ai_memory.core.sanitizer import TextKind, sanitize
-from ai_memory.core.wire import MAX_POP
+from ai_memory.core.wire import DEFAULT_TTL_S, MAX_POP, MAX_TTL_S
 from ai_memory.store.messages import cancel_message, claim_messages, insert_message, list_messages, pop_messages
 from ai_memory.store.reader import Reader
 from ai_memory.store.writer import Writer
 
 STATES = ("open", "popped", "expired", "cancelled")
-DEFAULT_TTL_S = 14 * 24 * 3600
-MAX_TTL_S = 365 * 24 * 3600
 MAX_LINE = 400
 
 

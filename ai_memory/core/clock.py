@@ -20,6 +20,11 @@ def now_iso() -> str:
     return utc_iso(datetime.now(timezone.utc))
 
 
+def end_of_day(day: str) -> str:
+    """The last stored moment of a UTC day (2026-11-30): what "as of that day" includes."""
+    return f"{day}T23:59:59.999999Z"
+
+
 def utc_day(moment: datetime) -> str:
     """The UTC day of ``moment``: 2026-11-30 (what daily counts are keyed by)."""
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%d")

@@ -25,6 +25,7 @@ MAX_LIST = 32
 KEY_CHARS = 80  # longer keys are stored as their hash (a title's cap would cut them)
 _SLUG = re.compile(r"[^a-z0-9]+")
 PROJECT_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"  # a project a memory may name (or "_global")
+PROJECT_RULE = "letters, digits, '.', '_' and '-', up to 128 characters"
 _PROJECT = re.compile(PROJECT_NAME)  # fullmatch: "$" would allow "acme\n"
 _WORDS = re.compile(r"\w+")
 
@@ -83,7 +84,7 @@ def check_project(project: object) -> str:
     if not isinstance(project, str) or not project.strip():
         raise InputError("missing project", detail="every memory belongs to a project (or \"_global\")")
     if project != GLOBAL_PROJECT and not _PROJECT.fullmatch(project):
-        raise InputError("bad project name", detail="letters, digits, '.', '_' and '-', up to 128 characters")
+        raise InputError("bad project name", detail=PROJECT_RULE)
     return project
 
 

@@ -3,17 +3,34 @@ the daemon serves it at ``/v1/openapi.json`` and the docs print the API referenc
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from ai_memory.core.wire import ROUTES, Failure, Param, Route, adapter
 
 REF = "#/components/schemas/{model}"
 ERRORS = {"400": "the body or a parameter is wrong (the reason names the field)",
-          "401": "missing or wrong token", "403": "not this token's to do", "404": "nothing by that name",
-          "409": "it conflicts with the current state", "413": "the body is too large",
-          "415": "the body is not JSON",
+          "401": "missing or wrong token", "403": "not this token's to do (or a foreign Origin or Host)",
+          "404": "nothing by that name", "409": "it conflicts with the current state",
+          "413": "the body is too large", "415": "the body is not JSON",
           "429": "too many requests, or the daily quota is spent (Retry-After says when)",
           "502": "the git remote failed a sync", "503": "storage is failing or full; nothing was stored"}
+WITH_A_TOKEN = ("401", "403", "429")
+WITH_A_BODY = ("413", "415")
+
+
+class EncodedDocument:
+    """The document as the daemon serves it: made on its first request (its schemas cost memory a
+    daemon that is never asked need not hold), then kept as bytes, since the route is open."""
+
+    def __init__(self, version: str) -> None:
+        self.version = version
+        self._encoded: bytes | None = None
+
+    def encoded(self) -> bytes:
+        if self._encoded is None:
+            self._encoded = json.dumps(document(self.version)).encode()
+        return self._encoded
 
 
 def document(version: str) -> dict[str, Any]:
@@ -36,24 +53,34 @@ def document(version: str) -> dict[str, Any]:
 
 
 def _operation(route: Route, schemas: dict[str, Any]) -> dict[str, Any]:
+    answer = {"description": "done", "content": _json(_named(route.answer, "serialization", schemas))}
     operation: dict[str, Any] = {
         "operationId": _operation_id(route), "summary": route.summary, "tags": [route.tag],
-        "responses": {str(route.status): {"description": "done", "content": _json(
-            _named(route.answer, "serialization", schemas))}},
+        "responses": {str(status): answer for status in (route.status, *route.also)},
     }
-    for status, why in ERRORS.items():
-        operation["responses"][status] = {"description": why, "content": _json({"$ref": REF.format(model="Failure")})}
+    for status in _errors(route):
+        operation["responses"][status] = {"description": ERRORS[status],
+                                          "content": _json({"$ref": REF.format(model="Failure")})}
     if route.public:
         operation["security"] = []
     if route.admin:
         operation["description"] = "Needs the data dir's own token (admin), not a team user's."
     if route.params:
         operation["parameters"] = [_parameter(p) for p in route.params]
-    if route.body is not None:
-        operation["requestBody"] = {"required": True, "content": _json(_named(route.body, "validation", schemas))}
+    if route.body is not None:  # a body whose fields are all optional may be left out
+        needed = bool(getattr(route.body, "__required_keys__", ()))
+        operation["requestBody"] = {"required": needed, "content": _json(_named(route.body, "validation", schemas))}
     elif route.raw_body is not None:
         operation["requestBody"] = {"required": True, "content": _json({"description": route.raw_body})}
     return operation
+
+
+def _errors(route: Route) -> list[str]:
+    """The failures a route can answer with: those of a token and a body only where it takes them."""
+    skipped = set(WITH_A_TOKEN if route.public else ()) | set(() if route.body or route.raw_body else WITH_A_BODY)
+    if route.path != "/v1/sync":
+        skipped.add("502")
+    return [status for status in ERRORS if status not in skipped]
 
 
 def _operation_id(route: Route) -> str:

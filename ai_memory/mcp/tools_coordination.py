@@ -19,6 +19,7 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from ai_memory.core.wire import MAX_TTL_S
 from ai_memory.mcp import render
 from ai_memory.mcp.context import ToolContext
 from ai_memory.mcp.models import (
@@ -32,7 +33,6 @@ Cwd = Annotated[str | None, Field(max_length=4096, description="directory; defau
 ListProject = Annotated[ProjectName | None, Field(
     description="project to list; default: the project of the agent's working directory")]
 AllProjects = Annotated[bool, Field(description="list every project's instead")]
-MAX_TTL_S = 365 * 24 * 3600
 
 
 def register(server: MCPServer, ctx: ToolContext) -> None:

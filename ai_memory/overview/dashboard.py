@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from ai_memory.core.clock import parse_utc
+from ai_memory.core.users import ADMIN
 from ai_memory.wiki.git import last_commit
 from ai_memory.wiki.sync import Syncer
 
@@ -46,6 +49,24 @@ def disk_usage(data_dir: Path) -> dict[str, int]:
     return {**sizes, "total": sum(sizes.values())}
 
 
+class DiskUsage:
+    """``disk_usage`` measured at most once a minute: the walk reads every file's size (hundreds
+    of thousands at 100,000 pages), and an open status page refreshes every few seconds."""
+
+    MAX_AGE_S = 60.0
+
+    def __init__(self, data_dir: Path, clock: Callable[[], float] = time.monotonic) -> None:
+        self.data_dir = data_dir
+        self._clock = clock
+        self._measured: tuple[float, dict[str, int]] | None = None
+
+    async def sizes(self) -> dict[str, int]:
+        now = self._clock()
+        if self._measured is None or now - self._measured[0] > self.MAX_AGE_S:
+            self._measured = (now, await asyncio.to_thread(disk_usage, self.data_dir))
+        return self._measured[1]
+
+
 def agent_state(last_event: str | None, now: datetime) -> str:
     """active, quiet or silent, by the age of the agent's last event."""
     try:
@@ -60,10 +81,13 @@ def sync_state(syncer: Syncer) -> dict[str, Any]:
     return {"configured": bool(syncer.remote), "last": syncer.last}
 
 
-async def dashboard(data_dir: Path, wiki_dir: Path, syncer: Syncer, agents: dict[str, str]) -> dict[str, Any]:
-    """{disk, last_commit, sync, agents: [{agent, last_event, state}]}, newest agent first."""
-    disk, commit = await asyncio.gather(asyncio.to_thread(disk_usage, data_dir),
-                                        asyncio.to_thread(last_commit, wiki_dir))
+async def dashboard(disk_usage: DiskUsage, wiki_dir: Path, syncer: Syncer, agents: dict[str, str],
+                    owner: str) -> dict[str, Any]:
+    """{disk, last_commit, sync, agents: [{agent, last_event, state}]}, newest agent first. The
+    last commit's subject names the page it wrote, perhaps someone's private one: the admin's alone."""
+    disk, commit = await asyncio.gather(disk_usage.sizes(), asyncio.to_thread(last_commit, wiki_dir))
+    if commit is not None and owner != ADMIN:
+        commit = {**commit, "subject": ""}
     now = datetime.now(timezone.utc)
     heard = [{"agent": name, "last_event": at, "state": agent_state(at, now)}
              for name, at in sorted(agents.items(), key=lambda item: item[1] or "", reverse=True)]

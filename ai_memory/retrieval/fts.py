@@ -14,11 +14,10 @@ import sqlite3
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
-from ai_memory.core.wire import Snippet
 from ai_memory.core.readable import CACHED_CHARS, readable, readable_prefixes
 from ai_memory.core.terms import STOPWORDS, is_stopword, query_words, token_terms
+from ai_memory.core.wire import Snippet
 from ai_memory.store import text_search
 from ai_memory.store.observations import newest_observation_rowid
 from ai_memory.store.pages import newest_page_id

@@ -14,8 +14,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ai_memory.core.wire import Hit
 from ai_memory.core.errors import LlmError
+from ai_memory.core.wire import Hit
 from ai_memory.llm.answers import parse_answer, rerank_schema
 from ai_memory.llm.prompts import RERANK_SYSTEM, rerank_prompt
 from ai_memory.llm.providers import Provider

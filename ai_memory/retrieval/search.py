@@ -17,14 +17,14 @@ from datetime import datetime, timezone
 from functools import partial
 from typing import Any, Callable
 
-from ai_memory.core.wire import Hit, RawHit
-from ai_memory.core.clock import utc_iso
+from ai_memory.core.clock import end_of_day, utc_iso
 from ai_memory.core.errors import AiMemoryError
 from ai_memory.core.events import SESSION_MARKERS, is_markdown_event
 from ai_memory.core.names import project_name
 from ai_memory.core.page import GLOBAL_PROJECT, TYPE_OF_KIND
 from ai_memory.core.timeexpr import parse_ranges, without_dates
 from ai_memory.core.users import visible_to
+from ai_memory.core.wire import Hit, RawHit
 from ai_memory.embed.model import Embedder, Tokens
 from ai_memory.retrieval import late_interaction, rerank
 from ai_memory.retrieval.features import FEATURES, FORMULA, Candidate, Feature, combine
@@ -285,7 +285,7 @@ class Retriever:
         if expr is None:
             return answer
         as_of = query.as_of or ""
-        stamp = as_of if "T" in as_of else f"{query.as_of}T23:59:59.999999Z"
+        stamp = as_of if "T" in as_of else end_of_day(as_of)
         rows = versions_matching(conn, expr, stamp)
         terms, words, projects = query_terms(query.q), query_words(query.q), scope_projects(query)
         best = max((max(0.0, r["score"]) for r in rows), default=0.0) or 1.0

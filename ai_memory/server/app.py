@@ -7,7 +7,10 @@ from contextlib import AsyncExitStack
 
 from aiohttp import web
 
+import ai_memory
+from ai_memory.core.openapi import EncodedDocument
 from ai_memory.core.ratelimit import RateLimiter
+from ai_memory.overview.dashboard import DiskUsage
 from ai_memory.runtime import Runtime
 from ai_memory.server import routes_briefing, routes_coordination, routes_hooks, routes_pages, routes_status
 from ai_memory.server import routes_retention
@@ -17,7 +20,7 @@ from ai_memory.server import routes_team
 from ai_memory.server import routes_history, routes_projects, routes_recall
 from ai_memory.server.body import BODIES, BodyReader
 from ai_memory.server.errors import error_middleware
-from ai_memory.server.keys import RUNTIME, UI_ACCESS, UI_SITE, UI_VIEWS
+from ai_memory.server.keys import API_DOCUMENT, RUNTIME, UI_ACCESS, UI_DISK, UI_SITE, UI_VIEWS
 from ai_memory.server.security import make_security_middleware
 from ai_memory.server.ui import routes_actions, routes_login, routes_read
 from ai_memory.server.ui.access import UiAccess
@@ -44,6 +47,8 @@ def create_app(runtime: Runtime) -> web.Application:
     app[UI_ACCESS] = ui_access
     app[UI_SITE] = ui_site
     app[UI_VIEWS] = Views()
+    app[API_DOCUMENT] = EncodedDocument(ai_memory.__version__)
+    app[UI_DISK] = DiskUsage(cfg.data_dir)
     app.add_routes(routes_status.routes)
     app.add_routes(routes_hooks.routes)
     app.add_routes(routes_briefing.routes)

@@ -22,13 +22,6 @@ def _versions(request: web.Request) -> PageVersions:
     return PageVersions(runtime.wiki, runtime.config.wiki.history_depth)
 
 
-def _ref(values: Mapping[str, object]) -> str:
-    ref = values.get("path") or values.get("id")
-    if not isinstance(ref, str) or not ref:
-        raise InputError("missing path or id", detail="pass path=<project>/<family>/<page>.md or id=<memory id>")
-    return ref
-
-
 def _rev(values: Mapping[str, object]) -> str:
     rev = values.get("rev")
     if not isinstance(rev, str) or not rev:
@@ -39,14 +32,14 @@ def _rev(values: Mapping[str, object]) -> str:
 @routes.get("/v1/pages/history")
 async def page_history(request: web.Request) -> web.Response:
     """?path= or ?id= → {path, revisions}: newest first (commit, time, author, message, removed)."""
-    path, revisions = await _versions(request).log(_ref(request.query), caller(request))
+    path, revisions = await _versions(request).log(wire.page_ref(request.query), caller(request))
     return web.json_response({"path": path, "revisions": [r.as_json() for r in revisions]})
 
 
 @routes.get("/v1/pages/at")
 async def page_at(request: web.Request) -> web.Response:
     """?path= or ?id=, &rev= → the page as that commit left it (the shape of /v1/pages)."""
-    found = await _versions(request).at(_ref(request.query), _rev(request.query), caller(request))
+    found = await _versions(request).at(wire.page_ref(request.query), _rev(request.query), caller(request))
     return web.json_response(version_json(found))
 
 
@@ -55,7 +48,7 @@ async def restore_page(request: web.Request) -> web.Response:
     """{path|id, rev} → the page written back as that version, in a new commit."""
     body = wire.parse(wire.RestoreBody, await read_json(request, SMALL))
     who = caller(request, body)
-    restored = await _versions(request).restore(_ref(body), _rev(body), who)
+    restored = await _versions(request).restore(wire.page_ref(body), _rev(body), who)
     if restored.changed:
         await audit(request, who, "restore", restored.path, restored.restored_from.commit[:10])
     return web.json_response(restored.as_json())

@@ -28,14 +28,16 @@ def parse_query(body: object) -> Query:
     as_of = asked.get("as_of")
     if as_of is not None:
         as_of = parse_timestamp(as_of) if "T" in as_of else _check_date(as_of)
+    if not asked["q"].strip():
+        raise InputError("missing q", detail="q is the text to search for")
     kinds, projects = asked.get("kind") or (), asked.get("projects") or ()
     min_score = asked.get("min_score")
     return Query(
         q=asked["q"], project=asked.get("project"), projects=(projects,) if isinstance(projects, str) else tuple(projects),
-        all_projects=asked.get("all", False), k=asked.get("k", 10), explain=asked.get("explain", False), as_of=as_of,
-        include_superseded=asked.get("include_superseded", False),
+        all_projects=bool(asked.get("all")), k=asked.get("k", 10), explain=bool(asked.get("explain")), as_of=as_of,
+        include_superseded=bool(asked.get("include_superseded")),
         kinds=(kinds,) if isinstance(kinds, str) else tuple(kinds), scope=asked.get("scope"),
-        min_score=float(min_score) if min_score is not None else None, profile=asked.get("profile", False),
+        min_score=float(min_score) if min_score is not None else None, profile=bool(asked.get("profile")),
     )
 
 
@@ -65,9 +67,7 @@ async def pin_page(request: web.Request) -> web.Response:
     """{path or id, pinned}: pin a page (the forget sweep keeps it, the briefing lists a pinned
     rule or decision) or unpin it; the page's frontmatter changes, in git like any edit."""
     body = wire.parse(wire.PinBody, await read_json(request, SMALL))
-    ref, pinned = body.get("path") or body.get("id"), body.get("pinned", True)
-    if not ref or not ref.strip():
-        raise InputError("missing path or id", detail="the page's wiki path or memory id")
+    ref, pinned = wire.page_ref(body), body.get("pinned", True)
     who = caller(request, body)
     done = await request.app[RUNTIME].memories.set_pinned(ref, pinned, who)
     await audit(request, who, "pin" if pinned else "unpin", done["path"])
@@ -77,9 +77,7 @@ async def pin_page(request: web.Request) -> web.Response:
 @routes.get("/v1/pages")
 async def read_page(request: web.Request) -> web.Response:
     """?path= or ?id= → the page's index row, with its lineage of corrections."""
-    ref = request.query.get("path") or request.query.get("id")
-    if not ref:
-        raise InputError("missing path or id", detail="pass ?path=<project>/<family>/<page>.md or ?id=<memory id>")
+    ref = wire.page_ref(request.query)
     page, chain = await pages.read_page(request.app[RUNTIME].reader, ref, caller(request))
     return web.json_response({**page, "lineage": chain if len(chain) > 1 else []})
 
@@ -100,9 +98,7 @@ async def store_page(request: web.Request) -> web.Response:
 @routes.delete("/v1/pages")
 async def delete_page(request: web.Request) -> web.Response:
     """?path= or ?id=: remove a page (a mistake, a leaked secret); git history still has it."""
-    ref = request.query.get("path") or request.query.get("id")
-    if not ref:
-        raise InputError("missing path or id", detail="pass ?path=<project>/<family>/<page>.md or ?id=<memory id>")
+    ref = wire.page_ref(request.query)
     who = caller(request)
     found = await pages.delete_page(request.app[RUNTIME].wiki, ref, who)
     await audit(request, who, "delete", found["path"], found["uid"] or "")

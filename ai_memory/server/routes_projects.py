@@ -45,7 +45,7 @@ async def move_project(request: web.Request) -> web.Response:
     body = await _body(request, wire.ProjectMoveBody)
     runtime, verb, dry_run = request.app[RUNTIME], request.match_info["verb"], body.get("dry_run", False)
     act = runtime.projects.rename if verb == "rename" else runtime.projects.merge
-    report = await runtime.project_change(lambda: act(body["from_"], body["to"], dry_run=dry_run))
+    report = await runtime.project_change(lambda: act(body["from"], body["to"], dry_run=dry_run))
     return await _answer(request, report, f"project.{verb}", f"{report['from']} → {report['to']}")
 
 

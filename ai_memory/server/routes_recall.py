@@ -32,7 +32,7 @@ async def post_recall(request: web.Request) -> web.Response:
         raise InputError("body must be a JSON object", detail='{"prompt": "...", "project": "acme-api"}')
     hook = request.query.get("format") == "hook"
     if not hook:  # an agent's hook payload is read in its own words; a JSON ask is the schema's
-        wire.parse(wire.RecallBody, body)
+        body = dict(wire.parse(wire.RecallBody, body))
     speaking = agent_of(request, body)
     body = hook_payload(request, body)
     runtime = request.app[RUNTIME]

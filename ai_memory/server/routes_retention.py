@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from ai_memory.core.errors import InputError
 from ai_memory.core import wire
 from ai_memory.server.audit import audit
 from ai_memory.server.body import SMALL, query_limit, read_json
@@ -43,9 +42,7 @@ async def tombstones(request: web.Request) -> web.Response:
 async def feedback(request: web.Request) -> web.Response:
     """{path or id, signal}: move the page's salience (search authority and retention)."""
     body = wire.parse(wire.FeedbackBody, await read_json(request, SMALL))
-    ref, signal = body.get("path") or body.get("id"), body["signal"]
-    if not ref or not ref.strip():
-        raise InputError("missing path or id", detail="the page's wiki path or memory id")
+    ref, signal = wire.page_ref(body), body["signal"]
     who = caller(request, body)
     found, result = await feedback_on(request.app[RUNTIME].wiki, ref, signal, who)
     await audit(request, who, "feedback", found["path"], str(signal))

@@ -6,17 +6,14 @@ import os
 import platform
 import sqlite3
 import time
-from functools import cache
-from typing import Any
 
 from aiohttp import web
 
 import ai_memory
-from ai_memory.core.openapi import document
 from ai_memory.overview.activity import session_events
 from ai_memory.overview.status import index_status
 from ai_memory.runtime import Runtime
-from ai_memory.server.keys import MOUNTS, RUNTIME
+from ai_memory.server.keys import API_DOCUMENT, MOUNTS, RUNTIME
 
 routes = web.RouteTableDef()
 
@@ -28,13 +25,9 @@ async def health(request: web.Request) -> web.Response:
 
 @routes.get("/v1/openapi.json")
 async def openapi(request: web.Request) -> web.Response:
-    """The API's contract, made from ``core.wire`` (the same types the routes validate with)."""
-    return web.json_response(api_document())
-
-
-@cache
-def api_document() -> dict[str, Any]:
-    return document(ai_memory.__version__)
+    """The API's contract, made from ``core.wire`` (the same types the routes validate with),
+    encoded once per app: the route is open to anyone who reaches the port."""
+    return web.Response(body=request.app[API_DOCUMENT].encoded(), content_type="application/json")
 
 
 @routes.get("/status")

@@ -48,7 +48,7 @@ def is_ui_path(path: str) -> bool:
 def make_security_middleware(users: Users, bound_host: str, allowed_origins: list[str],
                              allow_remote: bool, limiter: RateLimiter, ui: UiAccess, site: UiSite):
     """A middleware enforcing Host/Origin on every request, and a known token (or, under /ui/, a
-    session cookie and a CSRF token) and the rate limit on all but /health; it sets
+    session cookie and a CSRF token) and the rate limit on all but the open paths (/health, the OpenAPI document); it sets
     ``request["user"]`` (``local`` for the admin token). Behind a TLS proxy, ``site`` (the
     configured public URL) names a host and an origin that are this daemon's too."""
     direct_hosts = set(LOOPBACK_NAMES) | {bound_host}  # the daemon's own origin is scheme://Host on these

@@ -22,7 +22,7 @@ from ai_memory.overview.dashboard import dashboard
 from ai_memory.retrieval.linked_page import read_linked_page
 from ai_memory.retrieval.search import KIND_TYPES
 from ai_memory.server.identity import token_user
-from ai_memory.server.keys import RUNTIME, UI_SITE, UI_VIEWS
+from ai_memory.server.keys import RUNTIME, UI_DISK, UI_SITE, UI_VIEWS
 from ai_memory.server.routes_pages import parse_query
 from ai_memory.server.routes_status import status_report
 from ai_memory.server.ui.pages import SECURITY_HEADERS, asset, html_errors, page
@@ -139,7 +139,8 @@ async def status(request: web.Request) -> web.Response:
     report = await status_report(runtime)
     newest = await asyncio.to_thread(latest_backup, runtime.config.data_dir)
     backup = {"name": newest[0].name, "age_s": newest[1]} if newest else None
-    board = await dashboard(runtime.config.data_dir, runtime.config.sub("wiki"), runtime.syncer, report["agents"])
+    board = await dashboard(request.app[UI_DISK], runtime.config.sub("wiki"), runtime.syncer, report["agents"],
+                            token_user(request))
     template = "status_part.html" if request.query.get("part") else "status.html"
     return page(request, template, report=report, backup=backup, board=board)
 
