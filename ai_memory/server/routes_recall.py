@@ -31,8 +31,8 @@ async def post_recall(request: web.Request) -> web.Response:
     if not isinstance(body, dict):
         raise InputError("body must be a JSON object", detail='{"prompt": "...", "project": "acme-api"}')
     hook = request.query.get("format") == "hook"
-    if not hook:  # an agent's hook payload is read in its own words; a JSON ask is the schema's
-        body = dict(wire.parse(wire.RecallBody, body))
+    if not hook:  # the schema's fields checked; an agent's own keys (sessionId, ...) read as ingest reads them
+        wire.parse(wire.RecallBody, body)
     speaking = agent_of(request, body)
     body = hook_payload(request, body)
     runtime = request.app[RUNTIME]
