@@ -13,7 +13,7 @@ import dataclasses
 import gc
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -135,7 +135,7 @@ class Runtime:
         """One context per long-lived part, in start order; each undoes only what it started, so
         a failure midway stops the parts already running and nothing else (``server.app``
         enters them on an exit stack, and leaves them in reverse)."""
-        parts = [self._database, self._priorities, self._store, self._indexed, self._commits,
+        parts: list[Callable[[], AbstractAsyncContextManager[None]]] = [self._database, self._priorities, self._store, self._indexed, self._commits,
                  self._oneshots_drained]
         if self.watcher is not None:
             parts.append(self._wiki_watch)
@@ -241,10 +241,10 @@ class Runtime:
             finally:
                 await asyncio.to_thread(self.spool_watcher.stop)
 
-    def _schedules(self) -> list[tuple[str, Callable[[], Awaitable[None]]]]:
+    def _schedules(self) -> list[tuple[str, Callable[[], Coroutine[Any, Any, None]]]]:
         """The background tasks this configuration runs, by name."""
         every, reconcile_s = self._every, self.config.wiki.reconcile_interval_s
-        found: list[tuple[str, Callable[[], Awaitable[None]]]] = [
+        found: list[tuple[str, Callable[[], Coroutine[Any, Any, None]]]] = [
             ("reconcile", lambda: self._reconcile_paced(reconcile_s)),
             ("idle-sessions", lambda: every(reconcile_s, self.sessions.finalize_idle)),
         ]
@@ -261,7 +261,7 @@ class Runtime:
         return found
 
     @asynccontextmanager
-    async def _background(self, name: str, factory: Callable[[], Awaitable[None]]) -> AsyncIterator[None]:
+    async def _background(self, name: str, factory: Callable[[], Coroutine[Any, Any, None]]) -> AsyncIterator[None]:
         async with self._task(factory(), name):
             yield
 
@@ -276,9 +276,9 @@ class Runtime:
             log.info("stopping: background tasks")
 
     @asynccontextmanager
-    async def _task(self, coro: Awaitable[None], name: str) -> AsyncIterator[None]:
+    async def _task(self, coro: Coroutine[Any, Any, None], name: str) -> AsyncIterator[None]:
         """``coro`` as a task for the context's life; cancelled and awaited (bounded) at its end."""
-        task = asyncio.create_task(coro, name=name)  # type: ignore[arg-type]
+        task = asyncio.create_task(coro, name=name)
         try:
             yield
         finally:

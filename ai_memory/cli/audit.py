@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ai_memory.cli.common import print_json
@@ -24,6 +25,7 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= args.limit <= 10_000:
         args.usage("--limit must be from 1 to 10000")
     api = daemon_api(args)
+    entries: Sequence[Mapping[str, Any]]  # the daemon's answer, or the same rows from the data dir
     if api is not None:
         entries = api.audit(args.limit, args.user)
     else:
@@ -37,6 +39,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def render(entries: list[dict[str, Any]]) -> list[str]:
+def render(entries: Sequence[Mapping[str, Any]]) -> list[str]:
     return [f"{e['at'][:19]}  {e['user']:<16} {e['action']:<16} {e['target']}" + (f"  ({e['detail']})" if e["detail"] else "")
             for e in entries]

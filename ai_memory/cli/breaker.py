@@ -22,7 +22,9 @@ def run(args: argparse.Namespace) -> int:
     breaker = settings.breaker()
     if args.reset:
         breaker.reset()
-    state = {**breaker.read().as_json(breaker.now_ms()), "url": settings.url, "resilient": settings.resilient,
+    found = breaker.read()
+    now_ms = breaker.now_ms()
+    state = {**found.as_json(now_ms), "url": settings.url, "resilient": settings.resilient,
              "file": str(breaker.path)}
     if args.json:
         print_json(state)
@@ -31,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"breaker for {settings.url}: {state['state']}" + (" (reset)" if args.reset else ""))
     print(f"  resilient client: {mode}")
     if state["breaker_open"]:
-        print(f"  open for {int(state['retry_in_ms']) / 1000:.1f} s more (trip {state['trips']})")
+        print(f"  open for {found.retry_in_ms(now_ms) / 1000:.1f} s more (trip {state['trips']})")
     if state["failures"]:
         print(f"  failures in a row: {state['failures']}")
     if state["last_error"]:

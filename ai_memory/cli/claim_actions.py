@@ -4,7 +4,7 @@ state, and cancelling by id."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ai_memory.cli.common import print_json
@@ -34,7 +34,7 @@ def add_cancel(actions: argparse._SubParsersAction, common: argparse.ArgumentPar
     p.set_defaults(run=run, usage=p.error)
 
 
-def print_cancelled(args: argparse.Namespace, verb: str, item: dict[str, Any]) -> int:
+def print_cancelled(args: argparse.Namespace, verb: str, item: Mapping[str, Any]) -> int:
     if args.json:
         print_json(item)
     else:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ai_memory.cli.common import print_json
 from ai_memory.cli.daemon_args import api_from, text_arg
 from ai_memory.cli.write import add_memory_flags
+
+if TYPE_CHECKING:
+    from ai_memory.core.wire import PageAnswer
 
 HELP = "correct a stored memory: a new record supersedes it, the old one stays in its lineage"
 EXAMPLE = ('example: ai-memory correct 01J9Z6Q4K8M2N3P5R7S9T1V3W5 "Access tokens live 10 minutes." '
@@ -38,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(stored)
     elif stored.get("pending"):
-        print(f"pending {stored['id']}: {stored['note']}")
+        print(f"pending {stored['id']}: {stored.get('note')}")
         print(f"supersedes {old.get('uid') or old['path']}")
     else:
         print(f"stored {stored['id']}: {stored['path']}")
@@ -46,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _defaults(old: dict[str, Any]) -> tuple[str | None, str, str]:
+def _defaults(old: "PageAnswer") -> tuple[str | None, str, str]:
     """The old page's kind, project and scope (a _global memory remembers its origin project)."""
     fm = old.get("frontmatter") or {}
     scope = old.get("scope") or fm.get("scope") or "project"

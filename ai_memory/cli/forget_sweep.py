@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         print(_removal_line(item))
     verb = "would remove" if report["dry_run"] else "removed"
     tail = f"; {len(report['purged_tombstones'])} old tombstones purged" if report["purged_tombstones"] else ""
-    commit = f" in commit {report['git_commit'][:12]}" if report.get("git_commit") else ""
+    commit = f" in commit {sha[:12]}" if (sha := report.get("git_commit")) else ""
     print(f"{verb} {len(report['removed'])} pages{commit}{tail}")
     return 0
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from typing import Any
 
 from ai_memory.cli.claim_actions import action_parser, add_cancel, add_list, print_cancelled
@@ -80,9 +81,9 @@ def run_begin(args: argparse.Namespace) -> int:
     if args.json:
         print_json(handoff)
     elif handoff.get("pending"):
-        print(f"handoff {handoff['id']} is pending: {handoff['note']}")
+        print(f"handoff {handoff['id']} is pending: {handoff.get('note')}")
     else:
-        print(f"handoff {handoff['id']} is open for {handoff.get('cwd') or 'project ' + handoff['project']}")
+        print(f"handoff {handoff['id']} is open for {handoff.get('cwd') or f"project {handoff['project']}"}")
     return 0
 
 
@@ -106,7 +107,7 @@ def run_cancel(args: argparse.Namespace) -> int:
     return print_cancelled(args, "handoff", api_from(args).handoff_cancel(args.id))
 
 
-def render(handoff: dict[str, Any], brief: bool) -> list[str]:
+def render(handoff: Mapping[str, Any], brief: bool) -> list[str]:
     where = handoff.get("cwd") or f"project {handoff.get('project')}"
     who = " → ".join(filter(None, (handoff.get("from_agent"), handoff.get("to_agent"))))
     head = f"{handoff['id']}  {handoff['state']}  {handoff.get('kind', '')}  {(handoff.get('created_at') or '')[:16]}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ai_memory.cli.common import config_from
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 DAEMON_WAIT_S = 600.0  # a big project's move is one commit and a reconcile: give it time
 
 
-def change(args: argparse.Namespace, verb: str, body: dict[str, Any]) -> dict[str, Any]:
+def change(args: argparse.Namespace, verb: str, body: dict[str, Any]) -> Mapping[str, Any]:
     from ai_memory import datadir
     from ai_memory.client.api import MemoryAPI
     from ai_memory.client.http import DaemonClient
@@ -60,7 +61,7 @@ async def _offline(config: "Config", verb: str, body: dict[str, Any]) -> dict[st
         lock.release()
 
 
-def render(report: dict[str, Any]) -> str:
+def render(report: Mapping[str, Any]) -> str:
     """The report as a person reads it: one line of what happened, then each file moved."""
     would = report["dry_run"]
     commit = f" in commit {report['git_commit'][:12]}" if report.get("git_commit") else ""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from ai_memory.cli.common import config_from, print_json
@@ -25,6 +26,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 
 def run(args: argparse.Namespace) -> int:
+    report: Mapping[str, Any]  # the daemon's answer, or the same fields linted here
     try:
         report = api_from(args).lint()
     except DaemonUnavailable as exc:
@@ -50,7 +52,7 @@ def _offline(args: argparse.Namespace, unreachable: DaemonUnavailable) -> dict[s
     return lint(config.sub("wiki"), config.sub("raw"), config.db_path).as_dict()
 
 
-def render(report: dict[str, Any]) -> list[str]:
+def render(report: Mapping[str, Any]) -> list[str]:
     lines = []
     for f in report["findings"]:
         lines += [f"{f['rule']}: {f['path']}: {f['detail']}", f"   fix: {f['fix']}"]

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ai_memory.cli.claim_actions import action_parser, add_cancel, add_list, print_cancelled
 from ai_memory.cli.common import print_json
 from ai_memory.cli.daemon_args import api_from, cwd_project, listing_project, text_arg
+
+if TYPE_CHECKING:
+    from ai_memory.core.wire import Message
 
 HELP = "leave notes for another project: send, list, pop (take, once) or cancel messages"
 EXAMPLES = """examples:
@@ -60,7 +63,7 @@ def run_send(args: argparse.Namespace) -> int:
     if args.json:
         print_json(sent)
     elif sent.get("pending"):
-        print(f"message {sent['id']} to {sent['to_project']} is pending: {sent['note']}")
+        print(f"message {sent['id']} to {sent['to_project']} is pending: {sent.get('note')}")
     else:
         expires = (sent.get("expires_at") or "")[:16].replace("T", " ")
         print(f"message {sent['id']} waits for {sent['to_project']}" + (f" until {expires}" if expires else ""))
@@ -84,7 +87,7 @@ def run_cancel(args: argparse.Namespace) -> int:
     return print_cancelled(args, "message", api_from(args).message_cancel(args.id))
 
 
-def _show(args: argparse.Namespace, messages: list[dict[str, Any]], empty: str) -> None:
+def _show(args: argparse.Namespace, messages: "list[Message]", empty: str) -> None:
     if args.json:
         print_json(messages)
         return

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ai_memory.cli.common import print_json
 from ai_memory.cli.daemon_args import add_project_flags, api_from, listing_project
+
+if TYPE_CHECKING:
+    from ai_memory.core.wire import Meta
 
 HELP = "count what memory holds: memories by scope and kind, projects, agents"
 EXAMPLE = "example: ai-memory meta --all --json"
@@ -28,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def render(found: dict[str, Any]) -> list[str]:
+def render(found: "Meta") -> list[str]:
     where = f"{found['project']} and _global" if found["project"] else "all projects"
     lines = [f"memories in {where}:"]
     counts = found["counts"]

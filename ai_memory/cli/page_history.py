@@ -4,10 +4,14 @@ versions from the wiki's git history, one of them read, or written back as a new
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ai_memory.cli.common import print_json
 from ai_memory.cli.daemon_args import api_from
+
+if TYPE_CHECKING:
+    from ai_memory.core.wire import PageHistory, Restored
 
 PAGE_HELP = "a wiki path (<project>/<family>/<page>.md) or a memory id"
 REV_HELP = "a commit id (or its first digits) from ai-memory history, HEAD or HEAD~N"
@@ -33,18 +37,19 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 def run(args: argparse.Namespace) -> int:
     api = api_from(args)
+    found: Mapping[str, Any]  # the history, the page or the restore: printed as JSON as it came
     if args.history_verb == "history":
-        found = api.page_history(args.page)
-        lines = render_history(found)
+        found = history = api.page_history(args.page)
+        lines = render_history(history)
     elif args.history_verb == "show":
         from ai_memory.cli.read import render
 
-        found = api.read_page(args.page, at=args.at)
-        lines = ([f"version {found['revision']['short']} of {found['revision']['time'][:19]}"] if args.at else [])
-        lines += render(found)
+        found = page = api.read_page(args.page, at=args.at)
+        lines = ([f"version {page['revision']['short']} of {page['revision']['time'][:19]}"] if args.at else [])
+        lines += render(page)
     else:
-        found = api.restore_page(args.page, args.at)
-        lines = [render_restore(found)]
+        found = restored = api.restore_page(args.page, args.at)
+        lines = [render_restore(restored)]
     if args.json:
         print_json(found)
     else:
@@ -52,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def render_history(found: dict[str, Any]) -> list[str]:
+def render_history(found: "PageHistory") -> list[str]:
     lines = [f"{found['path']}: {len(found['revisions'])} versions, newest first"]
     for rev in found["revisions"]:
         mark = "  (removed)" if rev["removed"] else ""
@@ -60,7 +65,7 @@ def render_history(found: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render_restore(found: dict[str, Any]) -> str:
+def render_restore(found: "Restored") -> str:
     source = found["restored_from"]
     if not found["changed"]:
         return f"{found['path']} already is version {source['short']}: nothing written"

@@ -11,6 +11,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from types import ModuleType
+from typing import NoReturn
 
 from ai_memory import __version__
 
@@ -18,7 +19,7 @@ _INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)$")
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # usage errors: this parser's usage, one line, exit 2
+    def error(self, message: str) -> NoReturn:  # usage errors: this parser's usage, one line, exit 2
         self.print_usage(sys.stderr)
         print(f"ai-memory: error: {_closest_choice(message)}", file=sys.stderr)
         raise SystemExit(2)

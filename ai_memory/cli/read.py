@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ai_memory.cli.common import print_json
 from ai_memory.cli.daemon_args import api_from
+
+if TYPE_CHECKING:
+    from ai_memory.core.wire import Correction, PageAnswer
 
 HELP = "show one memory page by its wiki path or memory id, with its lineage of corrections"
 EXAMPLE = "example: ai-memory read acme-api/decisions/token-ttl-is-15-minutes-3f9c2a1b.md"
@@ -28,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def render(page: dict[str, Any]) -> list[str]:
+def render(page: "PageAnswer") -> list[str]:
     fm = page.get("frontmatter") or {}
     lines = [f"# {page['title']}", f"{page['type']} · {page['project']} · {page['path']}"]
     facts = [f"id {page['uid']}" if page.get("uid") else "", f"scope {page.get('scope') or 'project'}",
@@ -49,7 +52,7 @@ def render(page: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _lineage(chain: list[dict[str, Any]], here: str) -> list[str]:
+def _lineage(chain: "list[Correction]", here: str) -> list[str]:
     lines = []
     for link in chain:
         mark = "  <- this page" if link["path"] == here else ""

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ai_memory.cli.common import print_json
 from ai_memory.cli.daemon_args import add_project_flags, api_from, listing_project
+
+if TYPE_CHECKING:
+    from ai_memory.core.wire import Recent
 
 HELP = "list the newest memory pages and sessions (the current project plus _global by default)"
 EXAMPLE = "example: ai-memory recent --project acme-api -n 5"
@@ -31,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def render(found: dict[str, Any]) -> list[str]:
+def render(found: "Recent") -> list[str]:
     lines = ["pages:"] if found["pages"] else ["no pages yet"]
     for page in found["pages"]:
         when = (page.get("updated") or "")[:16].replace("T", " ")

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     out = Lines(shutil.get_terminal_size((0, 0)).columns, color_wanted(sys.stdout.isatty()))
     hits, raw = reply["hits"], reply["raw_hits"]
     if reply.get("fallback") == "local":  # the server was not used: never pass this off as its answer
-        out.plain(f"fallback: local (lexical, not semantic): {reply['note']}")
+        out.plain(f"fallback: local (lexical, not semantic): {reply.get('note')}")
     if not hits and not raw:
         out.plain(_no_matches(api, args, project))
         return 0

@@ -30,7 +30,7 @@ def mcp_over_http(url: str, data_dir: Path) -> list:
     from ai_memory.datadir import MCP_HTTP_USED
     from ai_memory.server.asgi import AsgiMount
 
-    def build():  # type: ignore[no-untyped-def]
+    def build():  # the SDK's ASGI types are starlette's, not server.asgi's
         from ai_memory.mcp.http import asgi_app, session_manager
 
         manager = session_manager(url)

@@ -8,9 +8,14 @@ start mid-merge.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ai_memory.cli.common import config_from, print_json
+
+if TYPE_CHECKING:
+    from ai_memory.config import Config
+    from ai_memory.core.wire import Synced
 
 HELP = "pull and push the wiki with a git remote (both sides' edits kept; conflicts as conflict copies)"
 EXAMPLE = ("example: ai-memory sync\n"
@@ -29,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
     from ai_memory import datadir
 
     config = config_from(args)
+    report: Mapping[str, Any]
     if datadir.locked_pid(config.data_dir) is not None:
         report = _by_daemon(config, args.remote)
     else:
@@ -40,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _by_daemon(config: Any, remote: str | None) -> dict[str, Any]:
+def _by_daemon(config: "Config", remote: str | None) -> "Synced":
     from ai_memory.client.api import MemoryAPI
     from ai_memory.client.http import DaemonClient
     from ai_memory.wiki.sync import MAX_ROUNDS
@@ -51,7 +57,7 @@ def _by_daemon(config: Any, remote: str | None) -> dict[str, Any]:
     return MemoryAPI(DaemonClient(config.url, token, wait)).sync(remote)
 
 
-def _here(config: Any, remote: str | None) -> dict[str, Any]:
+def _here(config: "Config", remote: str | None) -> dict[str, Any]:
     import asyncio
 
     from ai_memory.datadir import ServeLock, prepare
@@ -66,7 +72,7 @@ def _here(config: Any, remote: str | None) -> dict[str, Any]:
         lock.release()
 
 
-def render(report: dict[str, Any]) -> str:
+def render(report: Mapping[str, Any]) -> str:
     merged = ", ".join(report["merges"]) or "nothing to merge"
     pushed = f"pushed {report['head'][:12]}" if report["pushed"] else "nothing to push"
     lines = [f"synced with {report['remote']} ({report['branch']}): {merged}; "

@@ -7,6 +7,7 @@ daemon (see ``team_access``); a running daemon refuses a revoked token from the 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ai_memory.cli.common import print_json
@@ -36,6 +37,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 def run_add(args: argparse.Namespace) -> int:
     api = daemon_api(args)
+    added: Mapping[str, Any]  # the daemon's answer, or the same fields from the data dir
     if api is not None:
         added = api.user_add(args.name)
     else:
@@ -51,7 +53,7 @@ def run_add(args: argparse.Namespace) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     api = daemon_api(args)
-    found = api.users() if api is not None else offline(args, lambda users, _r: users.listing())
+    found: Sequence[Mapping[str, Any]] = api.users() if api is not None else offline(args, lambda users, _r: users.listing())
     if args.json:
         print_json(found)
     else:
@@ -61,6 +63,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_revoke(args: argparse.Namespace) -> int:
     api = daemon_api(args)
+    user: Mapping[str, Any]
     if api is not None:
         user = api.user_revoke(args.name)
     else:
@@ -72,7 +75,7 @@ def run_revoke(args: argparse.Namespace) -> int:
     return 0
 
 
-def render(users: list[dict[str, Any]]) -> list[str]:
+def render(users: Sequence[Mapping[str, Any]]) -> list[str]:
     lines = [f"{'name':<20} {'created':<20} {'last used':<20} revoked"]
     for u in users:
         lines.append(f"{u['name']:<20} {(u['created_at'] or '-')[:19]:<20} {(u['last_used_at'] or '-')[:19]:<20} "

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(stored)
     elif stored.get("pending"):
-        print(f"pending {stored['id']}: {stored['note']}")
+        print(f"pending {stored['id']}: {stored.get('note')}")
     elif stored.get("created", True):
         print(f"stored {stored['id']}: {stored['path']}")
     else:

@@ -110,7 +110,7 @@ def run_hook(*, agent: str, event: str | None, stdin: bytes, url: str, token: st
         payload = {"value": payload}
     name = event or str(payload.get("hook_event_name") or "")
     host = socket.gethostname()
-    envelope = {
+    envelope: dict[str, object] = {
         "agent": agent, "event": name or None, "host": host, "os": sys.platform,
         "idempotency_key": f"{host}-{os.getpid()}-{time.time_ns()}",
         "captured_at": time.time_ns() // 1_000_000, "payload": payload,  # epoch ms: its real time if delivered late

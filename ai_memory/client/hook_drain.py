@@ -98,14 +98,16 @@ def _drain_once(client: ResilientClient, spool_dir: Path, report: DrainReport) -
 def with_project(envelope: object) -> object:
     """The envelope with the project its cwd belongs to here, where the payload names none: the
     server never looks a client's path up on its own disk, so the client names the project."""
-    payload = envelope.get("payload") if isinstance(envelope, dict) else None
+    if not isinstance(envelope, dict):
+        return envelope
+    payload = envelope.get("payload")
     if not isinstance(payload, dict) or "project" in payload:
         return envelope
     common = in_common_terms(str(envelope.get("agent") or ""), payload)  # Cline's workspaceRoots, Cursor's roots
     cwd = next((common[k] for k in CWD_KEYS if isinstance(common.get(k), str) and common[k]), None)
     if cwd is None:
         return envelope
-    return {**envelope, "payload": {**payload, "project": resolve_project(cwd).name}}  # type: ignore[dict-item]
+    return {**envelope, "payload": {**payload, "project": resolve_project(cwd).name}}
 
 
 def _json(data: bytes) -> object | None:

@@ -28,7 +28,7 @@ from typing import Any
 import json5
 from json5.dumper import ModelDumper
 from json5.loader import ModelLoader
-from json5.model import JSONArray, JSONObject, JSONText, LineComment, Node, Value
+from json5.model import JSONArray, JSONObject, JSONText, Key, LineComment, Node, Value
 
 from ai_memory.core.errors import ConfigError
 
@@ -76,7 +76,7 @@ def edit(text: str, new: Any, path: Path) -> str:
         root.value = _patch(root.value, old, new, "", style)
     except _Unsafe as exc:
         raise ConfigError(f"cannot edit {path} safely ({exc})", detail="make the change by hand") from exc
-    out = json5.dumps(root, dumper=ModelDumper())
+    out = json5.dumps(root, dumper=ModelDumper())  # type: ignore[arg-type]  # json5 annotates BaseDumper; its ModelDumper is no subclass
     try:
         done = _same(json5.loads(out), new)
     except (ValueError, RecursionError):
@@ -181,7 +181,7 @@ def _fresh_value(value: Any, indent: str, style: _Style) -> Value:
     return json5.loads(text, loader=ModelLoader()).value
 
 
-def _fresh_pair(name: str, value: Any, indent: str, style: _Style) -> tuple[Node, Value]:
+def _fresh_pair(name: str, value: Any, indent: str, style: _Style) -> tuple[Key, Value]:
     """Model nodes for ``"name": value`` on a line indented ``indent``."""
     fragment = json5.loads("{" + json.dumps(name, ensure_ascii=False) + ": 0}", loader=ModelLoader()).value
     assert isinstance(fragment, JSONObject)
@@ -265,7 +265,7 @@ def _inner(container: JSONObject | JSONArray, outer: str, style: _Style) -> str:
     return indents[0] if indents else outer + style.unit
 
 
-def _insert(container: JSONObject | JSONArray, index: int, nodes: tuple[Node, ...], outer: str,
+def _insert(container: JSONObject | JSONArray, index: int, nodes: tuple[Key, Value] | tuple[Value], outer: str,
             style: _Style) -> None:
     """Put an item (key and value nodes, or a value) at ``index``: on a line of its own when the
     container spans lines (the comment ending the line before stays there), else after ", "."""
@@ -278,7 +278,7 @@ def _insert(container: JSONObject | JSONArray, index: int, nodes: tuple[Node, ..
     else:
         own, tail = [" "], gap
     _set_gap(container, index, [])
-    if isinstance(container, JSONObject):
+    if isinstance(container, JSONObject) and len(nodes) == 2:
         container.keys.insert(index, nodes[0])
     container.values.insert(index, nodes[-1])
     _set_gap(container, index, own)

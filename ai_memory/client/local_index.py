@@ -17,6 +17,7 @@ import re
 import sqlite3
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -173,12 +174,12 @@ def _doc(row: sqlite3.Row) -> Doc:
                mtime_ns=row["mtime_ns"])
 
 
-def doc_from_hit(hit: dict[str, Any]) -> Doc | None:
+def doc_from_hit(hit: Mapping[str, Any]) -> Doc | None:
     """A search hit or a page the server returned, as a ``seen`` document."""
     path = hit.get("path")
     if not isinstance(path, str) or not path:
         return None
-    fm = hit.get("frontmatter") if isinstance(hit.get("frontmatter"), dict) else {}
+    fm = found if isinstance(found := hit.get("frontmatter"), dict) else {}
     body = str(hit.get("body") or hit.get("snippet") or "")
     return Doc(path=path, source="seen", uid=hit.get("uid") or hit.get("id") or fm.get("id"),
                title=str(hit.get("title") or Path(path).stem), type=str(hit.get("type") or "Note"),

@@ -130,7 +130,8 @@ class Outbox:
     def entries(self, state: str | None = None) -> list[Entry]:
         if not self.path.exists():
             return []
-        sql, args = "SELECT * FROM outbox", ()
+        sql = "SELECT * FROM outbox"
+        args: tuple[str, ...] = ()
         if state:
             sql, args = sql + " WHERE state = ?", (state,)
         with self._conn() as conn:

@@ -75,7 +75,7 @@ def _send(outbox: Outbox, client: Transport, entry: Entry) -> dict[str, Any] | N
 def _outcome(outbox: Outbox, entry: Entry, reply: Reply, body: dict[str, Any]) -> dict[str, Any] | None:
     data = reply.body if isinstance(reply.body, dict) else {}
     if reply.ok:
-        record = data.get(entry.kind) if entry.kind in data else data  # handoff/message are wrapped
+        record = data[entry.kind] if entry.kind in data else data  # handoff/message are wrapped
         return _settle(outbox, entry, "synced", server_id=str(record.get("id")), server_path=record.get("path"),
                        body=body)
     if reply.status in _STOP_STATUSES or reply.status >= 500:

@@ -112,20 +112,21 @@ def apply_changes(changes: Iterable[FileChange], backups: SettingsBackups) -> li
     for change in changes:
         if not change.changed:
             continue
-        assert change.after is not None
+        after = change.after
+        assert after is not None
         real = change.path.resolve() if change.path.is_symlink() else change.path
-        excluded = exclude_locally(change.path) if change.git_local and change.after else None
+        excluded = exclude_locally(change.path) if change.git_local and after else None
         if excluded is not None:
             change = replace(change, notes=(*change.notes, f"{change.path.name} is listed in {excluded}"))
-        if change.before is not None and (change.after == "" or
-                                          (leaves_nothing(change.after) and backups.was_created(change.path))):
+        if change.before is not None and (after == "" or
+                                          (leaves_nothing(after) and backups.was_created(change.path))):
             done.append(Applied(change, _remove(real, backups), removed=True))
             backups.forget(change.path)
             continue
         backup = backups.save(real) if change.before is not None else None
         if change.before is None:
             backups.note_created(change.path, _missing_folders(real.parent))
-        write_atomic(real, change.after, change.private, change.executable)
+        write_atomic(real, after, change.private, change.executable)
         done.append(Applied(change, backup))
     return done
 

@@ -5,6 +5,7 @@ passage also holds."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ai_memory.core.recall import turn_said
@@ -12,7 +13,7 @@ from ai_memory.core.recall import turn_said
 SHOWN = 2  # evidence lines a hit shows
 
 
-def answer_lines(hit: dict[str, Any]) -> list[dict[str, Any]]:
+def answer_lines(hit: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The hit's first ``SHOWN`` evidence turns, each with ``said`` (asked, replied, changed
     <file>, failed, or "") beside its ``snippet`` and ``highlights``; [] for a written page."""
     return [{**ev, "said": turn_said(ev)} for ev in (hit.get("evidence") or [])[:SHOWN] if ev.get("snippet")]

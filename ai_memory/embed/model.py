@@ -19,6 +19,8 @@ import numpy as np
 from ai_memory.core.errors import AiMemoryError
 
 if TYPE_CHECKING:
+    from tokenizers import Tokenizer
+
     from ai_memory.embed.encoder import GraphEncoder
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -107,7 +109,7 @@ class MiniLM:
         loads, so a missing package is reported by whoever loads it); ``cache_dir``: where the
         model made from them for this CPU is kept between starts (``embed.compiled``)."""
         self._weights = _shared or _Weights(model_dir, cache_dir, threads, precision)
-        self._tokenizer = None
+        self._tokenizer: Tokenizer | None = None
         self._lock = threading.Lock()
 
     def sibling(self) -> "MiniLM":
@@ -119,28 +121,31 @@ class MiniLM:
         return self._weights.encoder.precision if self._weights.encoder is not None else None
 
     def load(self) -> "GraphEncoder":
+        return self._loaded()[0]
+
+    def _loaded(self) -> tuple["GraphEncoder", "Tokenizer"]:
         encoder = self._weights.load()
         with self._lock:
             if self._tokenizer is None:
                 self._tokenizer = encoder.tokenizer()
-        return encoder
+            return encoder, self._tokenizer
 
     def encode(self, texts: list[str]) -> np.ndarray:
         from ai_memory.embed.encoding import unit
 
-        encoder = self.load()
+        encoder, tokenizer = self._loaded()
         # One caller at a time per instance: the fast tokenizer is not safe to share across
         # threads. Queries get an instance of their own, so they never wait behind a batch.
         with self._lock:
-            encoded = encoder.encode(self._tokenizer, texts)
+            encoded = encoder.encode(tokenizer, texts)
         return unit(np.stack([e.pooled for e in encoded])) if encoded else np.zeros((0, DIM), np.float32)
 
     def encode_tokens(self, texts: list[str]) -> list[Tokens]:
         from ai_memory.embed.encoding import unit
 
-        encoder = self.load()
+        encoder, tokenizer = self._loaded()
         with self._lock:
-            encoded = encoder.encode(self._tokenizer, texts, pieces=True)
+            encoded = encoder.encode(tokenizer, texts, pieces=True)
         found = []
         for e in encoded:
             keep = [i for i, p in enumerate(e.pieces) if p not in SPECIAL_PIECES]

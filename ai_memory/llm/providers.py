@@ -25,7 +25,8 @@ ANTHROPIC_VERSION = "2023-06-01"
 class Provider(Protocol):
     """What the worker and the reranker need of a model."""
 
-    model: str
+    @property
+    def model(self) -> str: ...
 
     async def complete(self, system: str, user: str, timeout_s: float | None = None) -> str: ...
 

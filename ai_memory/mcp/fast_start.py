@@ -91,12 +91,12 @@ class Front:
         method = message.get("method")
         if method == "initialize" and not self._initialized:
             self._initialized = True
-            params = message.get("params") if isinstance(message.get("params"), dict) else {}
+            params = found if isinstance(found := message.get("params"), dict) else {}
             requested = params.get("protocolVersion")
             versions = self.catalog["handshake_versions"]
             version = requested if requested in versions else versions[-1]
             return {**self.catalog["initialize"], "protocolVersion": version}
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        params = found if isinstance(found := message.get("params"), dict) else {}
         if method in self.catalog["lists"] and self._initialized and not params.get("cursor"):
             return self.catalog["lists"][method]
         if method == "ping":

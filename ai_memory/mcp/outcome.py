@@ -6,7 +6,7 @@ text names the problem and what to do about it; a tool never lets one escape as 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
@@ -21,8 +21,8 @@ _LABELS: tuple[tuple[type[AiMemoryError], str], ...] = (
 )
 
 
-def ok(data: dict[str, Any], text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+def ok(data: Mapping[str, Any], text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=dict(data))
 
 
 def failure(exc: AiMemoryError) -> CallToolResult:
@@ -46,7 +46,7 @@ def error_text(exc: AiMemoryError) -> str:
     return text
 
 
-def attempt(call: Callable[[], dict[str, Any]], render: Callable[[dict[str, Any]], str]) -> CallToolResult:
+def attempt(call: Callable[[], Mapping[str, Any]], render: Callable[[Mapping[str, Any]], str]) -> CallToolResult:
     """Run one daemon call; its answer becomes structured content and ``render``'s text."""
     try:
         data = call()

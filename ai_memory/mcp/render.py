@@ -9,13 +9,13 @@ handoffs, messages, observations, the briefing) comes labelled and fenced as dat
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ai_memory.core.fence import one_line, recorded
 
 SNIPPET = 240
-Render = Callable[[dict[str, Any]], str]
+Render = Callable[[Mapping[str, Any]], str]
 
 
 def _one_line(text: object, limit: int = SNIPPET) -> str:
@@ -25,13 +25,13 @@ def _one_line(text: object, limit: int = SNIPPET) -> str:
 def _recorded(render: Render) -> Render:
     """The rendering quotes recorded text: label and fence it."""
     @functools.wraps(render)
-    def labelled(data: dict[str, Any]) -> str:
+    def labelled(data: Mapping[str, Any]) -> str:
         return recorded(render(data))
     return labelled
 
 
 @_recorded
-def query(data: dict[str, Any]) -> str:
+def query(data: Mapping[str, Any]) -> str:
     hits, raw = data["hits"], data["raw_hits"]
     if data.get("fallback") == "local":
         return _local_query(data)
@@ -46,7 +46,7 @@ def query(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _local_query(data: dict[str, Any]) -> str:
+def _local_query(data: Mapping[str, Any]) -> str:
     """The server was not reached: say so first, and that the ranking is lexical, not semantic."""
     lines = [f"[fallback: local, lexical] {data.get('note', '')}"]
     for i, h in enumerate(data["hits"], 1):
@@ -57,7 +57,7 @@ def _local_query(data: dict[str, Any]) -> str:
 
 
 @_recorded
-def page(data: dict[str, Any]) -> str:
+def page(data: Mapping[str, Any]) -> str:
     fm = data.get("frontmatter") or {}
     head = [f"# {_one_line(data['title'])}", f"path: {data['path']}", f"type: {data['type']}, project: {data['project']}"]
     if data.get("uid"):
@@ -73,7 +73,7 @@ def page(data: dict[str, Any]) -> str:
 
 
 @_recorded
-def recent(data: dict[str, Any]) -> str:
+def recent(data: Mapping[str, Any]) -> str:
     lines = ["pages:"] + [f"- {str(p.get('updated') or '')[:16]} {_one_line(p['title'])} [{p['type']}] {p['path']}"
                           for p in data["pages"]]
     lines += ["sessions:"] + [f"- {str(s.get('last_event_at') or '')[:16]} {s['id']} ({s.get('agent')}, "
@@ -81,7 +81,7 @@ def recent(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def status(data: dict[str, Any]) -> str:
+def status(data: Mapping[str, Any]) -> str:
     counts = ", ".join(f"{k} {v}" for k, v in data["counts"].items())
     writer = data.get("writer") or {}
     embed = data.get("embeddings") or {}
@@ -89,7 +89,7 @@ def status(data: dict[str, Any]) -> str:
             f"writer queue {writer.get('queue_depth')}, embeddings {'on' if embed.get('enabled') else 'off'}")
 
 
-def meta(data: dict[str, Any]) -> str:
+def meta(data: Mapping[str, Any]) -> str:
     scope = data["project"] or "all projects"
     lines = [f"memories in {scope} (live, by scope and kind):"]
     lines += [f"- {s}: " + ", ".join(f"{k} {n}" for k, n in kinds.items()) for s, kinds in data["counts"].items()]
@@ -101,12 +101,12 @@ def meta(data: dict[str, Any]) -> str:
 
 
 @_recorded
-def briefing(data: dict[str, Any]) -> str:
+def briefing(data: Mapping[str, Any]) -> str:
     return data["text"].strip() or f"nothing to brief for {data['project']} yet"
 
 
 @_recorded
-def observations(data: dict[str, Any]) -> str:
+def observations(data: Mapping[str, Any]) -> str:
     lines = [f"session {data['session_id']}: {data['total']} observations"
              + (f", first {len(data['observations'])} shown" if data["truncated"] else "")]
     for o in data["observations"]:
@@ -117,7 +117,7 @@ def observations(data: dict[str, Any]) -> str:
 
 
 @_recorded
-def lint(data: dict[str, Any]) -> str:
+def lint(data: Mapping[str, Any]) -> str:
     if data["clean"]:
         return f"no findings in {data['pages']} pages"
     lines = [f"{data['total']} findings in {data['pages']} pages"
@@ -127,7 +127,7 @@ def lint(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def stored(data: dict[str, Any]) -> str:
+def stored(data: Mapping[str, Any]) -> str:
     if data.get("pending"):  # the server was unreachable: the local outbox holds it
         return f"pending: id {data['id']} ({data.get('note', 'queued in the local outbox')})"
     verb = "stored" if data["created"] else "already stored (same idempotency_key)"
@@ -135,21 +135,21 @@ def stored(data: dict[str, Any]) -> str:
     return text + (f"; supersedes {data['supersedes']}" if data.get("supersedes") else "")
 
 
-def deleted(data: dict[str, Any]) -> str:
+def deleted(data: Mapping[str, Any]) -> str:
     return f"deleted {data['deleted']}" + (f" (id {data['id']})" if data.get("id") else "")
 
 
-def feedback(data: dict[str, Any]) -> str:
+def feedback(data: Mapping[str, Any]) -> str:
     return (f"recorded {data['signal']} for {data['path']}: salience {data['salience_before']:.2f} -> "
             f"{data['salience']:.2f}")
 
 
 @_recorded
-def handoff(h: dict[str, Any]) -> str:
+def handoff(h: Mapping[str, Any]) -> str:
     return _handoff(h)
 
 
-def _handoff(h: dict[str, Any]) -> str:
+def _handoff(h: Mapping[str, Any]) -> str:
     lines = [f"handoff {h['id']} [{h['state']}] project {h.get('project')}, from {h.get('from_agent') or 'an agent'} "
              f"at {str(h.get('created_at') or '')[:16]}", f"summary: {_one_line(h.get('summary'), 1500)}"]
     for title, key in (("next steps", "next_steps"), ("open questions", "open_questions"),
@@ -161,7 +161,7 @@ def _handoff(h: dict[str, Any]) -> str:
 
 
 @_recorded
-def handoffs(data: dict[str, Any]) -> str:
+def handoffs(data: Mapping[str, Any]) -> str:
     found = data["handoffs"]
     if not found:
         return "no handoffs"
@@ -170,21 +170,21 @@ def handoffs(data: dict[str, Any]) -> str:
 
 
 @_recorded
-def accepted(data: dict[str, Any]) -> str:
+def accepted(data: Mapping[str, Any]) -> str:
     return _handoff(data["handoff"]) if data["handoff"] else "no open handoff for this directory"
 
 
 @_recorded
-def message(m: dict[str, Any]) -> str:
+def message(m: Mapping[str, Any]) -> str:
     return _message(m)
 
 
-def _message(m: dict[str, Any]) -> str:
+def _message(m: Mapping[str, Any]) -> str:
     origin = " / ".join(x for x in (m.get("from_project"), m.get("from_agent")) if x) or "another project"
     return (f"message {m['id']} [{m['state']}] to {m['to_project']} from {origin} "
             f"at {str(m.get('created_at') or '')[:16]}: {_one_line(m['body'], 1500)}")
 
 
 @_recorded
-def messages(data: dict[str, Any]) -> str:
+def messages(data: Mapping[str, Any]) -> str:
     return "\n".join(_message(m) for m in data["messages"]) or "no messages"

@@ -5,6 +5,7 @@ parallel. ``memory_briefing`` deliberately takes no session id: with one, the da
 the handoff and messages, which is memory_handoff_accept's and memory_message_pop's job.
 """
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from mcp.server import MCPServer
@@ -159,7 +160,7 @@ def _lint(server: MCPServer, ctx: ToolContext) -> None:
         return attempt(call, render.lint)
 
 
-def _observation(row: dict[str, Any], include_payload: bool) -> dict[str, Any]:
+def _observation(row: Mapping[str, Any], include_payload: bool) -> dict[str, Any]:
     out = {k: v for k, v in row.items() if include_payload or k != "payload"}
     body = str(out.get("body") or "")
     if len(body) > OBSERVATION_CHARS:

@@ -21,6 +21,7 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from ai_memory.core.wire import Stored
 from ai_memory.mcp import render
 from ai_memory.mcp.context import ToolContext
 from ai_memory.mcp.models import DeletedOut, FeedbackOut, Items, Kind, ProjectName, Ref, Scope, Signal, StoredOut
@@ -100,7 +101,7 @@ def _correct(server: MCPServer, ctx: ToolContext) -> None:
         return attempt(lambda: _supersede(ctx, ref, text, reason, given), render.stored)
 
 
-def _supersede(ctx: ToolContext, ref: str, text: str, reason: str, given: dict[str, Any]) -> dict[str, Any]:
+def _supersede(ctx: ToolContext, ref: str, text: str, reason: str, given: dict[str, Any]) -> Stored:
     """POST /v1/pages with supersedes, carrying over what the caller did not restate."""
     old = ctx.api.read_page(ref)
     fm = old.get("frontmatter") or {}

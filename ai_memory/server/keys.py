@@ -16,6 +16,6 @@ RUNTIME = web.AppKey("runtime", Runtime)
 UI_ACCESS = web.AppKey("ui_access", UiAccess)
 UI_VIEWS = web.AppKey("ui_views", Views)
 UI_SITE = web.AppKey("ui_site", UiSite)
-MOUNTS = web.AppKey("mounts", dict)  # path -> "not loaded" | "loading" | "ready" | "failed: <reason>"
+MOUNTS: web.AppKey[dict[str, str]] = web.AppKey("mounts", dict)  # path -> "not loaded" | "loading" | "ready" | "failed: <reason>"
 API_DOCUMENT = web.AppKey("api_document", EncodedDocument)
 UI_DISK = web.AppKey("ui_disk", DiskUsage)  # the status page's sizes, measured once a minute

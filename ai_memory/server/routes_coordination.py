@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, overload
 
 from aiohttp import web
 
@@ -31,6 +31,10 @@ def _idempotency_key(request: web.Request, body: Mapping[str, Any]) -> str | Non
     return key
 
 
+@overload
+def _canonical(request: web.Request, project: str) -> str: ...
+@overload
+def _canonical(request: web.Request, project: str | None) -> str | None: ...
 def _canonical(request: web.Request, project: str | None) -> str | None:
     """The project a client naming ``project`` means now (an old name of a renamed one: the new)."""
     return request.app[RUNTIME].projects.canonical(project)

@@ -33,7 +33,8 @@ async def openapi(request: web.Request) -> web.Response:
 @routes.get("/status")
 async def status(request: web.Request) -> web.Response:
     report = await status_report(request.app[RUNTIME])
-    report["mounts"] = dict(request.app.get(MOUNTS, {}))
+    mounts: dict[str, str] = request.app.get(MOUNTS, {})
+    report["mounts"] = dict(mounts)
     return web.json_response(report)
 
 

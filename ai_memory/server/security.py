@@ -106,7 +106,7 @@ async def _ui_identity(request: web.Request, ui: UiAccess, site: UiSite) -> web.
     if request.method not in SAFE_METHODS:
         sent = request.headers.get("X-CSRF-Token")
         if sent is None and request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
-            sent = (await read_form(request)).get("csrf")  # type: ignore[assignment]
+            sent = (await read_form(request)).get("csrf")
         if not csrf_ok(session, sent if isinstance(sent, str) else None):
             return error_response(AuthError.status, "missing or wrong CSRF token", "reload the page and try again")
     request["user"] = session.user

@@ -64,7 +64,7 @@ def _walk(wiki_dir: Path) -> FsckResult:
         return FsckResult(False, "pygit2 walk", [f"cannot read the references: {exc}"])
     for head in heads:
         try:
-            for commit in repo.walk(head, pygit2.GIT_SORT_NONE):
+            for commit in repo.walk(head, pygit2.enums.SortMode.NONE):
                 if str(commit.id) not in seen:
                     seen.add(str(commit.id))
                     _tree(repo, commit.tree_id, seen, problems)

@@ -55,7 +55,7 @@ def _commit_changes(repo: pygit2.Repository, wiki_dir: Path, message: str) -> st
     index.write()
     tree = index.write_tree()
     parents = [] if repo.head_is_unborn else [repo.head.target]
-    if parents and repo[parents[0]].tree_id == tree:
+    if parents and repo[parents[0]].peel(pygit2.Commit).tree_id == tree:
         return None
     sig = signature()
     body = "\n".join(f"- {p}" for p in changed[:200])
@@ -111,8 +111,8 @@ def blobs_at(wiki_dir: Path, commit: str, paths: list[str]) -> dict[str, bytes]:
         tree = repo[commit].peel(pygit2.Commit).tree
         found = {}
         for path in paths:
-            if path in tree and isinstance(tree[path], pygit2.Blob):
-                found[path] = tree[path].data
+            if path in tree and isinstance(obj := tree[path], pygit2.Blob):
+                found[path] = obj.data
         return found
 
 
@@ -141,7 +141,7 @@ class Committer:
         self.last_error: str | None = None
         self.repairs: list[str] = []
         # called after each commit made: the page history reads what it changed
-        self.on_commit: Callable[[], Awaitable[None]] | None = None
+        self.on_commit: Callable[[], Awaitable[object]] | None = None
 
     @property
     def pending(self) -> bool:

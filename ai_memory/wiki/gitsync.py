@@ -50,7 +50,7 @@ from ai_memory.wiki.project_index import written_by_us
 from ai_memory.wiki.repo import ensure_repo, signature
 
 TRACKING_REF = "refs/remotes/ai-memory-sync/{branch}"
-Entry = tuple[pygit2.Oid, int]  # (blob id, file mode)
+Entry = tuple[pygit2.Oid, pygit2.enums.FileMode]  # (blob id, file mode)
 
 
 @dataclass
@@ -129,7 +129,7 @@ def commit_and_merge(wiki_dir: Path, theirs: str | None, now: datetime | None = 
     ours = repo.head.peel(pygit2.Commit)
     if theirs is None:
         return MergeOutcome(head=str(ours.id))
-    other = repo.get(theirs)
+    other: object = repo.get(theirs)  # pygit2's stubs do not make Commit an Object: narrowed below
     if not isinstance(other, pygit2.Commit):
         raise SyncError("the fetched remote head is not a commit", detail=theirs)
     if ours.id == other.id or repo.descendant_of(ours.id, other.id):
@@ -186,13 +186,13 @@ def _join_projects_file(repo: pygit2.Repository, base: dict[str, Entry], ours: d
     b, o, t = (side.get(PROJECTS_FILE) for side in (base, ours, theirs))
     if o is None or t is None or o == t or b in (o, t):
         return
-    joined = parse(repo[o[0]].data)[0].joined(parse(repo[t[0]].data)[0])
+    joined = parse(repo[o[0]].peel(pygit2.Blob).data)[0].joined(parse(repo[t[0]].peel(pygit2.Blob).data)[0])
     merged[PROJECTS_FILE] = (repo.create_blob(render(joined)), o[1])
 
 
 def _generated(repo: pygit2.Repository, path: str, entry: Entry) -> bool:
     """Whether a file of a tree is an index.md ai-memory generated (its frontmatter says so)."""
-    return path.rsplit("/", 1)[-1] in GENERATED and written_by_us(repo[entry[0]].data, path)
+    return path.rsplit("/", 1)[-1] in GENERATED and written_by_us(repo[entry[0]].peel(pygit2.Blob).data, path)
 
 
 def conflict_name(path: str, label: str) -> str:
@@ -232,7 +232,7 @@ def _flatten(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = "") -> di
     for entry in tree:
         path = f"{prefix}{entry.name}"
         if entry.filemode == pygit2.GIT_FILEMODE_TREE:
-            files.update(_flatten(repo, repo[entry.id], f"{path}/"))
+            files.update(_flatten(repo, repo[entry.id].peel(pygit2.Tree), f"{path}/"))
         else:
             files[path] = (entry.id, entry.filemode)
     return files
@@ -252,10 +252,10 @@ def _apply(repo: pygit2.Repository, wiki_dir: Path, ours: dict[str, Entry],
         if _disk_id(wiki_dir, path) != (ours[path][0] if path in ours else None):
             raise WorkTreeRaced(path)
         if path in merged:
-            atomic_write(wiki_dir, path, repo[merged[path][0]].data)
+            atomic_write(wiki_dir, path, repo[merged[path][0]].peel(pygit2.Blob).data)
             outcome.written.append(path)
         else:
-            outcome.removed[path] = repo[ours[path][0]].data
+            outcome.removed[path] = repo[ours[path][0]].peel(pygit2.Blob).data
             try:
                 unlink_file(wiki_dir, path)
             except FileNotFoundError:

@@ -42,7 +42,7 @@ def new_commits(wiki_dir: Path, since: str | None) -> tuple[list[pygit2.Commit],
     if repo.head_is_unborn:
         return [], None, since is not None
     line: list[pygit2.Commit] = []
-    commit: pygit2.Commit | None = repo[repo.head.target]
+    commit: pygit2.Commit | None = repo.head.peel(pygit2.Commit)
     while commit is not None and str(commit.id) != since:
         line.append(commit)
         commit = commit.parents[0] if commit.parents else None
@@ -64,11 +64,11 @@ def changes(wiki_dir: Path, commits: list[pygit2.Commit]) -> Iterator[Change]:
     for commit in commits:
         when = commit_time(commit)
         before = commit.parents[0].tree if commit.parents else None
-        diff = repo.diff(before, commit.tree) if before is not None else commit.tree.diff_to_tree(swap=True)
+        diff = before.diff_to_tree(commit.tree) if before is not None else commit.tree.diff_to_tree(swap=True)
         for delta in diff.deltas:
             for path, removed in _paths(delta):
                 if is_page_path(path):
-                    yield path, None if removed else repo[delta.new_file.id].data, when
+                    yield path, None if removed else repo[delta.new_file.id].peel(pygit2.Blob).data, when
 
 
 def version_of(change: Change) -> Version:

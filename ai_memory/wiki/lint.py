@@ -144,12 +144,12 @@ def lint(wiki_dir: Path, raw_dir: Path, db_path: Path, now: str | None = None) -
     report.findings += [_broken(p) for p in pages if p.problems]
     report.findings += [_oversized(p) for p in pages if p.size > OVERSIZED_BYTES]
     report.findings += [_drift_finding(d) for d in persistent_drift(wiki_dir, raw_dir, db_path)]
-    links: list[str] = []
-    report.findings += _conflict_copies(wiki_dir, links)
+    symlinks: list[str] = []
+    report.findings += _conflict_copies(wiki_dir, symlinks)
     report.findings += [_blocked(rel) for rel in blocked]
     report.findings += [_under_old_name(old, left) for old, left in stranded.items()]
     report.findings += [_project_folder(**found) for found in mismatched]
-    report.findings += [_symlink(wiki_dir, rel) for rel in links]
+    report.findings += [_symlink(wiki_dir, rel) for rel in symlinks]
     report.findings.sort(key=lambda f: (RULES.index(f.rule), f.path, f.detail))
     return report
 

@@ -76,7 +76,7 @@ def page_log(wiki_dir: Path, rel: str, limit: int = MAX_REVISIONS, depth: int = 
     for commit in first_parent_line(repo, depth):
         here = _blob_id(commit.tree, rel)
         before = _blob_id(commit.parents[0].tree, rel) if commit.parents else None
-        if here != before and shown(repo[here or before].data):
+        if here != before and (blob := here or before) is not None and shown(repo[blob].peel(pygit2.Blob).data):
             found.append(_revision(commit, removed=here is None))
             if len(found) >= limit:
                 break
@@ -91,7 +91,7 @@ def page_at(wiki_dir: Path, rel: str, rev: str, depth: int = HISTORY_DEPTH) -> P
     blob = _blob_id(commit.tree, rel)
     if blob is None:
         raise NotFound("the page did not exist at that revision", detail=f"{rel} at {str(commit.id)[:10]}")
-    return PageAt(rel, _revision(commit, removed=False), repo[blob].data)
+    return PageAt(rel, _revision(commit, removed=False), repo[blob].peel(pygit2.Blob).data)
 
 
 def resolve_revision(repo: pygit2.Repository, rev: str, depth: int = HISTORY_DEPTH) -> pygit2.Commit:
@@ -122,7 +122,7 @@ def first_parent_line(repo: pygit2.Repository, depth: int) -> list[pygit2.Commit
     """The newest ``depth`` commits of the first-parent line from HEAD, newest first (reading a
     commit is cheap; comparing its trees is what a walk costs)."""
     line: list[pygit2.Commit] = []
-    commit: pygit2.Commit | None = None if repo.head_is_unborn else repo[repo.head.target]
+    commit: pygit2.Commit | None = None if repo.head_is_unborn else repo.head.peel(pygit2.Commit)
     while commit is not None and len(line) < depth:
         line.append(commit)
         commit = commit.parents[0] if commit.parents else None

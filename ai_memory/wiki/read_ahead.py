@@ -26,7 +26,7 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -65,7 +65,7 @@ def helpers_here() -> int:
     return max(0, min(MAX_HELPERS, (os.cpu_count() or 1) - 1))
 
 
-def in_order(work: Callable[[list[T]], list[R]], items: Iterable[T], helpers: int | None = None) -> Iterator[R]:
+def in_order(work: Callable[[list[T]], list[R]], items: Iterable[T], helpers: int | None = None) -> Generator[R, None, None]:
     """``work`` over ``items`` a batch at a time, the results in the items' order. ``helpers``:
     None, as many as ``helpers_here`` once there are HELPERS_FROM items; a number, exactly that
     many (0: all in this process). ``work`` must be a module-level function."""

@@ -9,7 +9,9 @@ committed to git as external edits.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +36,11 @@ from ai_memory.wiki.project_moves import current_path
 
 log = logging.getLogger(__name__)
 ExtraRows = Callable[[WriteTx, int], Any]
+
+
+def _folder_listing(conn: sqlite3.Connection, folder: str) -> tuple[list[sqlite3.Row], bool]:
+    """A project folder's pages, and whether any of them is ai-memory's own."""
+    return folder_pages(conn, folder), holds_our_page(conn, folder)
 
 
 @dataclass
@@ -161,7 +168,7 @@ class Wiki:
         for folder in sorted(folders):
             if not folder or "/" in folder or folder.startswith(".") or folder in self.project_map.aliases:
                 continue
-            rows, owned = await self.reader.run(lambda c, f=folder: (folder_pages(c, f), holds_our_page(c, f)))
+            rows, owned = await self.reader.run(functools.partial(_folder_listing, folder=folder))
             if not owned:
                 continue
             rel = f"{folder}/{INDEX_NAME}"

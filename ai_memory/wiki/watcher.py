@@ -17,6 +17,7 @@ from watchdog.events import (
     FileCreatedEvent, FileDeletedEvent, FileModifiedEvent, FileMovedEvent, FileSystemEvent, FileSystemEventHandler,
 )
 from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
 
 from ai_memory.wiki.files import is_page_path, is_watched_dir, relative
 from ai_memory.wiki.service import Wiki
@@ -52,7 +53,7 @@ class _Handler(FileSystemEventHandler):
                 self._loop.call_soon_threadsafe(self._queue.put_nowait, rel)
 
 
-def stop_observer(observer: Observer, timeout: float = 3.0) -> None:
+def stop_observer(observer: BaseObserver, timeout: float = 3.0) -> None:
     """Stop a watchdog observer, waiting at most ``timeout``: its inotify teardown can block on
     a race with its reader thread, and shutdown must stay bounded. The observer's threads are
     daemons, so one left behind does not keep the process alive."""
@@ -72,7 +73,7 @@ class ObservedDir:
     """One directory under a watchdog observer (daemon threads), stopped within a bound."""
 
     def __init__(self) -> None:
-        self._observer: Observer | None = None
+        self._observer: BaseObserver | None = None
 
     def observe(self, handler: FileSystemEventHandler, path: Path, recursive: bool,
                 events: list[type[FileSystemEvent]]) -> None:

@@ -54,9 +54,10 @@ async def ui_root(request: web.Request) -> web.Response:
 async def search(request: web.Request) -> web.Response:
     """The search form; with ``q``, the hits with their snippets and every number that ranked them."""
     runtime, owner = request.app[RUNTIME], token_user(request)
-    form = {k: request.query.get(k, "") for k in SEARCH_FIELDS} | {"kind": request.query.getall("kind", [])}
+    form: dict[str, str | list[str]] = {k: request.query.get(k, "") for k in SEARCH_FIELDS}
+    form["kind"] = request.query.getall("kind", [])
     found, recent, error = None, None, None
-    if form["q"].strip():
+    if request.query.get("q", "").strip():
         try:
             query = dataclasses.replace(parse_query(_query_body(request)), owner=owner)
         except InputError as exc:
