@@ -83,7 +83,7 @@ def run_begin(args: argparse.Namespace) -> int:
     elif handoff.get("pending"):
         print(f"handoff {handoff['id']} is pending: {handoff.get('note')}")
     else:
-        print(f"handoff {handoff['id']} is open for {handoff.get('cwd') or f"project {handoff['project']}"}")
+        print(f"handoff {handoff['id']} is open for {handoff.get('cwd') or 'project ' + str(handoff['project'])}")
     return 0
 
 
