@@ -20,7 +20,7 @@ from ai_memory.core.fence import DATA_CLOSE, DATA_OPEN, one_line
 from ai_memory.core.page import KIND_OF_TYPE
 
 if TYPE_CHECKING:  # the CLI renders hits with these rules, and never imports pydantic
-    from ai_memory.core.wire import Hit
+    from ai_memory.core.wire import Hit, RecallItem
 
 LINE_CHARS = 300  # the line that matched, at most
 MIN_WORDS = 3  # "yes", "go on", "/clear": no question to recall anything for
@@ -49,7 +49,7 @@ class Item:
     def text(self) -> str:
         return one_line(f"- [{self.kind}, {self.date}] {self.path}: {self.line}")
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> RecallItem:
         return {"path": self.path, "kind": self.kind, "date": self.date, "line": self.line, "score": self.score,
                 "confidence": self.confidence}
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from ai_memory.core.clock import now_iso
 from ai_memory.core.recall import Choice, RecallSettings, choose, render, worth_recalling
+from ai_memory.core.wire import RecallAnswer
 from ai_memory.retrieval.search import Answer, Query
 from ai_memory.store.reader import Reader
 from ai_memory.store.recall_given import Given, SessionGiven, given_in, record_given
@@ -48,9 +49,9 @@ class Recall:
     silent: str | None = None  # why nothing was looked for
     stages_ms: dict[str, float] = field(default_factory=dict)  # how long each stage of the search took
 
-    def as_json(self, explain: bool = False) -> dict[str, Any]:
-        out: dict[str, Any] = {"project": self.project, "items": [i.as_json() for i in self.choice.items],
-                               "text": self.text}
+    def as_json(self, explain: bool = False) -> RecallAnswer:
+        out: RecallAnswer = {"project": self.project, "items": [i.as_json() for i in self.choice.items],
+                             "text": self.text}
         if explain:
             out["explain"] = {"min_confidence": self.settings.min_confidence, "min_ratio": self.settings.min_ratio,
                               "skipped": self.choice.skipped, "silent": self.silent, "stages_ms": self.stages_ms}
