@@ -251,6 +251,14 @@ def _resolve(schema: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+def _meaning(param: dict[str, Any]) -> str:
+    """A parameter's description, with its bounds and default when its schema has them."""
+    schema = param.get("schema", {})
+    bounds = [f"{schema['minimum']} to {schema['maximum']}"] if "maximum" in schema else []
+    bounds += [f"default {schema['default']}"] if "default" in schema else []
+    return text(param.get("description", "") + (f" ({'; '.join(bounds)})" if bounds else ""))
+
+
 def _operation(method: str, path: str, op: dict[str, Any], shared: list[dict[str, Any]],
                spec: dict[str, Any]) -> str:
     """One endpoint: its summary, parameters, JSON body and answers."""
@@ -258,7 +266,7 @@ def _operation(method: str, path: str, op: dict[str, Any], shared: list[dict[str
     about = "\n\n".join(part for part in (op.get("summary", ""), op.get("description", "")) if part)
     if about:
         out.append(about.strip() + "\n")
-    params = [(f"`{p['name']}`", p.get("in", ""), "yes" if p.get("required") else "", text(p.get("description", "")))
+    params = [(f"`{p['name']}`", p.get("in", ""), "yes" if p.get("required") else "", _meaning(p))
               for p in shared + op.get("parameters", [])]
     if params:
         out.append(table(("parameter", "in", "required", "meaning"), params) + "\n")

@@ -56,6 +56,35 @@ def test_every_route_served_is_in_the_schema_and_back() -> None:
                                   f"in core.wire, not served: {set(ROUTES) - served}"
 
 
+def _query_keys_read(function: ast.AST) -> set[str]:
+    """The keys a handler reads from ``request.query`` itself (get, getall, or an index)."""
+    keys = set()
+    for node in ast.walk(function):
+        target = node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in ("get", "getall") else node.value if isinstance(node, ast.Subscript) else None
+        key = node.args[0] if isinstance(node, ast.Call) and node.args else getattr(node, "slice", None)
+        if isinstance(target, ast.Attribute) and target.attr == "query" and isinstance(key, ast.Constant):
+            keys.add(str(key.value))
+    return keys
+
+
+def test_every_query_parameter_a_route_reads_is_declared() -> None:
+    """What a handler reads from the query string is in its route's ``params`` (and so in the document)."""
+    undeclared = []
+    for path in SERVER.glob("routes_*.py"):
+        for function in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(function, ast.AsyncFunctionDef):
+                continue
+            for decorator in function.decorator_list:
+                if isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Attribute) \
+                        and isinstance(decorator.args[0], ast.Constant) and decorator.func.attr != "route":
+                    for route_path in _expanded(str(decorator.args[0].value)):
+                        route = ROUTES[(decorator.func.attr.upper(), route_path)]
+                        missing = _query_keys_read(function) - {p.name for p in route.params}
+                        undeclared += [f"{route.method} {route.path}: ?{key}" for key in sorted(missing)]
+    assert not undeclared, undeclared
+
+
 def test_the_client_calls_only_routes_of_the_schema() -> None:
     source = (REPO / "ai_memory" / "client" / "api.py").read_text()
     paths = {p.split("?")[0] for p in re.findall(r'"(/(?:v1|hook|status|health)[^"]*)"', source)}
@@ -231,6 +260,19 @@ def test_a_body_that_breaks_the_schema_is_a_400_naming_the_field(daemon: Daemon,
     status, answer, _ = daemon.request("POST", path, body)
     assert status == 400, answer
     assert re.search(rf"(^|\s){re.escape(field)}(:|\s|$)", answer["error"]), answer
+
+
+def test_each_bounded_parameter_is_held_to_its_declared_bounds(daemon: Daemon) -> None:
+    """A ``limit`` the schema bounds: its largest is taken, one more and 0 are refused naming it."""
+    bounded = [(r, p) for r in wire.ROUTES for p in r.params if p.maximum is not None]
+    assert bounded
+    for route, param in bounded:
+        path = re.sub(r"\{[^}]*\}", "x", route.path)
+        for value, status in ((param.maximum, 200), (param.maximum + 1, 400), (0, 400), ("many", 400)):
+            got, answer, _ = daemon.request(route.method, f"{path}?{param.name}={value}")
+            assert got == status, (route.path, value, got, answer)
+            if status == 400:
+                assert answer["error"].startswith(param.name), answer
 
 
 def test_a_body_that_is_not_an_object_is_a_400(daemon: Daemon) -> None:

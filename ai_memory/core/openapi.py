@@ -89,8 +89,13 @@ def _operation_id(route: Route) -> str:
 
 
 def _parameter(param: Param) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": param.type}
+    if param.maximum is not None:
+        schema.update(minimum=1, maximum=param.maximum)
+    if param.default is not None:
+        schema["default"] = param.default
     return {"name": param.name, "in": param.where, "required": param.where == "path",
-            "description": param.description, "schema": {"type": param.type}}
+            "description": param.description, "schema": schema}
 
 
 def _json(schema: dict[str, Any]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from multidict import MultiDictProxy
 
 from ai_memory.core.body_limits import BATCH, EVENT, SMALL, WRITE, BodyLimit, json_tokens
 from ai_memory.core.errors import InputError, PayloadTooLarge, UnsupportedMedia
+from ai_memory.core.wire import route_param
 
 __all__ = ["BATCH", "BODIES", "EVENT", "SMALL", "WRITE", "BodyLimit", "BodyReader", "read_form", "read_json"]
 
@@ -133,8 +134,12 @@ async def read_form(request: web.Request) -> MultiDictProxy[Any]:
     return await request.post()
 
 
-def query_limit(request: web.Request, default: int, maximum: int) -> int:
-    """``?limit=``: an integer from 1 to ``maximum`` (InputError otherwise), ``default`` if absent."""
+def query_limit(request: web.Request) -> int:
+    """``?limit=``: an integer from 1 to the largest the route declares (``core.wire``), its
+    default if absent; InputError otherwise."""
+    resource = request.match_info.route.resource
+    declared = route_param(request.method, resource.canonical if resource else request.path, "limit")
+    maximum, default = declared.maximum or 1, declared.default or 1
     try:
         limit = int(request.query.get("limit", str(default)))
     except ValueError:

@@ -108,7 +108,7 @@ async def delete_page(request: web.Request) -> web.Response:
 @routes.get("/v1/recent")
 async def recent(request: web.Request) -> web.Response:
     """?project=&limit=: the newest pages and sessions."""
-    limit = query_limit(request, 10, 100)
+    limit = query_limit(request)
     project, owner = request.app[RUNTIME].projects.canonical(request.query.get("project")), caller(request)
     found = await activity.recent(request.app[RUNTIME].reader, project=project, limit=limit, owner=owner)
     return web.json_response(found)

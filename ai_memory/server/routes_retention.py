@@ -32,7 +32,7 @@ async def forget_sweep(request: web.Request) -> web.Response:
 async def tombstones(request: web.Request) -> web.Response:
     """?project=&limit=: pages the sweep removed, newest first, with the commit that holds them."""
     require_admin(request)  # the sweep spans every user: its record is for the operator
-    limit = query_limit(request, 100, 10_000)
+    limit = query_limit(request)
     project = request.query.get("project") or None
     found = await removed_pages(request.app[RUNTIME].reader, project, limit)
     return web.json_response({"tombstones": found})

@@ -10,7 +10,7 @@ from ai_memory.core.errors import InputError
 from ai_memory.server.body import SMALL, query_limit, read_json
 from ai_memory.server.identity import caller, require_admin
 from ai_memory.server.keys import RUNTIME
-from ai_memory.wiki.export import MAX_LIMIT, decode_cursor
+from ai_memory.wiki.export import decode_cursor
 from ai_memory.wiki.export import export as export_pages
 
 routes = web.RouteTableDef()
@@ -33,7 +33,7 @@ async def sync(request: web.Request) -> web.Response:
 @routes.get("/v1/export")
 async def export(request: web.Request) -> web.Response:
     """?cursor=&limit=: pages (with their file text), then tombstones (with deleted_at)."""
-    limit = query_limit(request, 100, MAX_LIMIT)
+    limit = query_limit(request)
     text = request.query.get("cursor") or ""
     cursor = decode_cursor(text) if text else None
     runtime = request.app[RUNTIME]

@@ -39,7 +39,7 @@ async def revoke_user(request: web.Request) -> web.Response:
 async def get_audit(request: web.Request) -> web.Response:
     """?limit=&user=: the newest audit entries first."""
     require_admin(request)
-    limit = query_limit(request, 100, 10_000)
+    limit = query_limit(request)
     user = request.query.get("user") or None
     entries = await audit_log.entries(request.app[RUNTIME].reader, limit, user)
     return web.json_response({"entries": entries})

@@ -21,7 +21,6 @@ from ai_memory.store.reader import Reader
 from ai_memory.wiki.files import read_file
 
 PAGE, TOMBSTONE = "page", "tombstone"
-MAX_LIMIT = 1000
 Cursor = tuple[str, str]  # (section, last path)
 
 

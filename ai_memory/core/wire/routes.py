@@ -18,7 +18,8 @@ from ai_memory.core.wire.bodies import (
     ProjectMoveBody, PurgeBody, QueryBody, RecallBody, RestoreBody, SessionMoveBody, SweepBody, SyncBody, UserBody,
 )
 
-__all__ = ["AGENT", "LIMIT", "PROJECT", "Param", "REF_PARAMS", "ROUTES", "Route", "SESSION_PATH"]
+__all__ = ["AGENT", "MAX_EXPORT_BATCH", "PROJECT", "Param", "REF_PARAMS", "ROUTES", "Route", "SESSION_PATH", "limit",
+           "route_param"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,8 @@ class Param:
     description: str
     type: str = "string"  # an OpenAPI scalar type
     where: Literal["query", "path"] = "query"
+    default: int | None = None  # an integer's, when it is left out
+    maximum: int | None = None  # an integer's largest (its smallest is 1)
 
 
 @dataclass(frozen=True)
@@ -47,8 +50,17 @@ class Route:
 
 REF_PARAMS = (Param("path", "the page's wiki path (one of path or id)"), Param("id", "the memory id"))
 PROJECT = Param("project", "a project name; default: every project the caller may see")
-LIMIT = Param("limit", "how many at most", "integer")
+def limit(default: int, maximum: int) -> Param:
+    """``?limit=``: how many at most, from 1 to ``maximum``."""
+    return Param("limit", "how many at most", "integer", default=default, maximum=maximum)
+
+
+MAX_EXPORT_BATCH = 1000  # pages (with their text) in one batch of the export
 AGENT = Param("agent", "the agent speaking: claude, codex, gemini, copilot, opencode, cursor, cline, ...")
+# What a hook call may name in its query when the payload does not (``server.hook_request``).
+HOOK_FALLBACKS = (Param("cwd", "the agent's working directory, when the payload has none"),
+                  Param("session_id", "the session, when the payload has none"),
+                  Param("project", "the project, instead of the one the directory names"))
 SESSION_PATH = Param("session_id", "the agent's session id", where="path")
 
 ROUTES: tuple[Route, ...] = (
@@ -70,11 +82,13 @@ ROUTES: tuple[Route, ...] = (
                   Param("format", "hook: answer what the agent's SessionStart hook prints"))),
     Route("POST", "/v1/briefing", "The SessionStart briefing, claiming the session's handoff and messages",
           "coordination", answer=Briefing, raw_body="the agent's SessionStart payload ({session_id, cwd, ...})",
-          params=(AGENT, Param("format", "hook: answer what the agent's SessionStart hook prints"))),
+          params=(AGENT, Param("format", "hook: answer what the agent's SessionStart hook prints"), *HOOK_FALLBACKS)),
     Route("POST", "/v1/query", "Search memory", "search", body=QueryBody, answer=QueryAnswer),
     Route("POST", "/v1/recall", "What memory holds for a prompt, beside it", "search", body=RecallBody,
           answer=RecallAnswer, params=(AGENT, Param("format", "hook: the agent payload in, its hook's JSON out"),
-                                       Param("budget_ms", "how long the caller waits", "integer"))),
+                                       Param("event", "the hook event to answer as (default: the agent's prompt "
+                                             "event)"),
+                                       Param("budget_ms", "how long the caller waits", "integer"), *HOOK_FALLBACKS)),
     Route("GET", "/v1/pages", "Read one page and its lineage of corrections", "pages", answer=PageAnswer,
           params=REF_PARAMS),
     Route("POST", "/v1/pages", "Store a structured memory, or correct one", "pages", body=MemoryBody,
@@ -88,7 +102,7 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/pages/restore", "Write a page back as a revision left it", "pages", body=RestoreBody,
           answer=Restored),
     Route("POST", "/v1/feedback", "Say whether a page helped", "pages", body=FeedbackBody, answer=FeedbackAnswer),
-    Route("GET", "/v1/recent", "The newest pages and sessions", "pages", answer=Recent, params=(PROJECT, LIMIT)),
+    Route("GET", "/v1/recent", "The newest pages and sessions", "pages", answer=Recent, params=(PROJECT, limit(10, 100))),
     Route("GET", "/v1/meta", "Counts by scope and kind, projects, agents", "pages", answer=Meta, params=(PROJECT,)),
     Route("GET", "/v1/lint", "The wiki's problems, with a fix for each", "pages", answer=Lint),
     Route("GET", "/v1/projects", "Every project, and the old names that mean one now", "projects",
@@ -124,11 +138,11 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/forget-sweep", "Remove cold pages (tombstones keep their ids)", "maintenance",
           body=SweepBody, answer=Sweep, admin=True),
     Route("GET", "/v1/tombstones", "Pages the sweep removed", "maintenance", answer=Tombstones,
-          params=(PROJECT, LIMIT), admin=True),
+          params=(PROJECT, limit(100, 10_000)), admin=True),
     Route("POST", "/v1/sync", "Pull and push the wiki with its git remote (naming another remote: the admin "
           "token only)", "maintenance", body=SyncBody, answer=Synced),
     Route("GET", "/v1/export", "Every page and tombstone, in batches, for a mirror", "maintenance",
-          answer=ExportBatch, params=(Param("cursor", "where the last batch ended"), LIMIT)),
+          answer=ExportBatch, params=(Param("cursor", "where the last batch ended"), limit(100, MAX_EXPORT_BATCH))),
     Route("POST", "/v1/reindex", "Rebuild the index from the wiki and the journal", "maintenance",
           answer=Reindexed, admin=True),
     Route("GET", "/v1/users", "Team users", "team", answer=Users, admin=True),
@@ -137,9 +151,17 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/users/{name}/revoke", "Revoke a user's token", "team", answer=OneUser, admin=True,
           params=(Param("name", "the user", where="path"),)),
     Route("GET", "/v1/audit", "The audit log, newest first", "team", answer=Audit, admin=True,
-          params=(LIMIT, Param("user", "only this user's writes"))),
+          params=(limit(100, 10_000), Param("user", "only this user's writes"))),
     Route("POST", "/v1/ui/login", "A one-time login code into the web view", "web view", body=Empty,
           answer=LoginCode),
     Route("POST", "/v1/ui/login/state", "Whether a login code still waits to be used", "web view",
           body=LoginCodeBody, answer=LoginState),
 )
+
+
+def route_param(method: str, path: str, name: str) -> Param:
+    """The parameter ``name`` the route ``method path`` declares (KeyError when it declares none)."""
+    for route in ROUTES:
+        if route.method == method and route.path == path:
+            return next(p for p in route.params if p.name == name)
+    raise KeyError(f"{method} {path}")
