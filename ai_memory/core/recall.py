@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ai_memory.core.fence import DATA_CLOSE, DATA_OPEN, one_line
@@ -72,6 +73,21 @@ FILE_CHARS = 60  # of an edited file's path, its end
 _EDIT_PART = re.compile(r"--- (old|new|patch)\b")  # an edit's parts (``core.tool_text``), said in a word
 
 
+def edit_parts_said(text: str, highlights: Sequence[Sequence[int]] = ()) -> tuple[str, list[list[int]]]:
+    """``text`` with an edit's part markers said in a word (``--- new`` → ``new:``), and its
+    highlights (``[start, end]``) moved with the words they mark; one inside a marker is dropped."""
+    markers = [(m.start(), m.end(), len(m.group(1)) + 1) for m in _EDIT_PART.finditer(text)]
+    said = _EDIT_PART.sub(r"\1:", text)
+
+    def moved(at: int) -> int | None:
+        if any(start < at < end for start, end, _ in markers):
+            return None
+        return at + sum(length - (end - start) for start, end, length in markers if end <= at)
+
+    kept = [[a, b] for a, b in ((moved(s), moved(e)) for s, e in highlights) if a is not None and b is not None]
+    return said, kept
+
+
 def item_of(hit: Hit) -> Item:
     """A search hit as an item: its kind, its date, and the one line that matched (for a session
     its best turn's: what was asked, the file changed and how, the failure, the reply; the
@@ -81,12 +97,12 @@ def item_of(hit: Hit) -> Item:
     said = turn_said(evidence)
     kind = KIND_OF_TYPE.get(str(hit.get("type")), str(hit.get("type") or "page").lower())
     date = str(hit.get("updated") or hit.get("created") or "")[:10]
-    line = _EDIT_PART.sub(r"\1:", " ".join(f"{said}: {line}".split()) if said else " ".join(str(line).split()))
+    line = edit_parts_said(" ".join(f"{said}: {line}".split()) if said else " ".join(str(line).split()))[0]
     return Item(str(hit["path"]), kind, date, _clip(line, LINE_CHARS), float(hit["score"]),
                 float(hit.get("confidence") or 0.0))
 
 
-def turn_said(evidence: dict[str, Any]) -> str:
+def turn_said(evidence: Mapping[str, Any]) -> str:
     """What a hit's evidence turn was, in a word or two: asked, replied, failed, changed <file>."""
     file = str(evidence.get("file") or "")
     if file:
