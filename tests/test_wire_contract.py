@@ -277,7 +277,7 @@ def test_each_bounded_parameter_is_held_to_its_declared_bounds(daemon: Daemon) -
 
 def test_a_body_that_is_not_an_object_is_a_400(daemon: Daemon) -> None:
     for route in wire.ROUTES:
-        if route.body is not None and route.body is not wire.Empty and "{" not in route.path:
+        if route.body is not None and "{" not in route.path:
             status, answer, _ = daemon.request(route.method, route.path, ["not", "an", "object"])
             assert status == 400 and answer["error"] == "body must be a JSON object", (route.path, answer)
 

@@ -13,7 +13,6 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from ai_memory.core.clock import now_iso
 from ai_memory.core.recall import Choice, RecallSettings, choose, render, worth_recalling

@@ -12,7 +12,7 @@ from ai_memory.core.wire.values import (
     LinesOrLine, Moment, NoProject, Owner, ProjectName, Ref, Scope, SearchKind, Signal, Tags, strict_body,
 )
 
-__all__ = ["AcceptBody", "Empty", "FeedbackBody", "HandoffBody", "LoginCodeBody", "MemoryBody", "MessageBody",
+__all__ = ["AcceptBody", "FeedbackBody", "HandoffBody", "LoginCodeBody", "MemoryBody", "MessageBody",
     "PinBody", "PopBody", "ProjectMoveBody", "PurgeBody", "QueryBody", "RecallBody", "RestoreBody",
     "SessionMoveBody", "SweepBody", "SyncBody", "UserBody"]
 
@@ -188,7 +188,3 @@ class UserBody(TypedDict):
 class LoginCodeBody(TypedDict):
     """A pending web-view login code."""
     code: Annotated[str, Field(max_length=200)]
-
-
-class Empty(TypedDict):
-    """No fields."""

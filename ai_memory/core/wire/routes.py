@@ -14,7 +14,7 @@ from ai_memory.core.wire.answers import (
     UserAdded, Users,
 )
 from ai_memory.core.wire.bodies import (
-    AcceptBody, Empty, FeedbackBody, HandoffBody, LoginCodeBody, MemoryBody, MessageBody, PinBody, PopBody,
+    AcceptBody, FeedbackBody, HandoffBody, LoginCodeBody, MemoryBody, MessageBody, PinBody, PopBody,
     ProjectMoveBody, PurgeBody, QueryBody, RecallBody, RestoreBody, SessionMoveBody, SweepBody, SyncBody, UserBody,
 )
 
@@ -152,7 +152,7 @@ ROUTES: tuple[Route, ...] = (
           params=(Param("name", "the user", where="path"),)),
     Route("GET", "/v1/audit", "The audit log, newest first", "team", answer=Audit, admin=True,
           params=(limit(100, 10_000), Param("user", "only this user's writes"))),
-    Route("POST", "/v1/ui/login", "A one-time login code into the web view", "web view", body=Empty,
+    Route("POST", "/v1/ui/login", "A one-time login code into the web view", "web view",
           answer=LoginCode),
     Route("POST", "/v1/ui/login/state", "Whether a login code still waits to be used", "web view",
           body=LoginCodeBody, answer=LoginState),
